@@ -1,0 +1,174 @@
+-- The program: reads the command line, gets a snapshot (collected live, or
+-- from --replay / --demo), builds the ledger, judges it and prints. main()
+-- returns the exit status; usage errors are 2 with one line on stderr.
+local core = require "gpuledger.core"
+local json = require "gpuledger.json"
+local options = require "gpuledger.options"
+
+local M = {}
+
+local function say(stream, s)
+  stream:write(s)
+  stream:flush()
+end
+
+local function usage_error(message, with_usage)
+  say(io.stderr, "gpuledger: " .. message .. "\n")
+  if with_usage then
+    say(io.stderr, options.usage())
+  end
+  return 2
+end
+
+-- A site directory given on the command line or in the environment must
+-- exist; the built-in default may be missing (no site files).
+local function check_site_dir(opts, flag, variable)
+  local named = opts.set[flag] or (core.getenv(variable) or "") ~= ""
+  if named and core.stat(opts[flag]) ~= "dir" then
+    return string.format("--%s %s: no such directory", flag, opts[flag])
+  end
+end
+
+-- The snapshot to work on: --demo, --replay FILE, or this node now.
+local function get_snapshot(opts)
+  local snapshot = require "gpuledger.snapshot"
+  local snap, why
+  if opts.demo then
+    snap = snapshot.demo(core)
+  elseif opts.replay ~= "" then
+    snap, why = snapshot.load(core, opts.replay)
+  else
+    snap = require("gpuledger.collect").collect(core, opts)
+  end
+  if snap and opts.set.node then
+    snap.node = opts.node
+  end
+  return snap, why
+end
+
+local function build_ledger(opts)
+  local snap, why = get_snapshot(opts)
+  if not snap then
+    return nil, why
+  end
+  return require("gpuledger.ledger").build(snap)
+end
+
+local function judge(opts, ledger)
+  local findings = require "gpuledger.findings"
+  local set = require("gpuledger.ruleset").load(core, opts.rules)
+  local policy = findings.policy(set.thresholds, opts)
+  local found = findings.evaluate(core, set, ledger, policy)
+  return found, findings.worst(found), findings
+end
+
+local commands = {}
+
+function commands.ls(opts)
+  local ledger, why = build_ledger(opts)
+  if not ledger then
+    say(io.stderr, "gpuledger: " .. why .. "\n")
+    return 1
+  end
+  if opts.json then
+    say(io.stdout, require("gpuledger.render.json").ledger(ledger))
+    return 0
+  end
+  say(io.stdout, require("gpuledger.render.table").ls(ledger))
+  for _, err in ipairs(ledger.errors or {}) do
+    say(io.stderr, "gpuledger: " .. require("gpuledger.text").printable(err) .. "\n")
+  end
+  return 0
+end
+
+function commands.check(opts)
+  local ledger, why = build_ledger(opts)
+  if not ledger then
+    say(io.stderr, "gpuledger: " .. why .. "\n")
+    return 1
+  end
+  local found, worst, findings = judge(opts, ledger)
+  if opts.json then
+    say(io.stdout, require("gpuledger.render.json").findings(ledger, found, worst))
+  else
+    say(io.stdout, require("gpuledger.render.table").check(found, findings.counts(found)))
+  end
+  return findings.exit_status(worst, opts["exit-on"])
+end
+
+function commands.snapshot(opts)
+  local snap, why = get_snapshot(opts)
+  if not snap then
+    say(io.stderr, "gpuledger: " .. why .. "\n")
+    return 1
+  end
+  say(io.stdout, json.encode(snap, "  ") .. "\n")
+  return 0
+end
+
+function commands.rules(opts)
+  local ruleset = require "gpuledger.ruleset"
+  local findings = require "gpuledger.findings"
+  local set = ruleset.load(core, opts.rules)
+  local policy = findings.policy(set.thresholds, opts)
+  local levels = {}
+  for _, entry in ipairs(ruleset.codes(set, policy)) do
+    levels[entry.code] = entry.level
+  end
+  local rows = json.array()
+  for _, rule in ipairs(set.rules) do
+    rows[#rows + 1] = { code = rule.code, level = levels[rule.code], doc = rule.doc or "", origin = rule.origin }
+  end
+  if opts.json then
+    say(io.stdout, json.encode { rules = rows, errors = json.array(set.errors) } .. "\n")
+  else
+    local cells = {}
+    for i, row in ipairs(rows) do
+      cells[i] = { row.code, row.level, row.origin, row.doc }
+    end
+    say(io.stdout, require("gpuledger.render.table").draw({ "code", "level", "from", "what it finds" }, cells))
+    for _, err in ipairs(set.errors) do
+      say(io.stderr, "gpuledger: rule-error: " .. err .. "\n")
+    end
+  end
+  return #set.errors > 0 and 1 or 0
+end
+
+function commands.version()
+  say(io.stdout, "gpuledger " .. core.version .. "\n")
+  return 0
+end
+
+function commands.help()
+  say(io.stdout, options.usage())
+  return 0
+end
+
+-- Runs the command line args (argv without the program name); returns the
+-- exit status.
+function M.main(args)
+  local opts, problem = options.parse(args, core.getenv)
+  if not opts then
+    if problem.help then
+      say(io.stderr, options.usage())
+      return 0
+    end
+    return usage_error(problem.message, problem.show_usage)
+  end
+  local why = check_site_dir(opts, "rules", "GPULEDGER_RULES") or check_site_dir(opts, "scripts", "GPULEDGER_SCRIPTS")
+  if why then
+    return usage_error(why)
+  end
+  core.set_search_dirs(opts.rules, opts.scripts)
+  if opts.node == "" then
+    opts.node = core.hostname() or ""
+  end
+  local command = commands[opts.command]
+  if not command then
+    say(io.stderr, string.format("gpuledger: %s is not available in this version of gpuledger yet\n", opts.command))
+    return 1
+  end
+  return command(opts)
+end
+
+return M

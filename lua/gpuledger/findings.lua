@@ -1,0 +1,155 @@
+-- Judging a ledger (SPEC §3.3–3.7): every rule of the set runs on a
+-- read-only view of the ledger under its budget and emits findings; a rule
+-- that fails adds one rule-error ERROR instead of its findings, and the
+-- others still run. Findings come out worst first, then node-level before
+-- GPU-level, GPUs in index order, and within a GPU in the rules' order
+-- (tenant findings in tenant order).
+local gl = require "gpuledger.gl"
+local ruleset = require "gpuledger.ruleset"
+local sandbox = require "gpuledger.sandbox"
+
+local M = {}
+
+local LEVELS = ruleset.LEVELS
+local RULE_ERROR_ORDER = 0
+
+-- The policy rules judge by: the thresholds with the flags the operator gave
+-- over them (flags not given leave a site's thresholds alone).
+function M.policy(thresholds, opts)
+  local policy = {}
+  for key, value in pairs(thresholds) do
+    policy[key] = value
+  end
+  local set = opts.set or {}
+  if set["encoder-max"] then
+    policy.encoder_max = opts["encoder-max"]
+  end
+  if set["temp-max"] then
+    policy.temp_max = opts["temp-max"]
+  end
+  if opts["allow-unmanaged"] then
+    policy.allow_unmanaged = true
+  end
+  if opts["no-idle"] then
+    policy.idle = false
+  end
+  return policy
+end
+
+local function rule_error(ledger, message)
+  return {
+    level = "ERROR", code = "rule-error", node = ledger.node, message = message,
+    sort = { 0, RULE_ERROR_ORDER, 0, 0 },
+  }
+end
+
+-- Runs one rule. Returns its findings, or nil and the error.
+local function run_rule(core, rule, ledger, view, policy, positions)
+  local level = ruleset.level_of(rule, policy)
+  local emitted = {}
+  local function emit(f)
+    if type(f) ~= "table" or type(f.message) ~= "string" then
+      error("emit takes a table with a message string", 2)
+    end
+    local finding = { level = level, code = rule.code, node = ledger.node, message = f.message }
+    local gpu_position, tenant_position = 0, 0
+    if f.gpu ~= nil then
+      local gpu = sandbox.original(f.gpu)
+      gpu_position = positions[gpu]
+      if not gpu_position then
+        error("emit: gpu must be one of ledger.entries", 2)
+      end
+      finding.gpu = gl.label(gpu)
+    end
+    if f.tenant ~= nil then
+      tenant_position = positions[sandbox.original(f.tenant)] or 0
+    end
+    finding.sort = { gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
+    emitted[#emitted + 1] = finding
+  end
+  local instructions = math.tointeger(policy.rule_instructions) or 0
+  local bytes = math.tointeger(policy.rule_memory_bytes) or 0
+  local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
+  if not ok then
+    return nil, tostring(err)
+  end
+  return emitted
+end
+
+local function compare(a, b)
+  if LEVELS[a.level] ~= LEVELS[b.level] then
+    return LEVELS[a.level] > LEVELS[b.level]
+  end
+  for i = 1, 4 do
+    if a.sort[i] ~= b.sort[i] then
+      return a.sort[i] < b.sort[i]
+    end
+  end
+  return a.code < b.code
+end
+
+-- Evaluates the rule set on the ledger with core (core.call_limited).
+-- Returns the findings, each {level, code, node, gpu?, message}, worst first.
+function M.evaluate(core, set, ledger, policy)
+  local positions = {}
+  for i, gpu in ipairs(ledger.entries) do
+    positions[gpu] = i
+    for j, tenant in ipairs(gpu.tenants) do
+      positions[tenant] = j
+    end
+  end
+  local view = sandbox.readonly(ledger)
+  local all = {}
+  for _, message in ipairs(set.errors) do
+    all[#all + 1] = rule_error(ledger, message)
+  end
+  for _, rule in ipairs(set.rules) do
+    local found, err = run_rule(core, rule, ledger, view, policy, positions)
+    if found then
+      for _, finding in ipairs(found) do
+        all[#all + 1] = finding
+      end
+    else
+      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, err))
+    end
+  end
+  table.sort(all, compare)
+  for _, finding in ipairs(all) do
+    finding.sort = nil
+  end
+  return all
+end
+
+-- The worst level present, OK when there are no findings (SPEC §3.6).
+function M.worst(findings)
+  local worst = "OK"
+  for _, finding in ipairs(findings) do
+    if LEVELS[finding.level] > LEVELS[worst] then
+      worst = finding.level
+    end
+  end
+  return worst
+end
+
+local EXIT = {
+  [""] = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 },
+  warn = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 },
+  bad = { OK = 0, WARN = 0, BAD = 2, ERROR = 3 },
+  error = { OK = 0, WARN = 0, BAD = 0, ERROR = 3 },
+}
+
+-- check's exit status for the worst level under --exit-on (SPEC §3.7).
+function M.exit_status(worst, exit_on)
+  return EXIT[exit_on or ""][worst]
+end
+
+-- Counts per level: {OK=, WARN=, BAD=, ERROR=}.
+function M.counts(findings)
+  local counts = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 }
+  for _, finding in ipairs(findings) do
+    counts[finding.level] = counts[finding.level] + 1
+  end
+  return counts
+end
+
+return M

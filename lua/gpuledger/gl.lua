@@ -1,0 +1,76 @@
+-- gl: the helper library every rule sees, so rules say what they mean and
+-- word their messages alike (SPEC §3.3: labels, short alloc ids, Go-style
+-- lists, "for 6h12m" suffixes).
+local cards = require "gpuledger.cards"
+local clock = require "gpuledger.clock"
+
+local M = {}
+
+-- "gpu0 GPU-fef8089b": the GPU's index and the first 12 characters of its uuid.
+function M.label(gpu)
+  return string.format("gpu%d %s", gpu.index, (gpu.uuid or ""):sub(1, 12))
+end
+
+-- The first 8 characters of an allocation id.
+function M.alloc8(alloc_id)
+  return (alloc_id or ""):sub(1, 8)
+end
+
+-- Go's rendering of a list: [a b c].
+function M.list(items)
+  local parts = {}
+  for i = 1, #items do
+    parts[i] = tostring(items[i])
+  end
+  return "[" .. table.concat(parts, " ") .. "]"
+end
+
+-- The short human form of a span in seconds: <1m, 45m, 6h12m, 2d1h.
+M.human = clock.human
+
+-- Seconds since `at` (RFC 3339) as of the ledger's time, or nil if unknown.
+function M.seconds_since(ledger, at)
+  local now, since = clock.parse_time(ledger.at), clock.parse_time(at)
+  if not now or not since then
+    return nil
+  end
+  return math.max(0, now - since)
+end
+
+-- How long the GPU has been in its state, in seconds, or nil when the
+-- history does not know.
+function M.state_seconds(ledger, gpu)
+  return gpu.stateSince and M.seconds_since(ledger, gpu.stateSince)
+end
+
+-- ", for 6h12m" when the GPU's state has a known start, else "".
+function M.since_suffix(ledger, gpu)
+  local seconds = M.state_seconds(ledger, gpu)
+  return seconds and (", for " .. clock.human(seconds)) or ""
+end
+
+-- A tenant's name in a list of tenants: its container's name, else its kind.
+function M.tenant_name(tenant)
+  if tenant.container and tenant.container ~= "" then
+    return tenant.container
+  end
+  return tenant.kind
+end
+
+-- "job/task" of a Nomad tenant or reservation (jobName or jobId, taskName or task).
+function M.job_task(t)
+  return string.format("%s/%s", t.jobName or t.jobId or "", t.taskName or t.task or "")
+end
+
+-- What is known of the card named model (gpuledger.cards).
+M.card = cards.lookup
+
+-- The namespace as messages quote it: "video", or "its namespace" when empty.
+function M.quoted_namespace(namespace)
+  if namespace == nil or namespace == "" then
+    return "its namespace"
+  end
+  return string.format("%q", namespace)
+end
+
+return M

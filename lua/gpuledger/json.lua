@@ -1,0 +1,160 @@
+-- JSON in and out. Decoding is lua-cjson's, with JSON null turned into nil
+-- (PITFALLS.md: cjson.null is truthy). Encoding is ours, because Debian's
+-- cjson 2.1.0 cannot write an empty array (SPEC D1 wants [] never null):
+-- tables marked with json.array() are arrays, other tables with only 1..n
+-- keys are arrays, the rest objects with keys in sorted order. Strings are
+-- written as Go writes them (<, >, & and U+2028/9 escaped, bad UTF-8 as U+FFFD).
+local cjson = require "cjson"
+local text = require "gpuledger.text"
+
+local M = {}
+
+local ARRAY = { __name = "json.array" }
+
+-- Marks t (default: a new table) as a JSON array and returns it.
+function M.array(t)
+  return setmetatable(t or {}, ARRAY)
+end
+
+-- True when t is a table marked with json.array().
+function M.is_array(t)
+  return getmetatable(t) == ARRAY
+end
+
+local function strip_nulls(value)
+  if type(value) ~= "table" then
+    return value
+  end
+  for k, v in pairs(value) do
+    if v == cjson.null then
+      value[k] = nil
+    else
+      strip_nulls(v)
+    end
+  end
+  return value
+end
+
+-- Decodes text. Returns the value, or nil and cjson's message.
+function M.decode(s)
+  local ok, value = pcall(cjson.decode, s)
+  if not ok then
+    return nil, (tostring(value):gsub("^.-: ", "", 1))
+  end
+  if value == cjson.null then
+    return nil, "null where a value was expected"
+  end
+  return strip_nulls(value)
+end
+
+local ESCAPES = {
+  ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
+  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
+  ["<"] = "\\u003c", [">"] = "\\u003e", ["&"] = "\\u0026",
+}
+
+local function encode_string(s)
+  s = text.valid_utf8(s)
+  s = s:gsub('[%c"\\<>&]', function(c)
+    return ESCAPES[c] or string.format("\\u%04x", c:byte())
+  end)
+  s = s:gsub("\u{2028}", "\\u2028"):gsub("\u{2029}", "\\u2029")
+  return '"' .. s .. '"'
+end
+
+-- Shortest text that reads back as the same float (Go's strconv 'g'-like).
+local function encode_number(n)
+  if math.type(n) == "integer" then
+    return tostring(n)
+  end
+  if n ~= n or n == math.huge or n == -math.huge then
+    return "null"
+  end
+  if n == math.floor(n) and math.abs(n) < 1e15 then
+    return string.format("%d", n)
+  end
+  for precision = 15, 17 do
+    local s = string.format("%." .. precision .. "g", n)
+    if tonumber(s) == n then
+      return s
+    end
+  end
+end
+
+local function is_sequence(t)
+  local n = #t
+  if n == 0 then
+    return false
+  end
+  local count = 0
+  for _ in pairs(t) do
+    count = count + 1
+  end
+  return count == n
+end
+
+local encode_value
+
+local function encode_table(t, indent, depth, seen)
+  if seen[t] then
+    error("json: cannot encode a table that contains itself", 0)
+  end
+  seen[t] = true
+  local newline, pad, inner_pad, colon = "", "", "", ":"
+  if indent then
+    newline = "\n"
+    pad = string.rep(indent, depth)
+    inner_pad = pad .. indent
+    colon = ": "
+  end
+  local parts = {}
+  local open, close
+  if getmetatable(t) == ARRAY or is_sequence(t) then
+    open, close = "[", "]"
+    for i = 1, #t do
+      parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen)
+    end
+  else
+    open, close = "{", "}"
+    local keys = {}
+    for k in pairs(t) do
+      keys[#keys + 1] = tostring(k)
+    end
+    table.sort(keys)
+    for i, k in ipairs(keys) do
+      local v = t[k]
+      if v == nil then
+        v = t[tonumber(k)]
+      end
+      parts[i] = inner_pad .. encode_string(k) .. colon .. encode_value(v, indent, depth + 1, seen)
+    end
+  end
+  seen[t] = nil
+  if #parts == 0 then
+    return open .. close
+  end
+  return open .. newline .. table.concat(parts, "," .. newline) .. newline .. pad .. close
+end
+
+encode_value = function(v, indent, depth, seen)
+  local kind = type(v)
+  if kind == "string" then
+    return encode_string(v)
+  elseif kind == "number" then
+    return encode_number(v)
+  elseif kind == "boolean" then
+    return tostring(v)
+  elseif kind == "nil" then
+    return "null"
+  elseif kind == "table" then
+    return encode_table(v, indent, depth, seen)
+  end
+  error("json: cannot encode a " .. kind, 0)
+end
+
+-- Encodes value as compact JSON, or indented by the string `indent` per level.
+function M.encode(value, indent)
+  return encode_value(value, indent, 0, {})
+end
+
+return M

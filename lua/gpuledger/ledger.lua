@@ -1,0 +1,203 @@
+-- The join (SPEC §3.1–3.2): from a snapshot, per GPU, who Nomad reserved it
+-- for (reservations) and who holds it (tenants: Nomad tasks, other
+-- containers, host processes), and its state. Pure: a function of the
+-- snapshot alone. The ledger's fields are named as in its JSON (SPEC §4.1),
+-- which is also what rules read.
+local json = require "gpuledger.json"
+local docker = require "gpuledger.sources.docker"
+local nomad = require "gpuledger.sources.nomad"
+local nvidia = require "gpuledger.sources.nvidia"
+local text = require "gpuledger.text"
+
+local M = {}
+
+M.SCHEMA = 1
+M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
+
+-- True when one of the device ids names the GPU: "all", its uuid, its uuid
+-- without "GPU-", its index, or a prefix of its uuid of 8 characters or more.
+function M.matches(ids, gpu)
+  for _, raw in ipairs(ids or {}) do
+    local id = text.trim(tostring(raw))
+    if id == "all" or id == gpu.uuid or ("GPU-" .. id) == gpu.uuid or id == tostring(gpu.index)
+      or (#id >= 8 and gpu.uuid:sub(1, #id) == id) then
+      return true
+    end
+  end
+  return false
+end
+
+-- The state of a GPU from its tenants and reservations (SPEC §3.2).
+function M.classify(entry)
+  local tenants, reservations = entry.tenants or {}, entry.reservations or {}
+  if #tenants == 0 then
+    return #reservations > 0 and "reserved-idle" or "free"
+  end
+  for _, tenant in ipairs(tenants) do
+    if not (tenant.kind == "nomad" and tenant.reserved) then
+      return "unaccounted"
+    end
+  end
+  return "held"
+end
+
+-- Containers known to the engines, by full id: Docker's first, then Podman's.
+local function known_containers(sources)
+  local by_id, order = {}, {}
+  for _, engine in ipairs { "docker", "podman" } do
+    local source = sources[engine]
+    for _, inspect in ipairs(source and source.containers or {}) do
+      local container = docker.describe(inspect)
+      if container.id ~= "" and not by_id[container.id] then
+        by_id[container.id] = container
+        order[#order + 1] = container
+      end
+    end
+  end
+  return by_id, order
+end
+
+local function new_tenant(kind)
+  return { kind = kind, pids = json.array(), processes = json.array(), usedMemoryMiB = 0, reserved = false, allocVisible = false }
+end
+
+-- A tenant for a known container on a GPU whose reservations name reserved_allocs.
+local function container_tenant(container, reserved_allocs, visible)
+  local tenant = new_tenant(container.allocId ~= "" and "nomad" or "docker")
+  tenant.container = container.name ~= "" and container.name or nil
+  tenant.containerId = container.id:sub(1, 12)
+  tenant.image = container.image ~= "" and container.image or nil
+  if container.allocId ~= "" then
+    tenant.allocId = container.allocId
+    tenant.jobName = container.jobName ~= "" and container.jobName or nil
+    tenant.taskName = container.taskName ~= "" and container.taskName or nil
+    tenant.namespace = container.namespace ~= "" and container.namespace or nil
+    tenant.reserved = reserved_allocs[container.allocId] == true
+    tenant.allocVisible = visible ~= nil and visible[container.allocId] ~= nil
+    tenant.allocFromName = container.allocFromName or nil
+  end
+  return tenant
+end
+
+local function tenant_order(a, b)
+  if a.usedMemoryMiB ~= b.usedMemoryMiB then
+    return a.usedMemoryMiB > b.usedMemoryMiB
+  end
+  if (a.container or "") ~= (b.container or "") then
+    return (a.container or "") < (b.container or "")
+  end
+  return (a.containerId or "") < (b.containerId or "")
+end
+
+-- The tenants of one GPU.
+local function gpu_tenants(gpu, processes, pid_containers, containers, reserved_allocs, visible)
+  local tenants, by_key = {}, {}
+  local function tenant_for(key, make)
+    if not by_key[key] then
+      by_key[key] = make()
+      tenants[#tenants + 1] = by_key[key]
+    end
+    return by_key[key]
+  end
+  for _, process in ipairs(processes) do
+    if process.gpu_uuid == gpu.uuid then
+      local found = pid_containers[tostring(process.pid)]
+      local container_id = found and found.container_id or ""
+      local tenant
+      if container_id == "" then
+        tenant = tenant_for("host", function() return new_tenant("host") end)
+      elseif containers[container_id] then
+        tenant = tenant_for(container_id, function()
+          return container_tenant(containers[container_id], reserved_allocs, visible)
+        end)
+      else
+        tenant = tenant_for(container_id, function()
+          local unknown = new_tenant("docker")
+          unknown.containerId = container_id:sub(1, 12)
+          return unknown
+        end)
+      end
+      tenant.pids[#tenant.pids + 1] = process.pid
+      tenant.processes[#tenant.processes + 1] = process.process
+      tenant.usedMemoryMiB = tenant.usedMemoryMiB + process.used_memory_mib
+    end
+  end
+  return tenants, by_key
+end
+
+-- Builds the ledger of a snapshot (SPEC §3.1). Returns
+-- {schema, node, at, entries, nomadRead, errors?, sources}.
+function M.build(snapshot)
+  local sources = snapshot.sources or {}
+  local gpus, processes, errors = nvidia.read(sources.nvidia)
+  local proc = sources.proc
+  if proc and not proc.ok then
+    errors[#errors + 1] = proc.error
+  end
+  for _, engine in ipairs { "docker", "podman" } do
+    local source = sources[engine]
+    if source and not source.ok then
+      errors[#errors + 1] = source.error
+    end
+  end
+  local visible, reservations, nomad_error = nomad.read(sources.nomad)
+  errors[#errors + 1] = nomad_error
+  for _, err in ipairs(snapshot.errors or {}) do
+    errors[#errors + 1] = err
+  end
+
+  local pid_containers = proc and proc.ok and proc.pids or {}
+  local containers, container_order = known_containers(sources)
+
+  table.sort(gpus, function(a, b) return a.index < b.index end)
+  local entries = json.array()
+  for _, gpu in ipairs(gpus) do
+    local entry = gpu
+    entry.reservations = json.array()
+    local reserved_allocs = {}
+    for _, reservation in ipairs(reservations) do
+      if M.matches(reservation.deviceIds, gpu) then
+        entry.reservations[#entry.reservations + 1] = reservation
+        reserved_allocs[reservation.allocId] = true
+      end
+    end
+    local tenants, by_key = gpu_tenants(gpu, processes, pid_containers, containers, reserved_allocs, visible)
+    for _, container in ipairs(container_order) do
+      if not by_key[container.id] and #container.gpus > 0 and M.matches(container.gpus, gpu) then
+        tenants[#tenants + 1] = container_tenant(container, reserved_allocs, visible)
+      end
+    end
+    table.sort(tenants, tenant_order)
+    entry.tenants = json.array(tenants)
+    entry.state = M.classify(entry)
+    entries[#entries + 1] = entry
+  end
+
+  return {
+    schema = M.SCHEMA,
+    node = snapshot.node or "",
+    at = snapshot.at,
+    entries = entries,
+    nomadRead = visible ~= nil,
+    errors = #errors > 0 and json.array(errors) or nil,
+    sources = M.source_states(sources),
+  }
+end
+
+-- How each source fared: "read", "failed" or "off" (not asked).
+function M.source_states(sources)
+  local states = {}
+  for _, name in ipairs { "nvidia", "proc", "docker", "podman", "nomad" } do
+    local source = sources[name]
+    if source == nil then
+      states[name] = "off"
+    elseif source.ok then
+      states[name] = "read"
+    else
+      states[name] = "failed"
+    end
+  end
+  return states
+end
+
+return M

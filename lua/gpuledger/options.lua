@@ -1,0 +1,299 @@
+-- The command line (SPEC §1): one flag set shared by every command, parsed
+-- the way Go's flag package does (-x or --x, --x=v or --x v, bools take no
+-- value, parsing stops at the first non-flag), with environment defaults and
+-- validation. parse() never prints and never exits: it returns the options,
+-- or an error for the caller to report with exit status 2.
+local clock = require "gpuledger.clock"
+
+local M = {}
+
+-- name, kind, default, environment variable that supplies the default, help.
+local FLAGS = {
+  { "nomad-addr", "string", "http://127.0.0.1:4646", "NOMAD_ADDR", "Nomad agent address" },
+  { "nomad-token-env", "string", "NOMAD_TOKEN", nil, "NAME of the variable holding the Nomad ACL token" },
+  { "nomad-node-id", "string", "", nil, "this node's Nomad id; skips /v1/agent/self" },
+  { "nomad-ca-cert", "string", "", "NOMAD_CACERT", "CA file for Nomad TLS" },
+  { "nomad-ca-path", "string", "", "NOMAD_CAPATH", "directory of .pem/.crt CA files for Nomad TLS" },
+  { "nomad-client-cert", "string", "", "NOMAD_CLIENT_CERT", "client certificate for Nomad mTLS" },
+  { "nomad-client-key", "string", "", "NOMAD_CLIENT_KEY", "client key for Nomad mTLS" },
+  { "nomad-tls-server-name", "string", "", "NOMAD_TLS_SERVER_NAME", "name to verify Nomad's certificate against" },
+  { "docker", "string", "unix:///var/run/docker.sock", "DOCKER_HOST", "Docker endpoint: unix://PATH or http://host:port" },
+  { "podman", "string", "auto", nil, "Podman endpoint: auto, off, or unix://PATH / http://host:port" },
+  { "nvidia-smi", "string", "nvidia-smi", nil, "nvidia-smi binary" },
+  { "proc", "string", "/proc", nil, "procfs root" },
+  { "node", "string", "", nil, "node name in the ledger (default: hostname)" },
+  { "json", "bool", false, nil, "JSON output" },
+  { "exit-on", "string", "", nil, "check's exit status: warn, bad or error" },
+  { "encoder-max", "int", 0, nil, "encoder sessions limit: 0 the card's cap, N every card, -1 off" },
+  { "temp-max", "int", 85, nil, "°C when the driver reports no thermal margin; 0 off" },
+  { "allow-unmanaged", "bool", false, nil, "unmanaged tenants are WARN, not BAD" },
+  { "no-idle", "bool", false, nil, "no idle findings" },
+  { "no-nomad", "bool", false, nil, "do not ask Nomad" },
+  { "no-docker", "bool", false, nil, "do not ask Docker or Podman" },
+  { "listen", "string", ":9877", nil, "serve's address (fleet serve: :9878)" },
+  { "interval", "duration", 15, nil, "serve's refresh period; history max gap is 3x" },
+  { "history", "string", "", nil, "history file: serve writes it, ls and check read it" },
+  { "targets", "string", "", nil, "fleet: host:port,..." },
+  { "nomad-service", "string", "", nil, "fleet: Nomad service name to discover nodes" },
+  { "nomad-namespace", "string", "default", nil, "fleet: namespace of --nomad-service" },
+  { "consul", "string", "", "CONSUL_HTTP_ADDR", "fleet: Consul address" },
+  { "consul-service", "string", "gpuledger", nil, "fleet: Consul service name" },
+  { "consul-token-env", "string", "CONSUL_HTTP_TOKEN", nil, "NAME of the variable holding the Consul token" },
+  { "consul-ca-cert", "string", "", "CONSUL_CACERT", "CA file for Consul TLS" },
+  { "consul-ca-path", "string", "", "CONSUL_CAPATH", "directory of CA files for Consul TLS" },
+  { "consul-client-cert", "string", "", "CONSUL_CLIENT_CERT", "client certificate for Consul mTLS" },
+  { "consul-client-key", "string", "", "CONSUL_CLIENT_KEY", "client key for Consul mTLS" },
+  { "consul-tls-server-name", "string", "", "CONSUL_TLS_SERVER_NAME", "name to verify Consul's certificate against" },
+  { "timeout", "duration", 5, nil, "fleet: per-node read timeout" },
+  { "prometheus", "string", "", "PROMETHEUS_URL", "report: Prometheus base URL" },
+  { "prometheus-token-env", "string", "", nil, "report: NAME of the variable holding a bearer token" },
+  { "since", "string", "7d", nil, "report: window (e.g. 24h, 7d, 4w)" },
+  { "rules", "string", "/etc/gpuledger/rules.d", "GPULEDGER_RULES", "site rules directory" },
+  { "scripts", "string", "/etc/gpuledger/scripts", "GPULEDGER_SCRIPTS", "site scripts directory" },
+  { "demo", "bool", false, nil, "run on the embedded demo node (no GPU needed)" },
+  { "replay", "string", "", nil, "run on a snapshot file saved by `gpuledger snapshot`" },
+}
+
+local BY_NAME = {}
+for _, flag in ipairs(FLAGS) do
+  BY_NAME[flag[1]] = { name = flag[1], kind = flag[2], default = flag[3], env = flag[4], help = flag[5] }
+end
+
+M.COMMANDS = {
+  ls = "print the ledger: who reserved and who holds each GPU (default)",
+  check = "judge the ledger: findings worst first, exit status per --exit-on",
+  serve = "serve /metrics, /ledger, /findings, /healthz and a page on --listen",
+  fleet = "fleet ls|check|serve: the same for every node of a cluster",
+  report = "GPU-hours per job and node from Prometheus over --since",
+  snapshot = "print this node's raw source answers as JSON (for --replay)",
+  rules = "list the effective finding rules and where each came from",
+  version = "print the version",
+  help = "print this help",
+}
+local COMMAND_ORDER = { "ls", "check", "serve", "fleet", "report", "snapshot", "rules", "version", "help" }
+local FLEET_SUBCOMMANDS = { ls = true, check = true, serve = true }
+local EXIT_ON = { [""] = true, warn = true, bad = true, error = true }
+local BOOL_VALUES = {
+  ["1"] = true, t = true, T = true, ["true"] = true, TRUE = true, True = true,
+  ["0"] = false, f = false, F = false, ["false"] = false, FALSE = false, False = false,
+}
+
+-- The usage text, for stdout (help) or stderr (-h, errors).
+function M.usage()
+  local lines = {
+    "gpuledger: who is on each NVIDIA GPU of this Nomad node, and should they be.",
+    "",
+    "usage: gpuledger [command] [flags]   (the command comes first, then its flags)",
+    "",
+    "commands:",
+  }
+  for _, name in ipairs(COMMAND_ORDER) do
+    lines[#lines + 1] = string.format("  %-9s %s", name, M.COMMANDS[name])
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "flags (every command accepts every flag):"
+  for _, flag in ipairs(FLAGS) do
+    local f = BY_NAME[flag[1]]
+    local default = ""
+    if f.kind == "duration" then
+      default = " (default " .. clock.format_duration(f.default) .. ")"
+    elseif f.kind ~= "bool" and f.default ~= "" and f.default ~= 0 then
+      default = " (default " .. tostring(f.default) .. ")"
+    end
+    local env = f.env and (" [$" .. f.env .. "]") or ""
+    local value = f.kind == "bool" and "" or (" " .. f.kind:upper())
+    lines[#lines + 1] = string.format("  --%s%s\n        %s%s%s", f.name, value, f.help, default, env)
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+local function convert(flag, raw)
+  if flag.kind == "string" then
+    return raw
+  elseif flag.kind == "bool" then
+    local value = BOOL_VALUES[raw]
+    if value == nil then
+      return nil, string.format("invalid boolean value %q for flag --%s", raw, flag.name)
+    end
+    return value
+  elseif flag.kind == "int" then
+    local value = math.tointeger(tonumber(raw))
+    if not value or not raw:match("^[+-]?%w+$") then
+      return nil, string.format("invalid value %q for flag --%s: want an integer", raw, flag.name)
+    end
+    return value
+  end
+  local seconds, why = clock.parse_duration(raw)
+  if not seconds then
+    return nil, string.format("invalid value %q for flag --%s: %s (want e.g. 15s, 1m30s, 500ms)", raw, flag.name, why)
+  end
+  return seconds
+end
+
+-- Validates a --targets list (SPEC §8.1). Returns the targets, or nil, why.
+function M.parse_targets(list)
+  local targets = {}
+  for raw in (list .. ","):gmatch("([^,]*),") do
+    local item = raw:gsub("^%s+", ""):gsub("%s+$", "")
+    if item ~= "" then
+      local url = item:find("://", 1, true) and item or ("http://" .. item)
+      local scheme, host, port = url:match("^(https?)://(%[[^%]]+%]):(%d+)")
+      if not scheme then
+        scheme, host, port = url:match("^(https?)://([^/:%[%]]+):(%d+)")
+      end
+      if not scheme or host == "" then
+        return nil, string.format("target %q: want host:port or http(s)://host:port", item)
+      end
+      targets[#targets + 1] = {
+        node = host:gsub("^%[", ""):gsub("%]$", ""),
+        url = scheme .. "://" .. host .. ":" .. port,
+      }
+    end
+  end
+  if #targets == 0 then
+    return nil, "no targets"
+  end
+  return targets
+end
+
+local function validate(opts)
+  if not EXIT_ON[opts["exit-on"]] then
+    return string.format("--exit-on %q: want warn, bad or error", opts["exit-on"])
+  end
+  if opts.interval <= 0 then
+    return string.format("--interval %s: must be more than 0", clock.format_duration(opts.interval))
+  end
+  if opts.timeout <= 0 then
+    return string.format("--timeout %s: must be more than 0", clock.format_duration(opts.timeout))
+  end
+  for _, name in ipairs { "rules", "scripts" } do
+    local dir = opts[name]
+    if dir ~= "" and dir:sub(1, 1) ~= "/" then
+      return string.format("--%s %s: want an absolute path", name, dir)
+    end
+  end
+  if opts.demo and opts.replay ~= "" then
+    return "--demo and --replay go one at a time"
+  end
+  if opts.targets ~= "" then
+    local targets, why = M.parse_targets(opts.targets)
+    if not targets then
+      return why
+    end
+    opts.target_list = targets
+  end
+  if opts.command == "fleet" and opts.targets == "" and opts.consul == "" and opts["nomad-service"] == "" then
+    return "fleet needs --targets, --consul (or CONSUL_HTTP_ADDR) or --nomad-service to find the nodes"
+  end
+  if opts.command == "report" and opts.prometheus == "" then
+    return "report needs --prometheus (or PROMETHEUS_URL)"
+  end
+  opts["nomad-addr"] = opts["nomad-addr"]:gsub("/+$", "")
+  if opts["nomad-addr"] == "" then
+    opts["nomad-addr"] = BY_NAME["nomad-addr"].default
+  end
+  if opts.command == "fleet" and opts.subcommand == "serve" and not opts.set.listen then
+    opts.listen = ":9878"
+  end
+end
+
+-- Parses args (argv without the program name). getenv reads the
+-- environment. Returns opts, or nil plus {message=…, help=true} when -h
+-- asked for help, or nil plus {message=…} for a usage error.
+-- opts.set[name] is true for every flag given on the command line.
+function M.parse(args, getenv)
+  local opts = { set = {}, command = "ls" }
+  for name, flag in pairs(BY_NAME) do
+    local from_env = flag.env and getenv(flag.env)
+    if from_env and from_env ~= "" then
+      local value = convert(flag, from_env)
+      opts[name] = value == nil and flag.default or value
+    else
+      opts[name] = flag.default
+    end
+  end
+
+  local i = 1
+  if args[1] and args[1]:sub(1, 1) ~= "-" then
+    opts.command = args[1]
+    i = 2
+  end
+  if opts.command == "fleet" then
+    opts.subcommand = "ls"
+    if args[i] and args[i]:sub(1, 1) ~= "-" then
+      opts.subcommand = args[i]
+      i = i + 1
+    end
+  end
+
+  while i <= #args do
+    local arg = args[i]
+    if arg == "--" then
+      i = i + 1
+      break
+    end
+    if arg:sub(1, 1) ~= "-" or arg == "-" then
+      break
+    end
+    local name, value = arg:match("^%-%-?([^=]+)=(.*)$")
+    if not name then
+      name = arg:match("^%-%-?(.+)$")
+    end
+    if name == "h" or name == "help" then
+      return nil, { help = true }
+    end
+    local flag = BY_NAME[name]
+    if not flag then
+      return nil, { message = string.format("flag provided but not defined: -%s", name) }
+    end
+    if value == nil and flag.kind ~= "bool" then
+      i = i + 1
+      value = args[i]
+      if value == nil then
+        return nil, { message = string.format("flag needs an argument: --%s", name) }
+      end
+    end
+    local converted, why = convert(flag, value or "true")
+    if converted == nil then
+      return nil, { message = why }
+    end
+    opts[name] = converted
+    opts.set[name] = true
+    i = i + 1
+  end
+  if args[i] then
+    return nil, { message = string.format("unexpected argument %q: the command comes first, then its flags", args[i]) }
+  end
+
+  if not M.COMMANDS[opts.command] then
+    return nil, { message = string.format("unknown command %q", opts.command), show_usage = true }
+  end
+  if opts.command == "fleet" and not FLEET_SUBCOMMANDS[opts.subcommand] then
+    return nil, { message = string.format("fleet %q: want fleet ls, fleet check or fleet serve", opts.subcommand) }
+  end
+  local why = validate(opts)
+  if why then
+    return nil, { message = why }
+  end
+  return opts
+end
+
+-- The Podman endpoint --podman names (SPEC §1.3): nil for none. `exists`
+-- tells whether a path exists (for auto). The second value is true when the
+-- operator named it explicitly (an unreachable named endpoint is an error; a
+-- missing default socket is simply no Podman).
+function M.podman_endpoint(value, exists)
+  if value == "off" or value == "" then
+    return nil
+  end
+  if value == "auto" then
+    local socket = "/run/podman/podman.sock"
+    if exists(socket) then
+      return "unix://" .. socket, false
+    end
+    return nil
+  end
+  return value, true
+end
+
+return M

@@ -1,0 +1,22 @@
+-- The JSON documents of SPEC §4 (schema 1): the ledger (`ls --json`,
+-- /ledger) and the findings (`check --json`, /findings). Arrays are [] when
+-- empty (decision D1); keys come out sorted.
+local json = require "gpuledger.json"
+
+local M = {}
+
+-- `ls --json`: the ledger as it is (its fields are the contract's).
+function M.ledger(ledger)
+  return json.encode(ledger) .. "\n"
+end
+
+-- The findings document: {at, findings, node, schema, worst}.
+function M.findings(ledger, findings, worst)
+  local list = json.array()
+  for i, finding in ipairs(findings) do
+    list[i] = { level = finding.level, code = finding.code, node = finding.node, gpu = finding.gpu, message = finding.message }
+  end
+  return json.encode { at = ledger.at, findings = list, node = ledger.node, schema = 1, worst = worst } .. "\n"
+end
+
+return M

@@ -1,0 +1,130 @@
+-- The text a person reads at a terminal (SPEC §10): the ledger table of
+-- `ls` and the findings list of `check`. Every name passes through
+-- text.printable, so a hostile container name cannot move the cursor.
+local clock = require "gpuledger.clock"
+local gl = require "gpuledger.gl"
+local text = require "gpuledger.text"
+
+local M = {}
+
+-- Draws rows (arrays of cells) under a header: "│ a │ b │" lines, cells
+-- left-aligned and padded by characters, "├──┼──┤" under the header.
+function M.draw(header, rows)
+  local widths = {}
+  local all = { header }
+  for _, row in ipairs(rows) do
+    all[#all + 1] = row
+  end
+  for _, row in ipairs(all) do
+    for i, cell in ipairs(row) do
+      row[i] = text.printable(cell)
+      widths[i] = math.max(widths[i] or 0, text.width(row[i]))
+    end
+  end
+  local function line(row)
+    local cells = {}
+    for i, width in ipairs(widths) do
+      cells[i] = text.pad(row[i] or "", width)
+    end
+    return "│ " .. table.concat(cells, " │ ") .. " │"
+  end
+  local rules = {}
+  for i, width in ipairs(widths) do
+    rules[i] = string.rep("─", width + 2)
+  end
+  local lines = { line(header), "├" .. table.concat(rules, "┼") .. "┤" }
+  for _, row in ipairs(rows) do
+    lines[#lines + 1] = line(row)
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- A tenant's name (SPEC §6.2): job/task for a Nomad task with a job name,
+-- else its container, else its processes joined by ",".
+function M.tenant_name(tenant)
+  if tenant.kind == "nomad" and tenant.jobName then
+    return gl.job_task(tenant)
+  end
+  if tenant.container then
+    return tenant.container
+  end
+  if tenant.containerId then
+    return tenant.containerId
+  end
+  return table.concat(tenant.processes, ",")
+end
+
+local function tenant_cell(tenant)
+  local cell = string.format("%s:%s (%d MiB)", tenant.kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
+  if tenant.kind ~= "nomad" then
+    cell = cell .. " !unmanaged"
+  elseif not tenant.reserved then
+    cell = cell .. " !unreserved"
+  end
+  return cell
+end
+
+-- The state cell: "reserved-idle 1h30m" when its start is known.
+function M.state_cell(ledger, gpu)
+  local seconds = gl.state_seconds(ledger, gpu)
+  return seconds and (gpu.state .. " " .. clock.human(seconds)) or gpu.state
+end
+
+local SOURCE_ORDER = { "nvidia", "proc", "docker", "podman", "nomad" }
+
+-- `ls`: the header line, the table, and a line saying which sources were
+-- read, failed or off.
+function M.ls(ledger)
+  local header = string.format("gpuledger · %s · %d GPU(s) · %s", ledger.node, #ledger.entries,
+    clock.format_stamp(clock.parse_time(ledger.at) or 0))
+  if ledger.errors and #ledger.errors > 0 then
+    header = header .. string.format(" · %d source error(s)", #ledger.errors)
+  end
+  local rows = {}
+  for _, gpu in ipairs(ledger.entries) do
+    local reserved, tenants = {}, {}
+    for i, reservation in ipairs(gpu.reservations) do
+      reserved[i] = gl.job_task(reservation)
+    end
+    for i, tenant in ipairs(gpu.tenants) do
+      tenants[i] = tenant_cell(tenant)
+    end
+    rows[#rows + 1] = {
+      tostring(gpu.index), gpu.model, gpu.utilizationPct .. "%",
+      string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB),
+      gpu.temperatureC .. " °C", tostring(gpu.encoderSessions), M.state_cell(ledger, gpu),
+      #reserved > 0 and table.concat(reserved, ", ") or "-",
+      #tenants > 0 and table.concat(tenants, "; ") or "-",
+    }
+  end
+  local sources = {}
+  for _, name in ipairs(SOURCE_ORDER) do
+    local state = ledger.sources and ledger.sources[name]
+    if state then
+      sources[#sources + 1] = name .. " " .. state
+    end
+  end
+  local out = text.printable(header) .. "\n"
+  out = out .. M.draw({ "gpu", "model", "util", "memory", "temp", "enc", "state", "reserved by (nomad)", "tenants" }, rows)
+  if #sources > 0 then
+    out = out .. "sources: " .. table.concat(sources, " · ") .. "\n"
+  end
+  return out
+end
+
+local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
+
+-- `check`: one line per finding, worst first, then the counts line.
+function M.check(findings, counts)
+  local lines = {}
+  for _, finding in ipairs(findings) do
+    lines[#lines + 1] = text.printable(string.format("%s %s %-18s %-22s %s",
+      GLYPHS[finding.level] or "?", text.pad(finding.level, 5), finding.code, finding.gpu or finding.node, finding.message))
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",
+    #findings, counts.OK, counts.WARN, counts.BAD, counts.ERROR)
+  return table.concat(lines, "\n") .. "\n"
+end
+
+return M

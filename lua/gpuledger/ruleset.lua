@@ -1,0 +1,195 @@
+-- The effective rule set: every default rule embedded in the binary, each
+-- replaced by a site file of the same name in the rules directory, plus the
+-- site's new files; and the thresholds, the embedded defaults with the
+-- site's thresholds.lua over them. Each file runs in its own sandbox under a
+-- time and memory budget; a file that fails becomes an error of the set
+-- (reported as a rule-error finding), never a failure of the program.
+local gl = require "gpuledger.gl"
+local sandbox = require "gpuledger.sandbox"
+
+local M = {}
+
+local LEVELS = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 }
+M.LEVELS = LEVELS
+
+-- Budget for loading a file (its top level only defines things).
+local LOAD_INSTRUCTIONS = 5000000
+local LOAD_BYTES = 16 * 1024 * 1024
+
+local SITE_NAME = "^([%w_%-]+)%.lua$"
+
+-- Runs a chunk's text in env under the load budget. Returns its value, or
+-- nil and the error (which names the file and line).
+local function run_file(core, text, chunkname, env)
+  local chunk, why = load(text, chunkname, "t", env)
+  if not chunk then
+    return nil, why
+  end
+  local ok, value = core.call_limited(chunk, LOAD_INSTRUCTIONS, LOAD_BYTES)
+  if not ok then
+    return nil, value
+  end
+  return value == nil and false or value
+end
+
+-- Where a chunk came from, for people: the site path or "embedded".
+local function origin_of(chunkname)
+  if chunkname:sub(1, 1) == "@" then
+    return chunkname:sub(2)
+  end
+  return "embedded"
+end
+
+local function check_rule(rule)
+  if type(rule) ~= "table" then
+    return string.format("returned a %s, want a table with code, level and evaluate (or false to switch a default off)", type(rule))
+  end
+  if type(rule.code) ~= "string" or not rule.code:match("^[a-z0-9][a-z0-9-]*$") then
+    return "code must be a lower-case name like \"reserved-idle\""
+  end
+  if not (LEVELS[rule.level] or type(rule.level) == "function") then
+    return string.format("level of %s must be OK, WARN, BAD, ERROR or a function(policy)", rule.code)
+  end
+  if type(rule.evaluate) ~= "function" then
+    return string.format("evaluate of %s must be a function(ledger, policy, emit)", rule.code)
+  end
+  if rule.order ~= nil and type(rule.order) ~= "number" then
+    return string.format("order of %s must be a number", rule.code)
+  end
+end
+
+-- Lists the rule file stems: embedded rules/*.lua and the site's *.lua, but
+-- not thresholds. Returns stems (sorted) and errors for badly named files.
+local function rule_stems(core, rules_dir)
+  local seen, stems, errors = {}, {}, {}
+  local function add(stem)
+    if stem ~= "thresholds" and not seen[stem] then
+      seen[stem] = true
+      stems[#stems + 1] = stem
+    end
+  end
+  for _, path in ipairs(core.embedded_files("rules/")) do
+    local stem = path:match("^rules/([%w_%-]+)%.lua$")
+    if stem then
+      add(stem)
+    end
+  end
+  if rules_dir and rules_dir ~= "" and core.stat(rules_dir) == "dir" then
+    for _, name in ipairs(core.listdir(rules_dir) or {}) do
+      if name:sub(-4) == ".lua" then
+        local stem = name:match(SITE_NAME)
+        if stem then
+          add(stem)
+        else
+          errors[#errors + 1] = string.format("%s/%s: a rule file is named with letters, digits, _ and - only", rules_dir, name)
+        end
+      end
+    end
+  end
+  table.sort(stems)
+  return stems, errors
+end
+
+-- Loads the thresholds: the embedded defaults, then the site's file over
+-- them. Returns thresholds and a list of errors.
+local function load_thresholds(core, rules_dir)
+  local errors = {}
+  local text, chunkname = core.embedded_text("rules/thresholds.lua")
+  local thresholds = assert(run_file(core, text, chunkname, sandbox.environment()))
+  local site_path = rules_dir and rules_dir ~= "" and (rules_dir .. "/thresholds.lua")
+  if site_path and core.stat(site_path) == "file" then
+    local site_text, read_error = core.read_file(site_path, 1024 * 1024)
+    local site, why
+    if site_text then
+      site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment())
+    else
+      why = read_error
+    end
+    if type(site) == "table" then
+      for key, value in pairs(site) do
+        thresholds[key] = value
+      end
+    else
+      errors[#errors + 1] = why or string.format("%s: returned a %s, want a table of thresholds", site_path, type(site))
+    end
+  end
+  return thresholds, errors
+end
+
+-- Loads the effective rule set with core (find_script, embedded_files, …)
+-- from rules_dir ("" for none). Returns {rules = {…}, thresholds = {…},
+-- errors = {"file:line: message", …}}; each rule is the file's table plus
+-- file (the stem) and origin (a site path or "embedded").
+function M.load(core, rules_dir)
+  local set = { rules = {}, errors = {} }
+  local thresholds, threshold_errors = load_thresholds(core, rules_dir)
+  set.thresholds = thresholds
+  for _, err in ipairs(threshold_errors) do
+    set.errors[#set.errors + 1] = err
+  end
+  local stems, name_errors = rule_stems(core, rules_dir)
+  for _, err in ipairs(name_errors) do
+    set.errors[#set.errors + 1] = err
+  end
+
+  local by_code = {}
+  for _, stem in ipairs(stems) do
+    local ok_find, text, chunkname = pcall(core.find_script, "rules." .. stem)
+    if not ok_find then
+      set.errors[#set.errors + 1] = tostring(text)
+    elseif text then
+      local env = sandbox.environment { gl = sandbox.readonly(gl) }
+      local rule, why = run_file(core, text, chunkname, env)
+      local where = origin_of(chunkname)
+      if rule == nil then
+        set.errors[#set.errors + 1] = why
+      elseif rule ~= false then
+        local problem = check_rule(rule)
+        if problem then
+          set.errors[#set.errors + 1] = string.format("%s: %s", where == "embedded" and ("[embedded] rules/" .. stem .. ".lua") or where, problem)
+        elseif by_code[rule.code] then
+          set.errors[#set.errors + 1] = string.format("%s: code %s is already defined by %s", where, rule.code, by_code[rule.code].origin)
+        else
+          rule.file = stem
+          rule.origin = where
+          by_code[rule.code] = rule
+          set.rules[#set.rules + 1] = rule
+        end
+      end
+    end
+  end
+  return set
+end
+
+-- The level a rule gives its findings under policy.
+function M.level_of(rule, policy)
+  if type(rule.level) == "function" then
+    local ok, level = pcall(rule.level, sandbox.readonly(policy))
+    if ok and LEVELS[level] then
+      return level
+    end
+    return "ERROR"
+  end
+  return rule.level
+end
+
+-- Every code of the set with its level under policy, worst first (for the
+-- zero series of gpuledger_findings and for `gpuledger rules`).
+function M.codes(set, policy)
+  local codes = {}
+  for _, rule in ipairs(set.rules) do
+    codes[#codes + 1] = { code = rule.code, level = M.level_of(rule, policy), order = rule.order or 100 }
+  end
+  table.sort(codes, function(a, b)
+    if LEVELS[a.level] ~= LEVELS[b.level] then
+      return LEVELS[a.level] > LEVELS[b.level]
+    end
+    if a.order ~= b.order then
+      return a.order < b.order
+    end
+    return a.code < b.code
+  end)
+  return codes
+end
+
+return M

@@ -1,0 +1,94 @@
+-- Where rules run: an environment with only pure libraries (no io, no os
+-- beyond time and date, no require, no debug, load of text only), globals
+-- that cannot be assigned, and read-only views of shared tables, so one rule
+-- can neither reach the machine nor change what another rule sees.
+local M = {}
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do
+    c[k] = v
+  end
+  return c
+end
+
+-- The string metatable is shared by every string: hide it, or a rule could
+-- reach string.* of everyone through getmetatable("").
+getmetatable("").__metatable = false
+
+local READONLY = setmetatable({}, { __mode = "k" }) -- view → original
+
+local function refuse_write(_, key)
+  error(string.format("cannot change field %q: the ledger and the policy are read-only", tostring(key)), 2)
+end
+
+-- Returns a read-only view of t (the same view for the same table), whose
+-- nested tables are read-only views too. ipairs, pairs, # and indexing work
+-- on it; assignment, rawset and setmetatable do not.
+function M.readonly(t)
+  if type(t) ~= "table" or READONLY[t] then
+    return t
+  end
+  local cache = M._views
+  if cache[t] then
+    return cache[t]
+  end
+  local view = setmetatable({}, {
+    __index = function(_, key)
+      return M.readonly(t[key])
+    end,
+    __newindex = refuse_write,
+    __len = function()
+      return #t
+    end,
+    __pairs = function()
+      local function step(_, key)
+        local k, v = next(t, key)
+        return k, M.readonly(v)
+      end
+      return step, nil, nil
+    end,
+    __metatable = "read-only",
+  })
+  READONLY[view] = t
+  cache[t] = view
+  return view
+end
+M._views = setmetatable({}, { __mode = "kv" })
+
+-- The table behind a read-only view (or t itself).
+function M.original(t)
+  return READONLY[t] or t
+end
+
+local function undeclared(_, key)
+  error(string.format("assignment to global %q: rules keep their state in locals", tostring(key)), 2)
+end
+
+-- A fresh environment for one rule file. `extra` adds names (gl, for one).
+function M.environment(extra)
+  local base = {
+    assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
+    pcall = pcall, select = select, tonumber = tonumber, tostring = tostring,
+    type = type, xpcall = xpcall, rawequal = rawequal, rawlen = rawlen,
+    getmetatable = getmetatable, setmetatable = setmetatable,
+    string = copy(string), table = copy(table), math = copy(math), utf8 = copy(utf8),
+    os = { time = os.time, date = os.date, clock = os.clock },
+    _VERSION = _VERSION,
+  }
+  for name, value in pairs(extra or {}) do
+    base[name] = value
+  end
+  local env = setmetatable({}, { __index = base, __newindex = undeclared, __metatable = "sandbox" })
+  base._G = env
+  -- load: text only, into this same sandbox.
+  base.load = function(chunk, name)
+    if type(chunk) ~= "string" then
+      return nil, "load takes a string in a rule"
+    end
+    return load(chunk, name, "t", env)
+  end
+  return env
+end
+
+return M

@@ -1,0 +1,123 @@
+-- Docker and Podman (SPEC §2.3): describe() turns a container's inspect
+-- answer, as the snapshot keeps it, into what the ledger needs: its name,
+-- image, Nomad allocation (from the com.hashicorp.nomad.* labels, else from a
+-- "<task>-<alloc uuid>" name) and the GPUs it was given.
+local text = require "gpuledger.text"
+
+local M = {}
+
+local LABEL = "com.hashicorp.nomad."
+local UUID = string.rep("[0-9a-f]", 8) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-"
+  .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 12)
+local TASK_ALLOC_NAME = "^(.+)%-(" .. UUID .. ")$"
+
+-- Splits a device list ("GPU-1,GPU-2") into trimmed, non-empty ids.
+local function split_ids(list)
+  local ids = {}
+  for item in (list .. ","):gmatch("([^,]*),") do
+    item = text.trim(item)
+    if item ~= "" then
+      ids[#ids + 1] = item
+    end
+  end
+  return ids
+end
+
+-- The value of NVIDIA_VISIBLE_DEVICES in an inspect's Config.Env, or nil.
+function M.visible_devices(env)
+  for _, entry in ipairs(env or {}) do
+    local value = type(entry) == "string" and entry:match("^NVIDIA_VISIBLE_DEVICES=(.*)$")
+    if value then
+      return value
+    end
+  end
+end
+
+-- The GPUs a container was given: NVIDIA_VISIBLE_DEVICES unless empty,
+-- void or none; else the first DeviceRequest naming DeviceIDs; else "all"
+-- for a request with a Count (e.g. --gpus all is Count -1). Empty if none.
+function M.gpus(inspect)
+  local config, host = inspect.Config or {}, inspect.HostConfig or {}
+  local visible = M.visible_devices(config.Env)
+  if visible then
+    visible = text.trim(visible)
+    if visible ~= "" and visible ~= "void" and visible ~= "none" then
+      return split_ids(visible)
+    end
+  end
+  local requests = host.DeviceRequests or {}
+  for _, request in ipairs(requests) do
+    if type(request.DeviceIDs) == "table" and #request.DeviceIDs > 0 then
+      local ids = {}
+      for _, id in ipairs(request.DeviceIDs) do
+        ids[#ids + 1] = text.trim(tostring(id))
+      end
+      return ids
+    end
+  end
+  for _, request in ipairs(requests) do
+    if (tonumber(request.Count) or 0) ~= 0 then
+      return { "all" }
+    end
+  end
+  return {}
+end
+
+-- Reduces a container's inspect answer to what gpuledger may keep: id,
+-- name, image, the com.hashicorp.nomad.* labels, NVIDIA_VISIBLE_DEVICES
+-- (the only environment value read) and the DeviceRequests' counts and ids.
+function M.reduce(inspect)
+  local config, host = inspect.Config or {}, inspect.HostConfig or {}
+  local labels = {}
+  for key, value in pairs(config.Labels or {}) do
+    if type(key) == "string" and key:sub(1, #LABEL) == LABEL then
+      labels[key] = value
+    end
+  end
+  local env = {}
+  local visible = M.visible_devices(config.Env)
+  if visible then
+    env[1] = "NVIDIA_VISIBLE_DEVICES=" .. visible
+  end
+  local requests = {}
+  for _, request in ipairs(host.DeviceRequests or {}) do
+    requests[#requests + 1] = { Count = request.Count, DeviceIDs = request.DeviceIDs }
+  end
+  return {
+    Id = inspect.Id, Name = inspect.Name,
+    Config = { Image = config.Image, Labels = labels, Env = env },
+    HostConfig = { DeviceRequests = requests },
+  }
+end
+
+-- What the ledger needs of a container: {id, name, image, allocId,
+-- allocFromName, jobName, taskName, namespace, gpus}.
+function M.describe(inspect)
+  local config = inspect.Config or {}
+  local labels = config.Labels or {}
+  local name = (inspect.Name or ""):gsub("^/", "")
+  local container = {
+    id = inspect.Id or "",
+    name = name,
+    image = config.Image or "",
+    allocId = labels[LABEL .. "allocation_id"] or labels[LABEL .. "alloc_id"] or "",
+    allocFromName = false,
+    jobName = labels[LABEL .. "job_name"] or "",
+    taskName = "",
+    namespace = labels[LABEL .. "namespace"] or "",
+    gpus = M.gpus(inspect),
+  }
+  if container.allocId == "" then
+    local task, alloc = name:match(TASK_ALLOC_NAME)
+    if alloc then
+      container.allocId, container.allocFromName, container.taskName = alloc, true, task
+    end
+  end
+  local task_label = labels[LABEL .. "task_name"]
+  if task_label and task_label ~= "" then
+    container.taskName = task_label
+  end
+  return container
+end
+
+return M

@@ -1,0 +1,73 @@
+-- Nomad (SPEC §2.4): read() turns the allocations of this node, as the
+-- snapshot keeps them, into the allocations the token could see (id →
+-- namespace) and the GPU reservations of running and pending ones.
+local json = require "gpuledger.json"
+
+local M = {}
+
+local RESERVING = { running = true, pending = true }
+
+-- Reduces an allocation to the fields gpuledger reads (the real answer
+-- carries the whole job spec).
+function M.reduce(alloc)
+  local tasks = {}
+  local resources = alloc.AllocatedResources
+  for task, resource in pairs(resources and resources.Tasks or {}) do
+    local devices = {}
+    for _, device in ipairs(resource.Devices or {}) do
+      devices[#devices + 1] = {
+        Vendor = device.Vendor, Type = device.Type, Name = device.Name,
+        DeviceIDs = json.array(device.DeviceIDs or {}),
+      }
+    end
+    tasks[task] = { Devices = json.array(devices) }
+  end
+  return {
+    ID = alloc.ID, JobID = alloc.JobID, Namespace = alloc.Namespace,
+    TaskGroup = alloc.TaskGroup, ClientStatus = alloc.ClientStatus,
+    AllocatedResources = resources and { Tasks = tasks } or nil,
+  }
+end
+
+-- Reads the snapshot's nomad source. Returns visible (alloc id → namespace,
+-- "default" when empty; nil when Nomad was not read), the reservations (each
+-- {allocId, jobId, taskGroup, task, namespace, clientStatus, deviceIds}),
+-- and the source's error if it failed.
+function M.read(source)
+  if not source then
+    return nil, {}, nil
+  end
+  if not source.ok then
+    return nil, {}, source.error
+  end
+  local visible, reservations = {}, {}
+  for _, alloc in ipairs(source.allocations or {}) do
+    local namespace = alloc.Namespace or ""
+    visible[alloc.ID or ""] = namespace ~= "" and namespace or "default"
+    local resources = alloc.AllocatedResources
+    if RESERVING[alloc.ClientStatus] and resources and resources.Tasks then
+      local tasks = {}
+      for task in pairs(resources.Tasks) do
+        tasks[#tasks + 1] = task
+      end
+      table.sort(tasks)
+      for _, task in ipairs(tasks) do
+        for _, device in ipairs(resources.Tasks[task].Devices or {}) do
+          if device.Type == "gpu" and type(device.Vendor) == "string" and device.Vendor:lower() == "nvidia" then
+            local ids = json.array()
+            for _, id in ipairs(device.DeviceIDs or {}) do
+              ids[#ids + 1] = id
+            end
+            reservations[#reservations + 1] = {
+              allocId = alloc.ID or "", jobId = alloc.JobID or "", taskGroup = alloc.TaskGroup or "",
+              task = task, namespace = namespace, clientStatus = alloc.ClientStatus, deviceIds = ids,
+            }
+          end
+        end
+      end
+    end
+  end
+  return visible, reservations, nil
+end
+
+return M

@@ -1,0 +1,50 @@
+-- Text that reaches a terminal or a JSON string: made valid UTF-8 (each bad
+-- byte becomes U+FFFD, as Go's encoders do) and, for terminals, free of
+-- control characters; widths counted in characters for table padding.
+local M = {}
+
+local REPLACEMENT = "\u{FFFD}"
+
+-- Returns s with every byte that is not part of valid UTF-8 replaced by U+FFFD.
+function M.valid_utf8(s)
+  if utf8.len(s) then
+    return s
+  end
+  local parts, pos = {}, 1
+  while pos <= #s do
+    local _, bad = utf8.len(s, pos)
+    if not bad then
+      parts[#parts + 1] = s:sub(pos)
+      break
+    end
+    parts[#parts + 1] = s:sub(pos, bad - 1)
+    parts[#parts + 1] = REPLACEMENT
+    pos = bad + 1
+  end
+  return table.concat(parts)
+end
+
+-- Returns s safe to print on a terminal: valid UTF-8, with control characters
+-- (escape sequences, newlines, DEL, C1) replaced by U+FFFD.
+function M.printable(s)
+  s = M.valid_utf8(tostring(s))
+  s = s:gsub("[%c\127]", REPLACEMENT)
+  return (s:gsub("\xC2[\x80-\x9F]", REPLACEMENT))
+end
+
+-- Number of characters (code points) in a valid UTF-8 string.
+function M.width(s)
+  return utf8.len(s) or #s
+end
+
+-- s padded with spaces on the right to `width` characters.
+function M.pad(s, width)
+  return s .. string.rep(" ", width - M.width(s))
+end
+
+-- Trims blanks (space, tab, CR, LF) at both ends.
+function M.trim(s)
+  return (s:gsub("^%s+", ""):gsub("%s+$", ""))
+end
+
+return M

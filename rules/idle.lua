@@ -1,0 +1,21 @@
+-- Nobody holds the GPU and nobody reserved it: free capacity (OK).
+return {
+  code = "idle",
+  level = "OK",
+  doc = "nobody holds or reserved a GPU (off with --no-idle)",
+  order = 10,
+  evaluate = function(ledger, policy, emit)
+    if not policy.idle then
+      return
+    end
+    for _, gpu in ipairs(ledger.entries) do
+      if #gpu.tenants == 0 and #gpu.reservations == 0 then
+        emit {
+          gpu = gpu,
+          message = string.format("%s idle: no tenant, no reservation, %d MiB free%s",
+            gpu.model, gpu.memoryTotalMiB - gpu.memoryUsedMiB, gl.since_suffix(ledger, gpu)),
+        }
+      end
+    end
+  end,
+}

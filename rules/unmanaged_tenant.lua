@@ -1,0 +1,32 @@
+-- A container Nomad does not manage, or a process outside any container,
+-- holding a GPU: Nomad may place a job on a card that is not free.
+return {
+  code = "unmanaged-tenant",
+  level = function(policy)
+    return policy.allow_unmanaged and "WARN" or "BAD"
+  end,
+  doc = "a container outside Nomad or a host process holds a GPU",
+  order = 20,
+  evaluate = function(ledger, _, emit)
+    for _, gpu in ipairs(ledger.entries) do
+      for _, tenant in ipairs(gpu.tenants) do
+        if tenant.kind == "docker" then
+          emit {
+            gpu = gpu,
+            tenant = tenant,
+            message = string.format("container %s (%s) holds this GPU outside Nomad — %d MiB, pids %s",
+              tenant.container or tenant.containerId or "", tenant.image or "unknown image",
+              tenant.usedMemoryMiB, gl.list(tenant.pids)),
+          }
+        elseif tenant.kind == "host" then
+          emit {
+            gpu = gpu,
+            tenant = tenant,
+            message = string.format("host process %s holds this GPU outside any container — %d MiB, pids %s",
+              gl.list(tenant.processes), tenant.usedMemoryMiB, gl.list(tenant.pids)),
+          }
+        end
+      end
+    end
+  end,
+}

@@ -1,0 +1,346 @@
+/* gpuledger.core: every function a script can call into C, one prefix
+ * (core_), one registration table at the end. Each function checks its
+ * arguments with luaL_check* (a wrong call raises) and reports a failure of
+ * the world as nil plus a message (DESIGN.md, "The C↔Lua boundary"). The
+ * work itself is done by the plain C units (spawn.c, csv.c, procfs.c, …). */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "csv.h"
+#include "embedded.h"
+#include "host.h"
+#include "procfs.h"
+#include "spawn.h"
+
+#ifndef GPULEDGER_VERSION
+#define GPULEDGER_VERSION "dev"
+#endif
+
+/* Pushes nil and "<what>: <strerror(err)>", returning 2. */
+static int push_errno(lua_State *L, const char *what, int err)
+{
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: %s", what, strerror(err));
+    return 2;
+}
+
+/* Reads an optional integer field of the options table at `index`. */
+static lua_Integer opt_int_field(lua_State *L, int index, const char *field, lua_Integer fallback)
+{
+    if (lua_isnoneornil(L, index))
+        return fallback;
+    lua_getfield(L, index, field);
+    lua_Integer value = luaL_optinteger(L, -1, fallback);
+    lua_pop(L, 1);
+    return value;
+}
+
+/* core.spawn(argv, {timeout_ms=, max_bytes=}) → stdout, stderr, exit_status
+ * (exit_status is nil when a signal ended it), or nil, cause. Runs argv[1]
+ * without a shell (spawn.c). */
+static int core_spawn(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_Integer argc = luaL_len(L, 1);
+    luaL_argcheck(L, argc >= 1 && argc < 256, 1, "want 1 to 255 arguments");
+    const char *argv[256];
+    for (lua_Integer i = 1; i <= argc; i++) {
+        lua_geti(L, 1, i);
+        argv[i - 1] = luaL_checkstring(L, -1); /* kept alive by the argv table */
+        lua_pop(L, 1);
+    }
+    argv[argc] = NULL;
+    int timeout_ms = (int)opt_int_field(L, 2, "timeout_ms", 10000);
+    size_t max_bytes = (size_t)opt_int_field(L, 2, "max_bytes", 4 << 20);
+
+    struct spawn_result result = {0};
+    char cause[256];
+    if (spawn_capture((char *const *)argv, timeout_ms, max_bytes, &result, cause, sizeof cause) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, cause);
+        return 2;
+    }
+    lua_pushlstring(L, result.out, result.out_len);
+    lua_pushlstring(L, result.err, result.err_len);
+    if (result.exit_status >= 0)
+        lua_pushinteger(L, result.exit_status);
+    else
+        lua_pushnil(L);
+    spawn_result_free(&result);
+    return 3;
+}
+
+/* core.parse_csv(text) → rows (an array of arrays of strings), or nil, cause
+ * (csv.c: nvidia-smi's CSV, Go encoding/csv rules). */
+static int core_parse_csv(lua_State *L)
+{
+    size_t len;
+    const char *text = luaL_checklstring(L, 1, &len);
+    struct csv_table table = {0};
+    char cause[256];
+    if (csv_parse(text, len, &table, cause, sizeof cause) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, cause);
+        return 2;
+    }
+    lua_createtable(L, (int)table.nrows, 0);
+    for (size_t r = 0; r < table.nrows; r++) {
+        const struct csv_row *row = &table.rows[r];
+        lua_createtable(L, (int)row->nfields, 0);
+        for (size_t f = 0; f < row->nfields; f++) {
+            lua_pushstring(L, row->fields[f]);
+            lua_rawseti(L, -2, (lua_Integer)f + 1);
+        }
+        lua_rawseti(L, -2, (lua_Integer)r + 1);
+    }
+    csv_free(&table);
+    return 1;
+}
+
+/* core.proc_cgroups(proc_root, pids) → { [pid] = {container_id=, runtime=} }
+ * for the pids that are in a container (host processes, vanished and
+ * unreadable pids are absent), or nil, cause when proc_root is not a
+ * readable directory. */
+static int core_proc_cgroups(lua_State *L)
+{
+    const char *proc_root = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    struct stat st;
+    if (stat(proc_root, &st) != 0)
+        return push_errno(L, proc_root, errno);
+    if (!S_ISDIR(st.st_mode))
+        return push_errno(L, proc_root, ENOTDIR);
+
+    lua_newtable(L);
+    lua_Integer count = luaL_len(L, 2);
+    char text[16384];
+    for (lua_Integer i = 1; i <= count; i++) {
+        lua_geti(L, 2, i);
+        lua_Integer pid = luaL_checkinteger(L, -1);
+        lua_pop(L, 1);
+        long len = procfs_read_cgroup(proc_root, (long)pid, text, sizeof text);
+        if (len < 0)
+            continue;
+        char container_id[CONTAINER_ID_LEN + 1];
+        const char *runtime = cgroup_container_id(text, (size_t)len, container_id);
+        if (!runtime)
+            continue;
+        lua_createtable(L, 0, 2);
+        lua_pushstring(L, container_id);
+        lua_setfield(L, -2, "container_id");
+        lua_pushstring(L, runtime);
+        lua_setfield(L, -2, "runtime");
+        lua_rawseti(L, -2, pid);
+    }
+    return 1;
+}
+
+/* core.now() → seconds since the epoch, with fractions (CLOCK_REALTIME). */
+static int core_now(lua_State *L)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+    return 1;
+}
+
+/* core.hostname() → this machine's name, or nil, cause. */
+static int core_hostname(lua_State *L)
+{
+    char name[HOST_NAME_MAX + 1];
+    if (gethostname(name, sizeof name) != 0)
+        return push_errno(L, "hostname", errno);
+    name[HOST_NAME_MAX] = '\0';
+    lua_pushstring(L, name);
+    return 1;
+}
+
+/* core.getenv(name) → the variable's value, or nil when unset. */
+static int core_getenv(lua_State *L)
+{
+    const char *value = getenv(luaL_checkstring(L, 1));
+    if (value)
+        lua_pushstring(L, value);
+    else
+        lua_pushnil(L);
+    return 1;
+}
+
+/* core.stat(path) → "file", "dir" or "other", or nil, cause. */
+static int core_stat(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return push_errno(L, path, errno);
+    lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
+    return 1;
+}
+
+/* core.read_file(path, max_bytes) → text, or nil, cause (also when the file
+ * is longer than max_bytes: never a truncated read). */
+static int core_read_file(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Integer max_bytes = luaL_checkinteger(L, 2);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return push_errno(L, path, errno);
+    luaL_Buffer buffer;
+    luaL_buffinit(L, &buffer);
+    size_t total = 0, n;
+    char chunk[8192];
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        total += n;
+        if ((lua_Integer)total > max_bytes) {
+            fclose(f);
+            lua_pushnil(L);
+            lua_pushfstring(L, "%s: longer than %d bytes", path, (int)max_bytes);
+            return 2;
+        }
+        luaL_addlstring(&buffer, chunk, n);
+    }
+    int failed = ferror(f);
+    int err = errno;
+    fclose(f);
+    if (failed)
+        return push_errno(L, path, err ? err : EIO);
+    luaL_pushresult(&buffer);
+    return 1;
+}
+
+/* Sorts the strings of the array at the top of the stack with table.sort. */
+static void sort_array(lua_State *L)
+{
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort"); /* [array, table, sort] */
+    lua_pushvalue(L, -3);
+    lua_call(L, 1, 0);
+    lua_pop(L, 1);
+}
+
+/* core.listdir(dir) → the sorted names in dir (without . and ..), or nil,
+ * cause. */
+static int core_listdir(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return push_errno(L, path, errno);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL) {
+        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+            continue;
+        lua_pushstring(L, entry->d_name);
+        lua_rawseti(L, -2, ++n);
+    }
+    closedir(dir);
+    sort_array(L);
+    return 1;
+}
+
+/* core.embedded_files(prefix) → the sorted paths of the embedded scripts
+ * that start with prefix ("rules/"). */
+static int core_embedded_files(lua_State *L)
+{
+    size_t prefix_len;
+    const char *prefix = luaL_checklstring(L, 1, &prefix_len);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    for (const struct embedded_file *file = embedded_files; file->path; file++) {
+        if (strncmp(file->path, prefix, prefix_len) == 0) {
+            lua_pushstring(L, file->path);
+            lua_rawseti(L, -2, ++n);
+        }
+    }
+    sort_array(L);
+    return 1;
+}
+
+/* core.embedded_text(path) → the text of the embedded script at path
+ * ("rules/thresholds.lua") and its chunk name, or nil. */
+static int core_embedded_text(lua_State *L)
+{
+    const struct embedded_file *file = host_embedded_file(luaL_checkstring(L, 1));
+    if (!file) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushlstring(L, (const char *)file->data, file->size);
+    lua_pushfstring(L, "=[embedded] %s", file->path);
+    return 2;
+}
+
+/* core.find_script(module_name) → text, chunkname, or nil when no copy
+ * exists (site rules dir, site scripts dir, embedded: host.c). */
+static int core_find_script(lua_State *L)
+{
+    int found = host_find_script(L, luaL_checkstring(L, 1));
+    if (found == 0)
+        lua_pushnil(L);
+    return found ? found : 1;
+}
+
+/* core.set_search_dirs(rules_dir, scripts_dir): where later requires and
+ * find_script look first; an empty string or nil means none. */
+static int core_set_search_dirs(lua_State *L)
+{
+    host_set_search_dirs(L, luaL_optstring(L, 1, ""), luaL_optstring(L, 2, ""));
+    return 0;
+}
+
+/* core.call_limited(fn, max_instructions, max_bytes, ...) → true, results…
+ * or false, message: fn(...) stopped once it runs past max_instructions VM
+ * instructions or grows the heap by more than max_bytes (host.c). */
+static int core_call_limited(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    long max_instructions = (long)luaL_checkinteger(L, 2);
+    size_t max_bytes = (size_t)luaL_checkinteger(L, 3);
+    int nargs = lua_gettop(L) - 3;
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 4, 1); /* [fn, max_i, max_b, fn, args…] */
+    int base = 3;
+    int status = host_call_limited(L, nargs, LUA_MULTRET, max_instructions, max_bytes);
+    lua_pushboolean(L, status == LUA_OK);
+    lua_rotate(L, base + 1, 1); /* [fn, max_i, max_b, ok, results… | message] */
+    return lua_gettop(L) - base;
+}
+
+static const luaL_Reg core_functions[] = {
+    {"spawn", core_spawn},
+    {"parse_csv", core_parse_csv},
+    {"proc_cgroups", core_proc_cgroups},
+    {"now", core_now},
+    {"hostname", core_hostname},
+    {"getenv", core_getenv},
+    {"stat", core_stat},
+    {"read_file", core_read_file},
+    {"listdir", core_listdir},
+    {"embedded_files", core_embedded_files},
+    {"embedded_text", core_embedded_text},
+    {"find_script", core_find_script},
+    {"set_search_dirs", core_set_search_dirs},
+    {"call_limited", core_call_limited},
+    {NULL, NULL},
+};
+
+int host_open_core(lua_State *L)
+{
+    luaL_newlib(L, core_functions);
+    lua_pushstring(L, GPULEDGER_VERSION);
+    lua_setfield(L, -2, "version");
+    return 1;
+}

@@ -1,0 +1,270 @@
+/* The Lua host: where scripts come from, and how a script is stopped when it
+ * runs too long or grows too big. Everything here speaks the Lua C API; the
+ * functions scripts call live in core.c. */
+#include "host.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <lauxlib.h>
+#include <lualib.h>
+
+#include "embedded.h"
+
+#define SEARCH_DIRS_KEY "gpuledger.search_dirs"
+#define DEFAULT_RULES_DIR "/etc/gpuledger/rules.d"
+#define DEFAULT_SCRIPTS_DIR "/etc/gpuledger/scripts"
+#define MAX_SCRIPT_BYTES (4 << 20)
+
+int host_debug(void)
+{
+    const char *value = getenv("GPULEDGER_DEBUG");
+    return value != NULL && strcmp(value, "1") == 0;
+}
+
+const struct embedded_file *host_embedded_file(const char *path)
+{
+    for (const struct embedded_file *file = embedded_files; file->path; file++)
+        if (strcmp(file->path, path) == 0)
+            return file;
+    return NULL;
+}
+
+/* Reads a whole site script. Returns a malloc'd NUL-terminated buffer, or NULL
+ * with errno set (ENOENT when there is no such file, EFBIG past the cap). */
+static char *read_script_file(const char *path, size_t *len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return NULL;
+    if (!S_ISREG(st.st_mode)) {
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return NULL;
+    }
+    if (st.st_size > MAX_SCRIPT_BYTES) {
+        errno = EFBIG;
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = malloc((size_t)st.st_size + 1);
+    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+    int read_error = ferror(f);
+    fclose(f);
+    if (!text || read_error) {
+        free(text);
+        errno = text ? EIO : ENOMEM;
+        return NULL;
+    }
+    text[n] = '\0';
+    *len = n;
+    return text;
+}
+
+/* Pushes the site directory configured under `field` ("rules" or "scripts"),
+ * or nil when none is set. */
+static void push_search_dir(lua_State *L, const char *field)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, SEARCH_DIRS_KEY); /* [dirs] */
+    lua_getfield(L, -1, field);                          /* [dirs, dir] */
+    lua_remove(L, -2);                                   /* [dir] */
+}
+
+/* Writes prefix + name with dots turned into slashes + ".lua" into out.
+ * Returns 0, or -1 when it does not fit. */
+static int script_path(char *out, size_t cap, const char *prefix, const char *name)
+{
+    int n = snprintf(out, cap, "%s%s.lua", prefix, name);
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    for (char *c = out + strlen(prefix); *c && strcmp(c, ".lua") != 0; c++)
+        if (*c == '.')
+            *c = '/';
+    return 0;
+}
+
+int host_find_script(lua_State *L, const char *name)
+{
+    /* "rules.hot" is hot.lua in the rules dir, rules/hot.lua embedded;
+     * "gpuledger.render.table" is gpuledger/render/table.lua in the scripts
+     * dir, lua/gpuledger/render/table.lua embedded. */
+    char site_path[4096], embedded_path[512];
+    const char *field;
+    const char *relative_name;
+    const char *embedded_prefix;
+    if (strncmp(name, "rules.", 6) == 0) {
+        field = "rules";
+        relative_name = name + 6;
+        embedded_prefix = "rules/";
+    } else if (strncmp(name, "gpuledger.", 10) == 0) {
+        field = "scripts";
+        relative_name = name;
+        embedded_prefix = "lua/";
+    } else {
+        return 0;
+    }
+    if (script_path(embedded_path, sizeof embedded_path, embedded_prefix, relative_name) != 0)
+        return 0;
+
+    push_search_dir(L, field); /* [dir] */
+    const char *dir = lua_tostring(L, -1);
+    if (dir && *dir) {
+        char dir_prefix[4096];
+        snprintf(dir_prefix, sizeof dir_prefix, "%s/", dir);
+        if (script_path(site_path, sizeof site_path, dir_prefix, relative_name) == 0) {
+            size_t len = 0;
+            char *text = read_script_file(site_path, &len);
+            if (text) {
+                lua_pop(L, 1);
+                lua_pushlstring(L, text, len);
+                free(text);
+                lua_pushfstring(L, "@%s", site_path); /* [text, chunkname] */
+                return 2;
+            }
+            if (errno != ENOENT && errno != ENOTDIR)
+                return luaL_error(L, "cannot read %s: %s", site_path, strerror(errno));
+        }
+    }
+    lua_pop(L, 1);
+
+    const struct embedded_file *file = host_embedded_file(embedded_path);
+    if (!file)
+        return 0;
+    lua_pushlstring(L, (const char *)file->data, file->size);
+    lua_pushfstring(L, "=[embedded] %s", file->path); /* [text, chunkname] */
+    return 2;
+}
+
+/* package.searchers entry: finds module `name` with host_find_script and
+ * returns its loader and chunk name, or a message saying where it looked. */
+static int search_scripts(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    if (host_find_script(L, name) == 0) {
+        lua_pushfstring(L, "no script '%s' in the site directories or embedded", name);
+        return 1;
+    }
+    /* [name, text, chunkname] */
+    size_t len;
+    const char *text = lua_tolstring(L, -2, &len);
+    const char *chunkname = lua_tostring(L, -1);
+    if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK)
+        return lua_error(L);
+    lua_pushstring(L, chunkname + 1); /* [.., loader, "where"] */
+    return 2;
+}
+
+void host_set_search_dirs(lua_State *L, const char *rules_dir, const char *scripts_dir)
+{
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, rules_dir);
+    lua_setfield(L, -2, "rules");
+    lua_pushstring(L, scripts_dir);
+    lua_setfield(L, -2, "scripts");
+    lua_setfield(L, LUA_REGISTRYINDEX, SEARCH_DIRS_KEY);
+}
+
+/* Sets the initial site directories from the environment, else the defaults. */
+static void init_search_dirs(lua_State *L)
+{
+    const char *rules = getenv("GPULEDGER_RULES");
+    const char *scripts = getenv("GPULEDGER_SCRIPTS");
+    host_set_search_dirs(L, rules && *rules ? rules : DEFAULT_RULES_DIR,
+                         scripts && *scripts ? scripts : DEFAULT_SCRIPTS_DIR);
+}
+
+void host_open(lua_State *L)
+{
+    luaL_openlibs(L);
+    init_search_dirs(L);
+    luaL_requiref(L, "gpuledger.core", host_open_core, 0);
+    lua_pop(L, 1);
+
+    /* package.searchers = { search_scripts }: no ./?.lua, no C modules. */
+    lua_getglobal(L, "package");                 /* [package] */
+    lua_createtable(L, 1, 0);                    /* [package, searchers] */
+    lua_pushcfunction(L, search_scripts);
+    lua_rawseti(L, -2, 1);
+    lua_setfield(L, -2, "searchers");            /* [package] */
+    lua_pushstring(L, "");
+    lua_setfield(L, -2, "path");
+    lua_pushstring(L, "");
+    lua_setfield(L, -2, "cpath");
+    lua_pop(L, 1);
+}
+
+/* ---- limits on a call ---------------------------------------------------- */
+
+#define HOOK_EVERY 1000
+
+struct call_limits {
+    lua_Alloc inner_alloc;
+    void *inner_ud;
+    size_t max_bytes;
+    long long grown; /* net bytes allocated since the call began */
+    long max_instructions;
+    long instructions_left;
+};
+
+static struct call_limits *active_limits;
+
+/* Allocator wrapped around the state's own for the length of a limited call:
+ * refuses growth past the budget (Lua then collects and retries, and raises
+ * "not enough memory" if that is still not enough). Frees always succeed. */
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    struct call_limits *limits = ud;
+    size_t old_size = ptr ? osize : 0;
+    if (nsize > old_size && limits->max_bytes > 0 &&
+        limits->grown + (long long)(nsize - old_size) > (long long)limits->max_bytes)
+        return NULL;
+    void *block = limits->inner_alloc(limits->inner_ud, ptr, osize, nsize);
+    if (block || nsize == 0)
+        limits->grown += (long long)nsize - (long long)old_size;
+    return block;
+}
+
+/* Count hook: once the budget is spent it raises at every instruction, so a
+ * script that catches the error with pcall cannot keep going. */
+static void instruction_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    struct call_limits *limits = active_limits;
+    if (!limits || limits->max_instructions <= 0)
+        return;
+    limits->instructions_left -= HOOK_EVERY;
+    if (limits->instructions_left <= 0) {
+        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+        luaL_error(L, "stopped after running past its budget of %d instructions",
+                   (int)limits->max_instructions);
+    }
+}
+
+int host_call_limited(lua_State *L, int nargs, int nresults,
+                      long max_instructions, size_t max_bytes)
+{
+    struct call_limits limits = {0};
+    limits.inner_alloc = lua_getallocf(L, &limits.inner_ud);
+    limits.max_bytes = max_bytes;
+    limits.max_instructions = max_instructions;
+    limits.instructions_left = max_instructions;
+
+    struct call_limits *outer = active_limits;
+    lua_Hook outer_hook = lua_gethook(L);
+    int outer_mask = lua_gethookmask(L);
+    int outer_count = lua_gethookcount(L);
+
+    active_limits = &limits;
+    lua_setallocf(L, limited_alloc, &limits);
+    if (max_instructions > 0)
+        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
+    int status = lua_pcall(L, nargs, nresults, 0);
+    lua_sethook(L, outer_hook, outer_mask, outer_count);
+    lua_setallocf(L, limits.inner_alloc, limits.inner_ud);
+    active_limits = outer;
+    return status;
+}

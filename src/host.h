@@ -1,0 +1,43 @@
+#ifndef GPULEDGER_HOST_H
+#define GPULEDGER_HOST_H
+#include <lua.h>
+
+#include "embedded.h"
+
+/* Prepares a fresh state for gpuledger: the standard libraries, cjson,
+ * gpuledger.core in package.loaded, and package.searchers replaced by
+ * site rules dir → site scripts dir → embedded scripts (DESIGN.md). The
+ * directories start from GPULEDGER_RULES / GPULEDGER_SCRIPTS (or the
+ * /etc/gpuledger defaults); core.set_search_dirs changes them after the
+ * command line is read. Raises a Lua error on failure (call it protected). */
+void host_open(lua_State *L);
+
+/* Opens gpuledger.core and leaves its table on the stack (luaopen style). */
+int host_open_core(lua_State *L);
+
+/* Sets the site rules and scripts directories that host_find_script (and so
+ * require) searches before the embedded scripts; "" means none. */
+void host_set_search_dirs(lua_State *L, const char *rules_dir, const char *scripts_dir);
+
+/* Looks up the script of module `name` the way require does and pushes its
+ * text and chunk name ("@/etc/gpuledger/rules.d/hot.lua" or
+ * "=[embedded] rules/hot.lua"), returning 2; pushes nothing and returns 0
+ * when no copy exists. A site file that exists but cannot be read raises. */
+int host_find_script(lua_State *L, const char *name);
+
+/* The embedded script at `path` ("rules/hot.lua"), or NULL. */
+const struct embedded_file *host_embedded_file(const char *path);
+
+/* Like lua_pcall(L, nargs, nresults, 0) on a function pushed before its
+ * nargs arguments, but stops the call with an error once it has run about
+ * max_instructions VM instructions ("the rule ran past its budget of N
+ * instructions") or grown the heap by more than max_bytes (Lua's "not enough
+ * memory"); 0 lifts either limit. Returns the lua_pcall status with the
+ * results or the error message on the stack. Not reentrant. */
+int host_call_limited(lua_State *L, int nargs, int nresults,
+                      long max_instructions, size_t max_bytes);
+
+/* 1 when GPULEDGER_DEBUG=1 asks for tracebacks in error reports. */
+int host_debug(void);
+
+#endif

@@ -1,0 +1,48 @@
+#ifndef GPULEDGER_HTTP_CLIENT_H
+#define GPULEDGER_HTTP_CLIENT_H
+#include <stddef.h>
+
+/* One GET. Every string is borrowed for the call. */
+struct http_request {
+    const char *url;             /* "http://h:p/path" or "https://…"; over a unix
+                                    socket, "http://localhost/path" */
+    const char *unix_socket;     /* path of a unix socket to connect to, or NULL */
+    const char *const *headers;  /* "Name: value" lines, NULL-terminated, or NULL */
+    long timeout_ms;             /* whole request, connect included (> 0) */
+    size_t max_bytes;            /* a longer body is an error, never truncated */
+    /* TLS, all optional; with none set the system roots are used */
+    const char *ca_file;         /* PEM bundle */
+    const char *ca_path;         /* directory: every *.pem and *.crt in it is trusted */
+    const char *client_cert;     /* PEM certificate, goes with client_key */
+    const char *client_key;      /* PEM key, goes with client_cert */
+    const char *tls_server_name; /* name to send (SNI) and verify instead of the URL's host */
+};
+
+struct http_response {
+    long status;        /* HTTP status */
+    char *body;         /* NUL-terminated, owned: free with http_response_free */
+    size_t body_len;
+    char *content_type; /* owned, or NULL */
+};
+
+/* Performs the GET. Returns 0 with *response filled when an HTTP answer came
+ * (whatever its status). Returns -1 with a one-line cause in errbuf and
+ * nothing to free when none did: the cause carries libcurl's wording and the
+ * detail it gives ("Couldn't connect to server: Connection refused",
+ * "Timeout was reached: Operation timed out after 5001 milliseconds…",
+ * "SSL peer certificate or SSH remote key was not OK: …certificate…",
+ * "answer exceeds 8 MiB"), or names the TLS option that is wrong
+ * ("--nomad-client-cert and --nomad-client-key go together" is the caller's
+ * check; here: "ca_path /x: no .pem or .crt file", "ca_path /x: <strerror>").
+ * The caller prefixes the source and address. Header values (tokens) never
+ * appear in errbuf. */
+int http_get(const struct http_request *request, struct http_response *response,
+             char *errbuf, size_t errlen);
+
+/* Frees what http_get filled in; safe on a zeroed response. */
+void http_response_free(struct http_response *response);
+
+/* Once per process, before any thread starts (curl_global_init). */
+void http_client_init(void);
+
+#endif

@@ -1,0 +1,79 @@
+/* gpuledger's entry point, shaped like lua.c: a protected main that opens the
+ * host, hands argv to the Lua command line (gpuledger.cli) and reports any
+ * error that escapes once, with a traceback only under GPULEDGER_DEBUG=1. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <lauxlib.h>
+#include <lua-cjson.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "host.h"
+
+/* Message handler: adds a traceback when GPULEDGER_DEBUG=1 asks for one. */
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    if (host_debug())
+        luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* Runs in protected mode: argc and argv come as light userdata. Leaves the
+ * exit status as an integer on the stack. */
+static int pmain(lua_State *L)
+{
+    int argc = (int)lua_tointeger(L, 1);
+    char **argv = (char **)lua_touserdata(L, 2);
+    host_open(L);
+    luaL_requiref(L, "cjson", luaopen_cjson, 0);
+    lua_pop(L, 1);
+
+    lua_pushcfunction(L, msghandler);                 /* [.., handler] */
+    int handler = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "gpuledger.cli");
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK)        /* [.., handler, cli] */
+        return lua_error(L);
+    lua_getfield(L, -1, "main");                      /* [.., cli, main] */
+    lua_createtable(L, argc, 0);
+    for (int i = 1; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i);
+    }                                                 /* [.., cli, main, args] */
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK)
+        return lua_error(L);
+    lua_Integer status = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
+    lua_pushinteger(L, status);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    lua_State *L = luaL_newstate();
+    if (L == NULL) {
+        fprintf(stderr, "gpuledger: cannot create the Lua state: not enough memory\n");
+        return 1;
+    }
+    lua_pushcfunction(L, pmain);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    int status = lua_pcall(L, 2, 1, 0);
+    int exit_status;
+    if (status == LUA_OK) {
+        exit_status = (int)lua_tointeger(L, -1);
+    } else {
+        const char *msg = lua_tostring(L, -1);
+        fprintf(stderr, "gpuledger: %s\n", msg ? msg : "(error without a message)");
+        exit_status = 1;
+    }
+    fflush(stdout);
+    lua_close(L);
+    return exit_status;
+}

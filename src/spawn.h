@@ -1,0 +1,30 @@
+#ifndef GPULEDGER_SPAWN_H
+#define GPULEDGER_SPAWN_H
+#include <stddef.h>
+
+/* What a finished child left behind. Buffers are NUL-terminated and owned by
+ * the caller (spawn_result_free). */
+struct spawn_result {
+    char *out;
+    size_t out_len;
+    char *err;
+    size_t err_len;
+    int exit_status; /* exit code when it exited, else -1 */
+    int term_signal; /* the signal that ended it, else 0 */
+};
+
+/* Runs argv (argv[0] looked up in PATH) without a shell, in a process group of
+ * its own, with stdin from /dev/null, capturing stdout and stderr.
+ * Returns 0 with *result filled when the child ran to its end (whatever its
+ * exit status). Returns -1 with a one-line cause in errbuf and nothing to free
+ * when it could not run ("not found", "permission denied"), ran past
+ * timeout_ms ("timed out after 10s": the whole group is killed and reaped), or
+ * wrote more than max_bytes on stdout or stderr ("output exceeds 4 MiB";
+ * killed and reaped too). Never leaves a zombie or an open descriptor. */
+int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes,
+                  struct spawn_result *result, char *errbuf, size_t errlen);
+
+/* Frees what spawn_capture filled in; safe on a zeroed result. */
+void spawn_result_free(struct spawn_result *result);
+
+#endif
