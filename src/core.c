@@ -19,6 +19,7 @@
 #include "csv.h"
 #include "embedded.h"
 #include "host.h"
+#include "http_client.h"
 #include "procfs.h"
 #include "spawn.h"
 
@@ -143,6 +144,89 @@ static int core_proc_cgroups(lua_State *L)
         lua_rawseti(L, -2, pid);
     }
     return 1;
+}
+
+/* Reads an optional string field of the options table at `index`: NULL when
+ * absent or empty. The string stays alive in the table. */
+static const char *opt_string_field(lua_State *L, int index, const char *field)
+{
+    lua_getfield(L, index, field);
+    const char *value = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
+    lua_pop(L, 1);
+    return value && *value ? value : NULL;
+}
+
+#define MAX_HEADERS 16
+
+/* core.http_get(url, opts) → status, body, content_type, or nil, cause.
+ * opts: unix_socket, headers (array of "Name: value"), timeout_ms,
+ * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name,
+ * and token_header + token_env: the header is sent with the value of the
+ * environment variable NAMED token_env when it is set and not empty. The
+ * token's value never enters Lua and never appears in a cause. */
+static int core_http_get(lua_State *L)
+{
+    const char *url = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    struct http_request request = {0};
+    request.url = url;
+    request.unix_socket = opt_string_field(L, 2, "unix_socket");
+    request.timeout_ms = (long)opt_int_field(L, 2, "timeout_ms", 5000);
+    request.max_bytes = (size_t)opt_int_field(L, 2, "max_bytes", 8 << 20);
+    request.ca_file = opt_string_field(L, 2, "ca_file");
+    request.ca_path = opt_string_field(L, 2, "ca_path");
+    request.client_cert = opt_string_field(L, 2, "client_cert");
+    request.client_key = opt_string_field(L, 2, "client_key");
+    request.tls_server_name = opt_string_field(L, 2, "tls_server_name");
+
+    const char *headers[MAX_HEADERS + 2];
+    int nheaders = 0;
+    lua_getfield(L, 2, "headers");
+    if (lua_istable(L, -1)) {
+        lua_Integer count = luaL_len(L, -1);
+        luaL_argcheck(L, count <= MAX_HEADERS, 2, "too many headers");
+        for (lua_Integer i = 1; i <= count; i++) {
+            lua_geti(L, -1, i);
+            headers[nheaders++] = luaL_checkstring(L, -1);
+            lua_pop(L, 1); /* still referenced by the headers table */
+        }
+    }
+    lua_pop(L, 1);
+    const char *token_header = opt_string_field(L, 2, "token_header");
+    const char *token_env = opt_string_field(L, 2, "token_env");
+    const char *token = token_env ? getenv(token_env) : NULL;
+    char *token_line = NULL;
+    if (token_header && token && *token) {
+        size_t size = strlen(token_header) + strlen(token) + 3;
+        token_line = malloc(size);
+        if (!token_line)
+            return luaL_error(L, "not enough memory");
+        snprintf(token_line, size, "%s: %s", token_header, token);
+        headers[nheaders++] = token_line;
+    }
+    headers[nheaders] = NULL;
+    request.headers = headers;
+
+    struct http_response response = {0};
+    char cause[512];
+    int failed = http_get(&request, &response, cause, sizeof cause);
+    if (token_line) {
+        memset(token_line, 0, strlen(token_line));
+        free(token_line);
+    }
+    if (failed) {
+        lua_pushnil(L);
+        lua_pushstring(L, cause);
+        return 2;
+    }
+    lua_pushinteger(L, response.status);
+    lua_pushlstring(L, response.body, response.body_len);
+    if (response.content_type)
+        lua_pushstring(L, response.content_type);
+    else
+        lua_pushnil(L);
+    http_response_free(&response);
+    return 3;
 }
 
 /* core.now() → seconds since the epoch, with fractions (CLOCK_REALTIME). */
@@ -323,6 +407,7 @@ static const luaL_Reg core_functions[] = {
     {"spawn", core_spawn},
     {"parse_csv", core_parse_csv},
     {"proc_cgroups", core_proc_cgroups},
+    {"http_get", core_http_get},
     {"now", core_now},
     {"hostname", core_hostname},
     {"getenv", core_getenv},

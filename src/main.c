@@ -10,6 +10,7 @@
 #include <lualib.h>
 
 #include "host.h"
+#include "http_client.h"
 
 /* Message handler: adds a traceback when GPULEDGER_DEBUG=1 asks for one. */
 static int msghandler(lua_State *L)
@@ -56,6 +57,7 @@ static int pmain(lua_State *L)
 
 int main(int argc, char **argv)
 {
+    http_client_init();
     lua_State *L = luaL_newstate();
     if (L == NULL) {
         fprintf(stderr, "gpuledger: cannot create the Lua state: not enough memory\n");

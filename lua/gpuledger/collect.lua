@@ -2,7 +2,11 @@
 -- source's raw answer, already reduced where privacy demands it, or the
 -- source's error. The only module that calls the collectors of the C core.
 local clock = require "gpuledger.clock"
+local docker = require "gpuledger.sources.docker"
+local http = require "gpuledger.sources.http"
+local nomad = require "gpuledger.sources.nomad"
 local nvidia = require "gpuledger.sources.nvidia"
+local options = require "gpuledger.options"
 local snapshot = require "gpuledger.snapshot"
 
 local M = {}
@@ -32,6 +36,43 @@ local function collect_proc(core, proc_root, pids)
   return { ok = true, root = proc_root, pids = by_pid }
 end
 
+-- The engines to ask, Docker first: {name, address} pairs.
+local function engines(core, opts)
+  local list = { { "docker", opts.docker } }
+  local podman = options.podman_endpoint(opts.podman, function(path) return core.stat(path) ~= nil end)
+  if podman then
+    list[#list + 1] = { "podman", podman }
+  end
+  return list
+end
+
+-- Inspects, engine by engine, the containers of GPU processes that no list
+-- showed (SPEC §2.3: a container started between the list and now); the
+-- first engine that knows one keeps it.
+local function inspect_unlisted(core, sources, order, proc)
+  local listed = {}
+  for _, name in ipairs(order) do
+    for _, inspect in ipairs(sources[name].containers or {}) do
+      listed[inspect.Id] = true
+    end
+  end
+  for _, container in pairs(proc.pids or {}) do
+    local id = container.container_id
+    if not listed[id] then
+      listed[id] = true
+      for _, name in ipairs(order) do
+        local source = sources[name]
+        local endpoint = source.ok and http.endpoint(source.endpoint)
+        local inspect = endpoint and docker.inspect(core, name, endpoint, id)
+        if inspect then
+          source.containers[#source.containers + 1] = inspect
+          break
+        end
+      end
+    end
+  end
+end
+
 -- Collects this node's snapshot with core, as opts (the command line) say.
 function M.collect(core, opts)
   local at = core.now()
@@ -39,6 +80,18 @@ function M.collect(core, opts)
   sources.nvidia = nvidia.collect(core, opts["nvidia-smi"])
   if not opts["no-docker"] then
     sources.proc = collect_proc(core, opts.proc, reported_pids(sources.nvidia))
+    local order = {}
+    for _, engine in ipairs(engines(core, opts)) do
+      local name, address = engine[1], engine[2]
+      sources[name] = docker.collect(core, name, address)
+      order[#order + 1] = name
+    end
+    if sources.proc.ok then
+      inspect_unlisted(core, sources, order, sources.proc)
+    end
+  end
+  if not opts["no-nomad"] then
+    sources.nomad = nomad.collect(core, opts)
   end
   return snapshot.new(opts.node, clock.format_time(at), sources)
 end

@@ -1,0 +1,63 @@
+-- What the HTTP sources (Docker, Podman, Nomad) share: reading an endpoint
+-- ("unix:///run/docker.sock", "http://host:port", "tcp://host:port"), one
+-- GET of a JSON answer through core.http_get, and errors that name the
+-- source, the address, the request and the cause.
+local json = require "gpuledger.json"
+local text = require "gpuledger.text"
+
+local M = {}
+
+M.TIMEOUT_MS = 5000
+M.MAX_BYTES = 8 * 1024 * 1024
+
+-- Splits an endpoint. Returns {address=, base=, unix_socket=} or nil, why.
+function M.endpoint(address)
+  local socket = address:match("^unix://(/.+)$")
+  if socket then
+    return { address = address, base = "http://localhost", unix_socket = socket }
+  end
+  local rest = address:match("^tcp://(.+)$")
+  local base = rest and ("http://" .. rest) or address
+  if not base:match("^https?://[^/]+") then
+    return nil, string.format("%s: want unix:///path, http://host:port or https://host:port", address)
+  end
+  return { address = address, base = (base:gsub("/+$", "")) }
+end
+
+-- The gist of an error answer: Docker's and Podman's {"message": …} or
+-- Nomad's plain text, on one short printable line.
+function M.error_text(body)
+  local decoded = json.decode(body or "")
+  local said = type(decoded) == "table" and type(decoded.message) == "string" and decoded.message or body or ""
+  said = text.printable(text.trim(said):match("^[^\n]*") or "")
+  if #said > 200 then
+    said = said:sub(1, 200) .. "…"
+  end
+  return said
+end
+
+-- GETs path from endpoint and decodes the JSON answer. opts are passed to
+-- core.http_get (TLS, token). Returns the value, or nil, a message
+-- "<source> <address>: GET <path>: <cause>" and the HTTP status (if one came).
+function M.get_json(core, source, endpoint, path, opts)
+  local request = { unix_socket = endpoint.unix_socket, timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES }
+  for key, value in pairs(opts or {}) do
+    request[key] = value
+  end
+  local prefix = string.format("%s %s: GET %s", source, endpoint.address, path)
+  local status, body = core.http_get(endpoint.base .. path, request)
+  if not status then
+    return nil, string.format("%s: %s", prefix, body)
+  end
+  if status ~= 200 then
+    local said = M.error_text(body)
+    return nil, string.format("%s: HTTP %d%s", prefix, status, said ~= "" and (" (" .. said .. ")") or ""), status
+  end
+  local value, why = json.decode(body)
+  if value == nil then
+    return nil, string.format("%s: the answer is not JSON: %s", prefix, why), status
+  end
+  return value, nil, status
+end
+
+return M
