@@ -21,7 +21,7 @@
 #include "host.h"
 #include "http_client.h"
 #include "procfs.h"
-#include "spawn.h"
+#include "spawn_capture.h"
 
 #ifndef GPULEDGER_VERSION
 #define GPULEDGER_VERSION "dev"
@@ -62,6 +62,7 @@ static int core_spawn(lua_State *L)
     }
     argv[argc] = NULL;
     int timeout_ms = (int)opt_int_field(L, 2, "timeout_ms", 10000);
+    luaL_argcheck(L, timeout_ms > 0, 2, "timeout_ms must be more than 0");
     size_t max_bytes = (size_t)opt_int_field(L, 2, "max_bytes", 4 << 20);
 
     struct spawn_result result = {0};

@@ -1,5 +1,5 @@
-#ifndef GPULEDGER_SPAWN_H
-#define GPULEDGER_SPAWN_H
+#ifndef GPULEDGER_SPAWN_CAPTURE_H
+#define GPULEDGER_SPAWN_CAPTURE_H
 #include <stddef.h>
 
 /* What a finished child left behind. Buffers are NUL-terminated and owned by

@@ -1,0 +1,435 @@
+/* Running a command and capturing what it prints, with a deadline and a size
+ * cap, without a shell, a zombie or a leaked descriptor. */
+#include "spawn_capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum {
+    READ_CHUNK = 64 * 1024,
+    KILL_GRACE_MS = 2000, /* how long a killed child may take to die */
+    MAX_ABANDONED = 16,
+};
+
+/* One output stream of the child: the read end of its pipe (-1 once at EOF)
+ * and what came through it. data always has room for a NUL after len. */
+struct capture {
+    int fd;
+    char *data;
+    size_t len, cap;
+};
+
+/* How reading the child's output, or waiting for it, ended. */
+enum run_end { RUN_OK, RUN_TIMEOUT, RUN_OVERFLOW, RUN_FAILED };
+
+/* Children that would not die within KILL_GRACE_MS of SIGKILL (stuck in the
+ * kernel, as nvidia-smi can be on a GPU that fell off the bus): waiting for
+ * them would hang the caller, so later calls reap them once they are gone. */
+static pid_t abandoned[MAX_ABANDONED];
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void set_error(char *errbuf, size_t errlen, const char *message)
+{
+    if (errbuf && errlen > 0)
+        snprintf(errbuf, errlen, "%s", message);
+}
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Milliseconds left until deadline_ns, rounded up; 0 once it has passed; -1
+ * (poll's "forever") when there is no deadline (deadline_ns < 0). */
+static int ms_until(int64_t deadline_ns)
+{
+    if (deadline_ns < 0)
+        return -1;
+    int64_t left_ns = deadline_ns - monotonic_ns();
+    if (left_ns <= 0)
+        return 0;
+    return (int)((left_ns + 999999) / 1000000);
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec pause = {ms / 1000, (long)(ms % 1000) * 1000000};
+    nanosleep(&pause, NULL); /* an interrupted sleep only makes a caller look sooner */
+}
+
+/* "250ms", "10s", "1.5s": the way Go prints a duration under a minute. */
+static void format_duration(char *buf, size_t len, int ms)
+{
+    if (ms < 1000) {
+        snprintf(buf, len, "%dms", ms);
+    } else if (ms % 1000 == 0) {
+        snprintf(buf, len, "%ds", ms / 1000);
+    } else {
+        char fraction[4];
+        snprintf(fraction, sizeof fraction, "%03d", ms % 1000);
+        for (int i = 2; fraction[i] == '0'; i--)
+            fraction[i] = '\0';
+        snprintf(buf, len, "%d.%ss", ms / 1000, fraction);
+    }
+}
+
+/* "4 MiB", "64 KiB", "1000 bytes": the largest unit that divides bytes. */
+static void format_size(char *buf, size_t len, size_t bytes)
+{
+    const size_t kib = 1024, mib = 1024 * 1024;
+    if (bytes >= mib && bytes % mib == 0)
+        snprintf(buf, len, "%zu MiB", bytes / mib);
+    else if (bytes >= kib && bytes % kib == 0)
+        snprintf(buf, len, "%zu KiB", bytes / kib);
+    else
+        snprintf(buf, len, "%zu bytes", bytes);
+}
+
+/* Reaps the abandoned children that have died since; forgets those that are
+ * no longer ours to reap. */
+static void reap_abandoned(void)
+{
+    pthread_mutex_lock(&abandoned_lock);
+    for (int i = 0; i < MAX_ABANDONED; i++) {
+        if (abandoned[i] <= 0)
+            continue;
+        pid_t reaped = waitpid(abandoned[i], NULL, WNOHANG);
+        if (reaped == abandoned[i] || (reaped < 0 && errno == ECHILD))
+            abandoned[i] = 0;
+    }
+    pthread_mutex_unlock(&abandoned_lock);
+}
+
+/* Kills the process group of pid (the child leads it) and reaps pid. Returns
+ * 0, or -1 when pid outlived KILL_GRACE_MS and was left to reap_abandoned
+ * (it is still waited for here, however long that takes, when that list is
+ * full). */
+static int kill_and_reap(pid_t pid)
+{
+    if (pid <= 0) /* never signal our own group, or everything */
+        return 0;
+    if (kill(-pid, SIGKILL) < 0)
+        kill(pid, SIGKILL);
+    int64_t give_up_ns = monotonic_ns() + (int64_t)KILL_GRACE_MS * 1000000;
+    for (int delay_ms = 1;; delay_ms = delay_ms < 50 ? delay_ms * 2 : 50) {
+        pid_t reaped = waitpid(pid, NULL, WNOHANG);
+        if (reaped == pid || (reaped < 0 && errno != EINTR)) /* ECHILD: not ours */
+            return 0;
+        if (reaped == 0 && ms_until(give_up_ns) == 0)
+            break;
+        if (reaped == 0)
+            sleep_ms(delay_ms);
+    }
+    pthread_mutex_lock(&abandoned_lock);
+    for (int i = 0; i < MAX_ABANDONED; i++) {
+        if (abandoned[i] <= 0) {
+            abandoned[i] = pid;
+            pthread_mutex_unlock(&abandoned_lock);
+            return -1;
+        }
+    }
+    pthread_mutex_unlock(&abandoned_lock);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    return 0;
+}
+
+/* Makes room in c for at least need bytes. */
+static int reserve(struct capture *c, size_t need)
+{
+    if (need <= c->cap)
+        return 0;
+    size_t new_cap = c->cap ? c->cap : 4096;
+    while (new_cap < need)
+        new_cap = new_cap > SIZE_MAX / 2 ? need : new_cap * 2;
+    char *grown = realloc(c->data, new_cap);
+    if (!grown)
+        return -1;
+    c->data = grown;
+    c->cap = new_cap;
+    return 0;
+}
+
+/* Does one read from c's pipe, which poll said is ready. Never reads more than
+ * one byte past max_bytes, so the buffer stays within max_bytes + 2. On EOF
+ * the pipe is closed and c->fd set to -1. */
+static enum run_end read_once(struct capture *c, size_t max_bytes, int *error_number)
+{
+    size_t room = max_bytes - c->len; /* c->len <= max_bytes while we read */
+    size_t want = room < READ_CHUNK ? room + 1 : READ_CHUNK;
+    if (reserve(c, c->len + want + 1) < 0) {
+        *error_number = ENOMEM;
+        return RUN_FAILED;
+    }
+    ssize_t n = read(c->fd, c->data + c->len, want);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return RUN_OK;
+    if (n < 0) {
+        *error_number = errno;
+        return RUN_FAILED;
+    }
+    if (n == 0) {
+        close(c->fd);
+        c->fd = -1;
+        return RUN_OK;
+    }
+    c->len += (size_t)n;
+    return c->len > max_bytes ? RUN_OVERFLOW : RUN_OK;
+}
+
+/* Reads both pipes until both are at EOF, the deadline passes or one of them
+ * brings more than max_bytes. */
+static enum run_end read_outputs(struct capture *out, struct capture *err, int64_t deadline_ns,
+                                 size_t max_bytes, int *error_number)
+{
+    struct capture *captures[2] = {out, err};
+    while (out->fd >= 0 || err->fd >= 0) {
+        int wait_ms = ms_until(deadline_ns);
+        if (wait_ms == 0)
+            return RUN_TIMEOUT;
+        struct pollfd fds[2] = {{out->fd, POLLIN, 0}, {err->fd, POLLIN, 0}}; /* -1 is skipped */
+        if (poll(fds, 2, wait_ms) < 0) {
+            if (errno == EINTR)
+                continue;
+            *error_number = errno;
+            return RUN_FAILED;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd < 0 || fds[i].revents == 0)
+                continue;
+            enum run_end end = read_once(captures[i], max_bytes, error_number);
+            if (end != RUN_OK)
+                return end;
+        }
+    }
+    return RUN_OK;
+}
+
+/* Waits until pid exits (and reaps it, *status filled) or the deadline passes.
+ * Only needed when the child closed its output before exiting, so a short
+ * backoff of sleeps is enough. RUN_FAILED means pid was not ours to reap. */
+static enum run_end wait_child(pid_t pid, int64_t deadline_ns, int *status, int *error_number)
+{
+    for (int delay_ms = 1;; delay_ms = delay_ms < 50 ? delay_ms * 2 : 50) {
+        pid_t reaped = waitpid(pid, status, WNOHANG);
+        if (reaped == pid)
+            return RUN_OK;
+        if (reaped < 0 && errno == EINTR)
+            continue;
+        if (reaped < 0) {
+            *error_number = errno;
+            return RUN_FAILED;
+        }
+        int left_ms = ms_until(deadline_ns);
+        if (left_ms == 0)
+            return RUN_TIMEOUT;
+        sleep_ms(left_ms > 0 && left_ms < delay_ms ? left_ms : delay_ms);
+    }
+}
+
+/* A pipe whose two ends are close-on-exec and above 2, so that setting up the
+ * child's 0, 1 and 2 cannot clobber them even when the caller runs with one
+ * of those closed. */
+static int open_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] > 2)
+            continue;
+        int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+        int saved_errno = errno;
+        close(fds[i]);
+        fds[i] = moved;
+        if (moved < 0) {
+            if (i == 0)
+                close(fds[1]);
+            else
+                close(fds[0]);
+            errno = saved_errno;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Starts argv with stdin from /dev/null, stdout and stderr on out_fd and
+ * err_fd, no other descriptor, default signal dispositions, an empty signal
+ * mask, in a new process group. Returns 0 or an errno value: glibc reports the
+ * child's failure to exec (ENOENT, EACCES...) as posix_spawnp's result. */
+static int start_child(char *const argv[], int out_fd, int err_fd, pid_t *pid)
+{
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    sigset_t no_signals, all_signals;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0)
+        return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        return rc;
+    }
+    sigemptyset(&no_signals);
+    sigfillset(&all_signals);
+    rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    /* Descriptors other code opened without O_CLOEXEC stay out of the child. */
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+#endif
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSIGDEF);
+    if (rc == 0)
+        rc = posix_spawnattr_setpgroup(&attr, 0);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigmask(&attr, &no_signals);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigdefault(&attr, &all_signals);
+    if (rc == 0)
+        rc = posix_spawnp(pid, argv[0], &actions, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+    return rc;
+}
+
+/* Creates the two pipes and starts argv on their write ends, which are closed
+ * here either way. Returns 0 with *pid, *out_fd and *err_fd (the read ends)
+ * filled, or an errno value with nothing left open. */
+static int start_with_pipes(char *const argv[], pid_t *pid, int *out_fd, int *err_fd)
+{
+    int out_pipe[2], err_pipe[2];
+    if (open_pipe(out_pipe) < 0)
+        return errno;
+    if (open_pipe(err_pipe) < 0) {
+        int saved_errno = errno;
+        close(out_pipe[0]);
+        close(out_pipe[1]);
+        return saved_errno;
+    }
+    int rc = start_child(argv, out_pipe[1], err_pipe[1], pid);
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    if (rc != 0) {
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        return rc;
+    }
+    *out_fd = out_pipe[0];
+    *err_fd = err_pipe[0];
+    return 0;
+}
+
+/* The cause of a failed start: "not found", "permission denied" or strerror. */
+static const char *start_error(int error_number)
+{
+    if (error_number == ENOENT)
+        return "not found";
+    if (error_number == EACCES)
+        return "permission denied";
+    return strerror(error_number);
+}
+
+/* Writes why a started child gave no result into errbuf. */
+static void describe_end(enum run_end end, int timeout_ms, size_t max_bytes, int error_number,
+                         pid_t stuck_pid, char *errbuf, size_t errlen)
+{
+    char amount[48], stuck[64] = "";
+    if (!errbuf || errlen == 0)
+        return;
+    if (stuck_pid > 0)
+        snprintf(stuck, sizeof stuck, " (pid %ld did not die on SIGKILL)", (long)stuck_pid);
+    if (end == RUN_TIMEOUT) {
+        format_duration(amount, sizeof amount, timeout_ms);
+        snprintf(errbuf, errlen, "timed out after %s%s", amount, stuck);
+    } else if (end == RUN_OVERFLOW) {
+        format_size(amount, sizeof amount, max_bytes);
+        snprintf(errbuf, errlen, "output exceeds %s%s", amount, stuck);
+    } else {
+        snprintf(errbuf, errlen, "%s%s", strerror(error_number), stuck);
+    }
+}
+
+/* As spawn_capture.h says; a timeout_ms <= 0 means no time limit. A child that
+ * closes its output but runs on, or leaves a process holding it, counts as
+ * running until the deadline. Safe to call from several threads. */
+int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes,
+                  struct spawn_result *result, char *errbuf, size_t errlen)
+{
+    struct capture out = {-1, NULL, 0, 0}, err = {-1, NULL, 0, 0};
+    pid_t pid = 0;
+
+    memset(result, 0, sizeof *result);
+    if (!argv || !argv[0] || !argv[0][0]) {
+        set_error(errbuf, errlen, "no command to run");
+        return -1;
+    }
+    reap_abandoned();
+    int64_t deadline_ns = timeout_ms > 0 ? monotonic_ns() + (int64_t)timeout_ms * 1000000 : -1;
+    int error_number = reserve(&out, 1) < 0 || reserve(&err, 1) < 0
+                           ? ENOMEM
+                           : start_with_pipes(argv, &pid, &out.fd, &err.fd);
+    if (error_number != 0) {
+        free(out.data);
+        free(err.data);
+        set_error(errbuf, errlen, start_error(error_number));
+        return -1;
+    }
+
+    int status = 0, reaped = 0;
+    enum run_end end = read_outputs(&out, &err, deadline_ns, max_bytes, &error_number);
+    if (end == RUN_OK) {
+        end = wait_child(pid, deadline_ns, &status, &error_number);
+        reaped = end == RUN_OK || end == RUN_FAILED; /* reaped, or not ours to reap */
+    }
+    if (out.fd >= 0)
+        close(out.fd);
+    if (err.fd >= 0)
+        close(err.fd);
+    pid_t stuck_pid = !reaped && kill_and_reap(pid) < 0 ? pid : 0;
+
+    if (end != RUN_OK) {
+        free(out.data);
+        free(err.data);
+        describe_end(end, timeout_ms, max_bytes, error_number, stuck_pid, errbuf, errlen);
+        return -1;
+    }
+    out.data[out.len] = '\0';
+    err.data[err.len] = '\0';
+    result->out = out.data;
+    result->out_len = out.len;
+    result->err = err.data;
+    result->err_len = err.len;
+    result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return 0;
+}
+
+/* Frees both buffers and zeroes *result. */
+void spawn_result_free(struct spawn_result *result)
+{
+    free(result->out);
+    free(result->err);
+    memset(result, 0, sizeof *result);
+}
