@@ -1,0 +1,691 @@
+/* One HTTP GET with libcurl's easy interface: TCP, unix socket or HTTPS,
+ * bounded in time and in size, errors as one line that carries libcurl's
+ * wording. See http_client.h for the contract. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strcasestr */
+#endif
+#include "http_client.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#ifndef GPULEDGER_VERSION
+#define GPULEDGER_VERSION "dev"
+#endif
+
+/* A CA file or directory bigger than this is refused rather than read. */
+#define CA_BYTES_MAX ((size_t)16 * 1024 * 1024)
+#define PEM_CERT_MARK "-----BEGIN CERTIFICATE-----"
+
+/* A growable byte buffer, always NUL-terminated once anything was put in it. */
+struct buffer {
+    char *data;
+    size_t len;
+    size_t cap;
+};
+
+/* Appends n bytes; returns 0, or -1 when memory ran out (buffer unchanged). */
+static int buffer_append(struct buffer *buf, const void *bytes, size_t n)
+{
+    if (buf->len + n + 1 > buf->cap) {
+        size_t cap = buf->cap ? buf->cap : 4096;
+        while (cap < buf->len + n + 1)
+            cap *= 2;
+        char *grown = realloc(buf->data, cap);
+        if (!grown)
+            return -1;
+        buf->data = grown;
+        buf->cap = cap;
+    }
+    if (n)
+        memcpy(buf->data + buf->len, bytes, n);
+    buf->len += n;
+    buf->data[buf->len] = '\0';
+    return 0;
+}
+
+/* printf into errbuf (if there is one), always NUL-terminated; returns -1 so
+ * a failure path can `return fail(...)`. */
+static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (errbuf && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(errbuf, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Writes "8 MiB", "20 KiB" or "1000 bytes" for a byte count into out. */
+static void format_size(size_t bytes, char *out, size_t outlen)
+{
+    const size_t kib = 1024, mib = 1024 * 1024;
+    if (bytes >= mib && bytes % mib == 0)
+        snprintf(out, outlen, "%zu MiB", bytes / mib);
+    else if (bytes >= kib && bytes % kib == 0)
+        snprintf(out, outlen, "%zu KiB", bytes / kib);
+    else
+        snprintf(out, outlen, "%zu bytes", bytes);
+}
+
+/* Appends the whole file at path to buf (at most CA_BYTES_MAX in all).
+ * Returns 0, or -1 with errno set (EFBIG when too large, ENOMEM). */
+static int read_file_into(const char *path, struct buffer *buf)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return -1;
+    char chunk[16384];
+    size_t got;
+    int saved_errno = 0;
+    while ((got = fread(chunk, 1, sizeof chunk, file)) > 0) {
+        if (buf->len + got > CA_BYTES_MAX) {
+            saved_errno = EFBIG;
+            break;
+        }
+        if (buffer_append(buf, chunk, got) != 0) {
+            saved_errno = ENOMEM;
+            break;
+        }
+    }
+    if (!saved_errno && ferror(file))
+        saved_errno = errno ? errno : EIO;
+    fclose(file);
+    if (saved_errno) {
+        errno = saved_errno;
+        return -1;
+    }
+    /* separate files, so one without a final newline cannot glue its END
+     * line to the next file's BEGIN line */
+    if (buffer_append(buf, "\n", 1) != 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads ca_file and checks it holds a PEM certificate; when pool is given the
+ * bytes are appended to it. Returns 0, or -1 with
+ * "ca_file <f>: <strerror>" / "ca_file <f>: no PEM certificate in it". */
+static int load_ca_file(const char *ca_file, struct buffer *pool, char *errbuf, size_t errlen)
+{
+    struct buffer own = {0};
+    struct buffer *into = pool ? pool : &own;
+    size_t start = into->len;
+    if (read_file_into(ca_file, into) != 0) {
+        int err = errno;
+        free(own.data);
+        return fail(errbuf, errlen, "ca_file %s: %s", ca_file, strerror(err));
+    }
+    int has_cert = strstr(into->data + start, PEM_CERT_MARK) != NULL;
+    free(own.data);
+    if (!has_cert)
+        return fail(errbuf, errlen, "ca_file %s: no PEM certificate in it", ca_file);
+    return 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* True when name ends in ".pem" or ".crt". */
+static int is_ca_name(const char *name)
+{
+    size_t len = strlen(name);
+    return len > 4 && (strcmp(name + len - 4, ".pem") == 0 || strcmp(name + len - 4, ".crt") == 0);
+}
+
+/* Appends every non-directory entry of ca_path named *.pem or *.crt, in
+ * name order, to pool. Returns 0, or -1 with "ca_path <dir>: <strerror>",
+ * "ca_path <dir>: no .pem or .crt file", "ca_path <file>: <strerror>" (a
+ * listed file that cannot be read) or "ca_path <dir>: no PEM certificate in it". */
+static int load_ca_path(const char *ca_path, struct buffer *pool, char *errbuf, size_t errlen)
+{
+    DIR *dir = opendir(ca_path);
+    if (!dir)
+        return fail(errbuf, errlen, "ca_path %s: %s", ca_path, strerror(errno));
+
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+    struct dirent *entry;
+    errno = 0;
+    while ((entry = readdir(dir)) != NULL) {
+        if (!is_ca_name(entry->d_name))
+            continue;
+        if (count == cap) {
+            size_t grown_cap = cap ? cap * 2 : 16;
+            char **grown = realloc(names, grown_cap * sizeof *names);
+            if (!grown) {
+                rc = fail(errbuf, errlen, "ca_path %s: out of memory", ca_path);
+                break;
+            }
+            names = grown;
+            cap = grown_cap;
+        }
+        names[count] = strdup(entry->d_name);
+        if (!names[count]) {
+            rc = fail(errbuf, errlen, "ca_path %s: out of memory", ca_path);
+            break;
+        }
+        count++;
+        errno = 0;
+    }
+    if (rc == 0 && errno != 0)
+        rc = fail(errbuf, errlen, "ca_path %s: %s", ca_path, strerror(errno));
+    closedir(dir);
+
+    size_t start = pool->len, files = 0;
+    if (rc == 0 && count)
+        qsort(names, count, sizeof *names, compare_names);
+    for (size_t i = 0; rc == 0 && i < count; i++) {
+        size_t path_len = strlen(ca_path) + 1 + strlen(names[i]) + 1;
+        char *path = malloc(path_len);
+        if (!path) {
+            rc = fail(errbuf, errlen, "ca_path %s: out of memory", ca_path);
+            break;
+        }
+        snprintf(path, path_len, "%s/%s", ca_path, names[i]);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            free(path);
+            continue;
+        }
+        if (read_file_into(path, pool) != 0)
+            rc = fail(errbuf, errlen, "ca_path %s: %s", path, strerror(errno));
+        else
+            files++;
+        free(path);
+    }
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+    if (rc != 0)
+        return rc;
+    if (files == 0)
+        return fail(errbuf, errlen, "ca_path %s: no .pem or .crt file", ca_path);
+    if (!strstr(pool->data + start, PEM_CERT_MARK))
+        return fail(errbuf, errlen, "ca_path %s: no PEM certificate in it", ca_path);
+    return 0;
+}
+
+/* Checks that a client certificate or key file can be opened, so a wrong path
+ * is reported before any request. Returns 0, or -1 with "<what> <f>: <strerror>". */
+static int check_readable(const char *what, const char *path, char *errbuf, size_t errlen)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return fail(errbuf, errlen, "%s %s: %s", what, path, strerror(errno));
+    char byte;
+    size_t got = fread(&byte, 1, 1, file);
+    int err = ferror(file) ? errno : 0;
+    fclose(file);
+    if (got == 0 && err)
+        return fail(errbuf, errlen, "%s %s: %s", what, path, strerror(err));
+    return 0;
+}
+
+/* True for the characters a host name or IPv4 address may hold. */
+static int is_host_name(const char *name)
+{
+    if (!*name || strlen(name) > 253)
+        return 0;
+    for (const char *p = name; *p; p++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.' || c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+/* For tls_server_name on an https URL: *new_url becomes the URL with its host
+ * replaced by the name, and *connect_to "name:port:host:port" so curl still
+ * connects to the URL's real host and port (both owned by the caller, free
+ * with curl_free / free). Returns 0, or -1 with a cause in errbuf. */
+static int server_name_route(const char *url, const char *server_name, char **new_url,
+                             char **connect_to, char *errbuf, size_t errlen)
+{
+    *new_url = NULL;
+    *connect_to = NULL;
+    if (!is_host_name(server_name))
+        return fail(errbuf, errlen, "tls_server_name %s: not a host name", server_name);
+
+    CURLU *parsed = curl_url();
+    if (!parsed)
+        return fail(errbuf, errlen, "out of memory");
+    char *host = NULL, *port = NULL;
+    int rc = 0;
+    CURLUcode uc = curl_url_set(parsed, CURLUPART_URL, url, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(parsed, CURLUPART_HOST, &host, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(parsed, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
+    if (uc != CURLUE_OK) {
+        rc = fail(errbuf, errlen, "URL rejected: %s", curl_url_strerror(uc));
+        goto out;
+    }
+    /* an IPv6 literal comes back in brackets; make sure it has them */
+    int needs_brackets = host[0] != '[' && strchr(host, ':') != NULL;
+    size_t len = strlen(server_name) + strlen(port) + strlen(host) + strlen(port) + 8;
+    *connect_to = malloc(len);
+    if (!*connect_to) {
+        rc = fail(errbuf, errlen, "out of memory");
+        goto out;
+    }
+    snprintf(*connect_to, len, "%s:%s:%s%s%s:%s", server_name, port, needs_brackets ? "[" : "",
+             host, needs_brackets ? "]" : "", port);
+    uc = curl_url_set(parsed, CURLUPART_HOST, server_name, 0);
+    if (uc == CURLUE_OK)
+        uc = curl_url_get(parsed, CURLUPART_URL, new_url, 0);
+    if (uc != CURLUE_OK) {
+        rc = fail(errbuf, errlen, "tls_server_name %s: %s", server_name, curl_url_strerror(uc));
+        free(*connect_to);
+        *connect_to = NULL;
+    }
+out:
+    curl_free(host);
+    curl_free(port);
+    curl_url_cleanup(parsed);
+    return rc;
+}
+
+/* What the callbacks share with http_get. */
+struct transfer {
+    struct buffer body;
+    size_t max_bytes;
+    int too_big;     /* the answer is (or announced itself) over max_bytes */
+    int out_of_mem;
+};
+
+/* Body callback: appends, or aborts the transfer (returns 0 → CURLE_WRITE_ERROR)
+ * once the body would exceed max_bytes or memory runs out. */
+static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct transfer *t = userdata;
+    size_t n = size * nmemb;
+    if (n > t->max_bytes || t->body.len > t->max_bytes - n) {
+        t->too_big = 1;
+        return 0;
+    }
+    if (buffer_append(&t->body, data, n) != 0) {
+        t->out_of_mem = 1;
+        return 0;
+    }
+    return n;
+}
+
+/* Header callback: a Content-Length over max_bytes aborts before any body is
+ * read. Header values are never copied anywhere. */
+static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
+{
+    struct transfer *t = userdata;
+    size_t n = size * nmemb;
+    static const char name[] = "content-length:";
+    if (n > sizeof name - 1 && strncasecmp(data, name, sizeof name - 1) == 0) {
+        char digits[32];
+        size_t i = sizeof name - 1, k = 0;
+        while (i < n && (data[i] == ' ' || data[i] == '\t'))
+            i++;
+        while (i < n && k + 1 < sizeof digits && data[i] >= '0' && data[i] <= '9')
+            digits[k++] = data[i++];
+        digits[k] = '\0';
+        if (k > 0) {
+            errno = 0;
+            unsigned long long announced = strtoull(digits, NULL, 10);
+            if (errno == ERANGE || k + 1 == sizeof digits || announced > t->max_bytes) {
+                t->too_big = 1;
+                return 0;
+            }
+        }
+    }
+    return n;
+}
+
+/* True when the curl result is about TLS (handshake, verification, local
+ * certificate or key). */
+static int is_tls_error(CURLcode code, const char *detail)
+{
+    switch (code) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED:
+        return 1;
+    default:
+        return strstr(detail, "SSL") != NULL || strstr(detail, "TLS") != NULL;
+    }
+}
+
+/* Turns CR, LF and tabs into spaces and trims trailing spaces, in place. */
+static void one_line(char *text)
+{
+    for (char *p = text; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+    size_t len = strlen(text);
+    while (len && text[len - 1] == ' ')
+        text[--len] = '\0';
+}
+
+/* Replaces every occurrence of secret in text (of capacity cap) with
+ * "<redacted>". Defensive: curl does not echo header values in its messages,
+ * and this makes sure a token never reaches an error message. */
+static void redact(char *text, size_t cap, const char *secret)
+{
+    static const char mask[] = "<redacted>";
+    size_t secret_len = strlen(secret);
+    if (secret_len < 4)
+        return; /* too short to be a secret; masking it would mangle words */
+    char *hit;
+    char *from = text;
+    while ((hit = strstr(from, secret)) != NULL) {
+        size_t tail = strlen(hit + secret_len);
+        size_t mask_len = sizeof mask - 1;
+        size_t head = (size_t)(hit - text);
+        if (head + mask_len + tail + 1 > cap)
+            tail = cap > head + mask_len + 1 ? cap - head - mask_len - 1 : 0;
+        if (head + mask_len + 1 > cap) {
+            *hit = '\0';
+            return;
+        }
+        memmove(hit + mask_len, hit + secret_len, tail);
+        hit[mask_len + tail] = '\0';
+        memcpy(hit, mask, mask_len);
+        from = hit + mask_len;
+    }
+}
+
+/* Masks every header value of the request in errbuf. */
+static void redact_header_values(const struct http_request *request, char *errbuf, size_t errlen)
+{
+    if (!request->headers || !errbuf || !errlen)
+        return;
+    for (const char *const *line = request->headers; *line; line++) {
+        const char *colon = strchr(*line, ':');
+        if (!colon)
+            continue;
+        const char *value = colon + 1;
+        while (*value == ' ' || *value == '\t')
+            value++;
+        redact(errbuf, errlen, value);
+    }
+}
+
+/* Writes the cause of a failed transfer: "answer exceeds 8 MiB", or
+ * "<curl_easy_strerror>: <error buffer>" (the buffer part only when it adds
+ * something), with "TLS: " in front of a TLS failure whose wording names
+ * neither TLS nor a certificate. For a unix socket that could not be reached
+ * the socket path and errno are given, since curl's text names a TCP port. */
+static void describe_failure(const struct http_request *request, CURL *curl, CURLcode code,
+                             const struct transfer *t, const char *curl_detail, char *errbuf,
+                             size_t errlen)
+{
+    if (t->too_big) {
+        char size[32];
+        format_size(t->max_bytes, size, sizeof size);
+        fail(errbuf, errlen, "answer exceeds %s", size);
+        return;
+    }
+    if (t->out_of_mem) {
+        fail(errbuf, errlen, "out of memory reading the answer");
+        return;
+    }
+    const char *summary = curl_easy_strerror(code);
+    char detail[CURL_ERROR_SIZE + 128];
+    snprintf(detail, sizeof detail, "%s", curl_detail);
+    one_line(detail);
+    long os_errno = 0;
+    if (code == CURLE_COULDNT_CONNECT)
+        curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
+    if (os_errno && request->unix_socket) {
+        /* curl's text would name "localhost port 80" */
+        snprintf(detail, sizeof detail, "%s: %s", request->unix_socket, strerror((int)os_errno));
+    } else if (os_errno) {
+        /* curl 7.88 ends with "Couldn't connect to server" where the system's
+         * reason ("Connection refused") belongs */
+        const char *reason = strerror((int)os_errno);
+        if (!strstr(detail, reason)) {
+            size_t len = strlen(detail), summary_len = strlen(summary);
+            if (len > summary_len + 2 && strcmp(detail + len - summary_len, summary) == 0 &&
+                strncmp(detail + len - summary_len - 2, ": ", 2) == 0)
+                detail[len - summary_len - 2] = '\0';
+            len = strlen(detail);
+            snprintf(detail + len, sizeof detail - len, "%s%s", len ? ": " : "", reason);
+        }
+    }
+    const char *prefix = "";
+    int names_tls = strcasestr(summary, "tls") || strcasestr(summary, "certificate") ||
+                    strcasestr(detail, "tls") || strcasestr(detail, "certificate");
+    if (is_tls_error(code, detail) && !names_tls)
+        prefix = "TLS: ";
+    long header_bytes = 0;
+    curl_easy_getinfo(curl, CURLINFO_HEADER_SIZE, &header_bytes);
+    if (!names_tls && header_bytes == 0 && strncasecmp(request->url, "https://", 8) == 0 &&
+        (code == CURLE_SEND_ERROR || code == CURLE_RECV_ERROR || code == CURLE_GOT_NOTHING)) {
+        /* In TLS 1.3 a server checks the client certificate after the
+         * client considers the handshake done: a refusal then shows up as a
+         * broken connection on the first write or read, often before its
+         * alert could be read. */
+        prefix = request->client_cert && *request->client_cert
+                     ? "TLS: the server closed the connection after the handshake "
+                       "(was the client certificate refused?): "
+                     : "TLS: the server closed the connection after the handshake "
+                       "(does it require a client certificate?): ";
+    }
+    if (detail[0] && strcmp(detail, summary) != 0)
+        fail(errbuf, errlen, "%s%s: %s", prefix, summary, detail);
+    else
+        fail(errbuf, errlen, "%s%s", prefix, summary);
+}
+
+/* Sets up TLS options on curl from the request: the CA pool (a file,
+ * or file + directory loaded into *ca_blob, which must outlive the transfer),
+ * the client pair. Returns 0, or -1 with the option that is wrong in errbuf. */
+static int setup_tls(CURL *curl, const struct http_request *request, struct buffer *ca_blob,
+                     char *errbuf, size_t errlen)
+{
+    const char *ca_file = request->ca_file && *request->ca_file ? request->ca_file : NULL;
+    const char *ca_path = request->ca_path && *request->ca_path ? request->ca_path : NULL;
+    const char *cert = request->client_cert && *request->client_cert ? request->client_cert : NULL;
+    const char *key = request->client_key && *request->client_key ? request->client_key : NULL;
+
+    if (!cert != !key)
+        return fail(errbuf, errlen, "client_cert and client_key go together");
+    if (ca_path) {
+        if (ca_file && load_ca_file(ca_file, ca_blob, errbuf, errlen) != 0)
+            return -1;
+        if (load_ca_path(ca_path, ca_blob, errbuf, errlen) != 0)
+            return -1;
+        struct curl_blob blob = {.data = ca_blob->data, .len = ca_blob->len,
+                                 .flags = CURL_BLOB_NOCOPY};
+        curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob);
+    } else if (ca_file) {
+        if (load_ca_file(ca_file, NULL, errbuf, errlen) != 0)
+            return -1;
+        curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
+    }
+    if (ca_file || ca_path)
+        curl_easy_setopt(curl, CURLOPT_CAPATH, NULL); /* only the given CAs */
+    if (cert) {
+        if (check_readable("client_cert", cert, errbuf, errlen) != 0 ||
+            check_readable("client_key", key, errbuf, errlen) != 0)
+            return -1;
+        curl_easy_setopt(curl, CURLOPT_SSLCERT, cert);
+        curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(curl, CURLOPT_SSLKEY, key);
+        curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    return 0;
+}
+
+/* Frees what http_get filled in; safe on a zeroed response. */
+void http_response_free(struct http_response *response)
+{
+    if (!response)
+        return;
+    free(response->body);
+    free(response->content_type);
+    response->body = NULL;
+    response->content_type = NULL;
+    response->body_len = 0;
+}
+
+/* Once per process, before any thread starts. */
+void http_client_init(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* Performs one GET (contract in http_client.h). Owns nothing after it
+ * returns except what it put in *response on success; on -1 *response is
+ * zeroed and errbuf holds one line. Configuration mistakes (a half client
+ * pair, a CA option that cannot be used, a header with a line break, a bad
+ * tls_server_name) are reported before any connection is made. */
+int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
+             size_t errlen)
+{
+    memset(response, 0, sizeof *response);
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!request->url || !*request->url)
+        return fail(errbuf, errlen, "no URL");
+    if (request->timeout_ms <= 0)
+        return fail(errbuf, errlen, "timeout must be > 0");
+
+    struct transfer t = {.max_bytes = request->max_bytes};
+    struct buffer ca_blob = {0};
+    struct curl_slist *headers = NULL;
+    char *routed_url = NULL, *connect_to = NULL;
+    struct curl_slist *connect_list = NULL;
+    char curl_detail[CURL_ERROR_SIZE];
+    curl_detail[0] = '\0';
+    int rc = -1;
+
+    CURL *curl = curl_easy_init();
+    if (!curl)
+        return fail(errbuf, errlen, "curl_easy_init failed");
+
+    for (const char *const *line = request->headers; line && *line; line++) {
+        const char *line_break = strpbrk(*line, "\r\n");
+        if (line_break) {
+            /* name the header (never its value) */
+            const char *colon = strchr(*line, ':');
+            int name_len = colon && colon < line_break && colon - *line <= 64
+                               ? (int)(colon - *line) : 0;
+            fail(errbuf, errlen, "header %.*s: the value holds a line break", name_len, *line);
+            goto out;
+        }
+        struct curl_slist *grown = curl_slist_append(headers, *line);
+        if (!grown) {
+            fail(errbuf, errlen, "out of memory");
+            goto out;
+        }
+        headers = grown;
+    }
+
+    const char *url = request->url;
+    int any_tls = (request->ca_file && *request->ca_file) ||
+                  (request->ca_path && *request->ca_path) ||
+                  (request->client_cert && *request->client_cert) ||
+                  (request->client_key && *request->client_key) ||
+                  (request->tls_server_name && *request->tls_server_name);
+    if (any_tls && setup_tls(curl, request, &ca_blob, errbuf, errlen) != 0)
+        goto out;
+    if (request->tls_server_name && *request->tls_server_name && !request->unix_socket &&
+        strncasecmp(url, "https://", 8) == 0) {
+        if (server_name_route(url, request->tls_server_name, &routed_url, &connect_to, errbuf,
+                              errlen) != 0)
+            goto out;
+        connect_list = curl_slist_append(NULL, connect_to);
+        if (!connect_list) {
+            fail(errbuf, errlen, "out of memory");
+            goto out;
+        }
+        url = routed_url;
+        curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_list);
+    }
+
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    if (request->unix_socket)
+        curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, request->unix_socket);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, request->timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_detail);
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpuledger/" GPULEDGER_VERSION);
+    curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(curl, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+    if (headers)
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+
+    CURLcode code = curl_easy_perform(curl);
+    if (code != CURLE_OK) {
+        describe_failure(request, curl, code, &t, curl_detail, errbuf, errlen);
+        goto out;
+    }
+    if (buffer_append(&t.body, "", 0) != 0) { /* an empty body is still a string */
+        fail(errbuf, errlen, "out of memory reading the answer");
+        goto out;
+    }
+    const char *content_type = NULL;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+    curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &content_type);
+    if (content_type) {
+        response->content_type = strdup(content_type);
+        if (!response->content_type) {
+            fail(errbuf, errlen, "out of memory reading the answer");
+            goto out;
+        }
+    }
+    response->body = t.body.data;
+    response->body_len = t.body.len;
+    t.body.data = NULL;
+    rc = 0;
+
+out:
+    if (rc != 0) {
+        http_response_free(response);
+        response->status = 0;
+        redact_header_values(request, errbuf, errlen);
+    }
+    curl_easy_cleanup(curl);
+    curl_slist_free_all(headers);
+    curl_slist_free_all(connect_list);
+    curl_free(routed_url);
+    free(connect_to);
+    free(ca_blob.data);
+    free(t.body.data);
+    return rc;
+}
