@@ -12,11 +12,8 @@ local function say(stream, s)
   stream:flush()
 end
 
-local function usage_error(message, with_usage)
+local function usage_error(message)
   say(io.stderr, "gpuledger: " .. message .. "\n")
-  if with_usage then
-    say(io.stderr, options.usage())
-  end
   return 2
 end
 
@@ -153,7 +150,7 @@ function M.main(args)
       say(io.stderr, options.usage())
       return 0
     end
-    return usage_error(problem.message, problem.show_usage)
+    return usage_error(problem.message)
   end
   local why = check_site_dir(opts, "rules", "GPULEDGER_RULES") or check_site_dir(opts, "scripts", "GPULEDGER_SCRIPTS")
   if why then

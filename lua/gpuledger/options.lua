@@ -63,8 +63,8 @@ M.COMMANDS = {
   ls = "print the ledger: who reserved and who holds each GPU (default)",
   check = "judge the ledger: findings worst first, exit status per --exit-on",
   serve = "serve /metrics, /ledger, /findings, /healthz and a page on --listen",
-  fleet = "fleet ls|check|serve: the same for every node of a cluster",
-  report = "GPU-hours per job and node from Prometheus over --since",
+  fleet = "fleet ls|check|serve: the same for every node of a cluster (not in this version yet)",
+  report = "GPU-hours per job and node from Prometheus over --since (not in this version yet)",
   snapshot = "print this node's raw source answers as JSON (for --replay)",
   rules = "list the effective finding rules and where each came from",
   version = "print the version",
@@ -266,7 +266,7 @@ function M.parse(args, getenv)
   end
 
   if not M.COMMANDS[opts.command] then
-    return nil, { message = string.format("unknown command %q", opts.command), show_usage = true }
+    return nil, { message = string.format("unknown command %q: `gpuledger help` lists the commands", opts.command) }
   end
   if opts.command == "fleet" and not FLEET_SUBCOMMANDS[opts.subcommand] then
     return nil, { message = string.format("fleet %q: want fleet ls, fleet check or fleet serve", opts.subcommand) }
