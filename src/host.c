@@ -69,7 +69,11 @@ static char *read_script_file(const char *path, size_t *len)
  * or nil when none is set. */
 static void push_search_dir(lua_State *L, const char *field)
 {
-    lua_getfield(L, LUA_REGISTRYINDEX, SEARCH_DIRS_KEY); /* [dirs] */
+    if (lua_getfield(L, LUA_REGISTRYINDEX, SEARCH_DIRS_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_pushnil(L); /* [nil]: host_open never ran (core.so under lua5.4) */
+        return;
+    }
     lua_getfield(L, -1, field);                          /* [dirs, dir] */
     lua_remove(L, -2);                                   /* [dir] */
 }
@@ -239,8 +243,16 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     limits->instructions_left -= HOOK_EVERY;
     if (limits->instructions_left <= 0) {
         lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
-        luaL_error(L, "stopped after running past its budget of %d instructions",
-                   (int)limits->max_instructions);
+        /* name the line that was running (level 0 here, not luaL_error's 1) */
+        lua_Debug running;
+        if (lua_getstack(L, 0, &running) && lua_getinfo(L, "Sl", &running) && running.currentline > 0)
+            lua_pushfstring(L, "%s:%d: ", running.short_src, running.currentline);
+        else
+            lua_pushliteral(L, "");
+        lua_pushfstring(L, "stopped after running past its budget of %d instructions",
+                        (int)limits->max_instructions);
+        lua_concat(L, 2);
+        lua_error(L);
     }
 }
 

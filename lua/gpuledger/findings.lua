@@ -71,7 +71,7 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   local bytes = math.tointeger(policy.rule_memory_bytes) or 0
   local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
   if not ok then
-    return nil, tostring(err)
+    return nil, sandbox.error_text(err)
   end
   return emitted
 end

@@ -27,7 +27,7 @@ local function run_file(core, text, chunkname, env)
   end
   local ok, value = core.call_limited(chunk, LOAD_INSTRUCTIONS, LOAD_BYTES)
   if not ok then
-    return nil, value
+    return nil, sandbox.error_text(value)
   end
   return value == nil and false or value
 end
@@ -74,7 +74,7 @@ local function rule_stems(core, rules_dir)
       add(stem)
     end
   end
-  if rules_dir and rules_dir ~= "" and core.stat(rules_dir) == "dir" then
+  if rules_dir ~= "" and core.stat(rules_dir) == "dir" then
     for _, name in ipairs(core.listdir(rules_dir) or {}) do
       if name:sub(-4) == ".lua" then
         local stem = name:match(SITE_NAME)
@@ -90,13 +90,40 @@ local function rule_stems(core, rules_dir)
   return stems, errors
 end
 
+-- The text and chunk name of rule file `stem`: the site's copy in rules_dir
+-- when there is one, else the embedded default. Returns nil and why when
+-- the site's copy cannot be read.
+local function rule_text(core, rules_dir, stem)
+  local site_path = rules_dir ~= "" and string.format("%s/%s.lua", rules_dir, stem)
+  if site_path and core.stat(site_path) then
+    local text, why = core.read_file(site_path, 1024 * 1024)
+    if not text then
+      return nil, why
+    end
+    return text, "@" .. site_path
+  end
+  return core.embedded_text("rules/" .. stem .. ".lua")
+end
+
+-- Wraps a rule's level function so that it, too, runs under the load
+-- budget; a level function that fails or answers nonsense gives ERROR.
+local function limited_level(core, level)
+  return function(policy)
+    local ok, value = core.call_limited(level, LOAD_INSTRUCTIONS, LOAD_BYTES, policy)
+    if ok and LEVELS[value] then
+      return value
+    end
+    return "ERROR"
+  end
+end
+
 -- Loads the thresholds: the embedded defaults, then the site's file over
 -- them. Returns thresholds and a list of errors.
 local function load_thresholds(core, rules_dir)
   local errors = {}
   local text, chunkname = core.embedded_text("rules/thresholds.lua")
   local thresholds = assert(run_file(core, text, chunkname, sandbox.environment()))
-  local site_path = rules_dir and rules_dir ~= "" and (rules_dir .. "/thresholds.lua")
+  local site_path = rules_dir ~= "" and (rules_dir .. "/thresholds.lua")
   if site_path and core.stat(site_path) == "file" then
     local site_text, read_error = core.read_file(site_path, 1024 * 1024)
     local site, why
@@ -121,6 +148,7 @@ end
 -- errors = {"file:line: message", …}}; each rule is the file's table plus
 -- file (the stem) and origin (a site path or "embedded").
 function M.load(core, rules_dir)
+  rules_dir = rules_dir or ""
   local set = { rules = {}, errors = {} }
   local thresholds, threshold_errors = load_thresholds(core, rules_dir)
   set.thresholds = thresholds
@@ -134,10 +162,10 @@ function M.load(core, rules_dir)
 
   local by_code = {}
   for _, stem in ipairs(stems) do
-    local ok_find, text, chunkname = pcall(core.find_script, "rules." .. stem)
-    if not ok_find then
-      set.errors[#set.errors + 1] = tostring(text)
-    elseif text then
+    local text, chunkname = rule_text(core, rules_dir, stem)
+    if not text then
+      set.errors[#set.errors + 1] = chunkname
+    else
       local env = sandbox.environment { gl = sandbox.readonly(gl) }
       local rule, why = run_file(core, text, chunkname, env)
       local where = origin_of(chunkname)
@@ -152,6 +180,9 @@ function M.load(core, rules_dir)
         else
           rule.file = stem
           rule.origin = where
+          if type(rule.level) == "function" then
+            rule.level = limited_level(core, rule.level)
+          end
           by_code[rule.code] = rule
           set.rules[#set.rules + 1] = rule
         end
@@ -173,19 +204,29 @@ function M.level_of(rule, policy)
   return rule.level
 end
 
--- Every code of the set with its level under policy, worst first (for the
--- zero series of gpuledger_findings and for `gpuledger rules`).
+-- The default codes in the order of SPEC §3.5, which metrics and listings
+-- follow; site codes come after them, by name.
+local CODE_ORDER = {
+  "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
+  "encoder-saturated", "hot", "idle", "held",
+}
+local CODE_RANK = {}
+for i, code in ipairs(CODE_ORDER) do
+  CODE_RANK[code] = i
+end
+
+-- Every code of the set with its level under policy: [{code=, level=}],
+-- in SPEC §3.5 order, then the site's codes by name (for the zero series of
+-- gpuledger_findings and for `gpuledger rules`).
 function M.codes(set, policy)
   local codes = {}
   for _, rule in ipairs(set.rules) do
-    codes[#codes + 1] = { code = rule.code, level = M.level_of(rule, policy), order = rule.order or 100 }
+    codes[#codes + 1] = { code = rule.code, level = M.level_of(rule, policy) }
   end
   table.sort(codes, function(a, b)
-    if LEVELS[a.level] ~= LEVELS[b.level] then
-      return LEVELS[a.level] > LEVELS[b.level]
-    end
-    if a.order ~= b.order then
-      return a.order < b.order
+    local rank_a, rank_b = CODE_RANK[a.code] or math.huge, CODE_RANK[b.code] or math.huge
+    if rank_a ~= rank_b then
+      return rank_a < rank_b
     end
     return a.code < b.code
   end)

@@ -14,12 +14,24 @@ end
 
 -- The string metatable is shared by every string: hide it, or a rule could
 -- reach string.* of everyone through getmetatable("").
-getmetatable("").__metatable = false
+local string_metatable = getmetatable("")
+if type(string_metatable) == "table" then
+  string_metatable.__metatable = false
+end
 
 local READONLY = setmetatable({}, { __mode = "k" }) -- view → original
 
 local function refuse_write(_, key)
   error(string.format("cannot change field %q: the ledger and the policy are read-only", tostring(key)), 2)
+end
+
+-- The text of an error a rule raised, without running any of its code (a
+-- __tostring metamethod would run outside the rule's budget).
+function M.error_text(err)
+  if type(err) == "string" then
+    return err
+  end
+  return string.format("(error object is a %s value)", type(err))
 end
 
 -- Returns a read-only view of t (the same view for the same table), whose
@@ -61,6 +73,15 @@ function M.original(t)
   return READONLY[t] or t
 end
 
+-- setmetatable for rules: a finalizer (__gc) would run rule code after the
+-- rule returned, outside its budget, so it is refused.
+local function guarded_setmetatable(t, mt)
+  if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
+    error("setmetatable: __gc is not allowed in a rule", 2)
+  end
+  return setmetatable(t, mt)
+end
+
 local function undeclared(_, key)
   error(string.format("assignment to global %q: rules keep their state in locals", tostring(key)), 2)
 end
@@ -71,7 +92,7 @@ function M.environment(extra)
     assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
     pcall = pcall, select = select, tonumber = tonumber, tostring = tostring,
     type = type, xpcall = xpcall, rawequal = rawequal, rawlen = rawlen,
-    getmetatable = getmetatable, setmetatable = setmetatable,
+    getmetatable = getmetatable, setmetatable = guarded_setmetatable,
     string = copy(string), table = copy(table), math = copy(math), utf8 = copy(utf8),
     os = { time = os.time, date = os.date, clock = os.clock },
     _VERSION = _VERSION,

@@ -118,8 +118,8 @@ local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 function M.check(findings, counts)
   local lines = {}
   for _, finding in ipairs(findings) do
-    lines[#lines + 1] = text.printable(string.format("%s %s %-18s %-22s %s",
-      GLYPHS[finding.level] or "?", text.pad(finding.level, 5), finding.code, finding.gpu or finding.node, finding.message))
+    lines[#lines + 1] = text.printable(string.format("%s %s %s %s %s", GLYPHS[finding.level] or "?",
+      text.pad(finding.level, 5), text.pad(finding.code, 18), text.pad(finding.gpu or finding.node, 22), finding.message))
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",

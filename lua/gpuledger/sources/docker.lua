@@ -76,20 +76,29 @@ function M.reduce(inspect)
       labels[key] = value
     end
   end
-  local env = {}
+  local env = json.array()
   local visible = M.visible_devices(config.Env)
   if visible then
     env[1] = "NVIDIA_VISIBLE_DEVICES=" .. visible
   end
-  local requests = {}
+  local requests = json.array()
   for _, request in ipairs(host.DeviceRequests or {}) do
-    requests[#requests + 1] = { Count = request.Count, DeviceIDs = request.DeviceIDs }
+    local ids = type(request.DeviceIDs) == "table" and json.array(request.DeviceIDs) or nil
+    requests[#requests + 1] = { Count = request.Count, DeviceIDs = ids }
   end
   return {
     Id = inspect.Id, Name = inspect.Name,
     Config = { Image = config.Image, Labels = labels, Env = env },
     HostConfig = { DeviceRequests = requests },
   }
+end
+
+-- The value of label com.hashicorp.nomad.<name>, or nil when absent or empty.
+local function label(labels, name)
+  local value = labels[LABEL .. name]
+  if type(value) == "string" and value ~= "" then
+    return value
+  end
 end
 
 -- What the ledger needs of a container: {id, name, image, allocId,
@@ -102,11 +111,11 @@ function M.describe(inspect)
     id = inspect.Id or "",
     name = name,
     image = config.Image or "",
-    allocId = labels[LABEL .. "allocation_id"] or labels[LABEL .. "alloc_id"] or "",
+    allocId = label(labels, "allocation_id") or label(labels, "alloc_id") or "",
     allocFromName = false,
-    jobName = labels[LABEL .. "job_name"] or "",
+    jobName = label(labels, "job_name") or "",
     taskName = "",
-    namespace = labels[LABEL .. "namespace"] or "",
+    namespace = label(labels, "namespace") or "",
     gpus = M.gpus(inspect),
   }
   if container.allocId == "" then
@@ -115,10 +124,7 @@ function M.describe(inspect)
       container.allocId, container.allocFromName, container.taskName = alloc, true, task
     end
   end
-  local task_label = labels[LABEL .. "task_name"]
-  if task_label and task_label ~= "" then
-    container.taskName = task_label
-  end
+  container.taskName = label(labels, "task_name") or container.taskName
   return container
 end
 

@@ -1,0 +1,127 @@
+-- collect() with a fake core: which collectors run, with what, and what
+-- reaches the snapshot.
+local H = require "helper"
+local collect = require "gpuledger.collect"
+local ledger = require "gpuledger.ledger"
+local json = require "gpuledger.json"
+
+local MAIN = "0, " .. H.UUID0 .. ", NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
+local APPS = H.UUID0 .. ", 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n" .. H.UUID0 .. ", 6060, 48, python3\n"
+
+-- A fake core: nvidia-smi answers main and apps, every other query fails;
+-- /proc knows pid 4242; every HTTP request is refused.
+local function fake_core(overrides)
+  local fake = { spawned = {}, cgroup_calls = {}, http = {} }
+  function fake.now() return 1795939200 end
+  function fake.spawn(argv)
+    fake.spawned[#fake.spawned + 1] = argv[2]
+    if argv[2]:find("compute-apps", 1, true) then
+      return APPS, "", 0
+    elseif argv[2]:find("uuid", 1, true) then
+      return MAIN, "", 0
+    end
+    return "Field is not a valid field to query.\n", "", 2
+  end
+  fake.parse_csv = H.core.parse_csv
+  function fake.proc_cgroups(root, pids)
+    fake.cgroup_calls[#fake.cgroup_calls + 1] = { root = root, pids = pids }
+    return { [4242] = { container_id = H.cid("a"), runtime = "docker" } }
+  end
+  function fake.http_get(url)
+    fake.http[#fake.http + 1] = url
+    return nil, "connection refused"
+  end
+  function fake.stat() return nil, "no such file" end
+  function fake.getenv() return nil end
+  for k, v in pairs(overrides or {}) do
+    fake[k] = v
+  end
+  return fake
+end
+
+local function opts(flags)
+  return H.merge({
+    ["nvidia-smi"] = "nvidia-smi", proc = "/proc", node = "gpud", docker = "unix:///var/run/docker.sock",
+    podman = "off", ["nomad-addr"] = "http://127.0.0.1:4646", ["nomad-token-env"] = "NOMAD_TOKEN",
+    ["nomad-node-id"] = "", ["no-docker"] = false, ["no-nomad"] = false, set = {},
+  }, flags)
+end
+
+describe("gpuledger.collect", function()
+  it("makes a snapshot of the node at core.now()", function()
+    local snap = collect.collect(fake_core(), opts { ["no-docker"] = true, ["no-nomad"] = true })
+    assert.equal("gpuledger-snapshot", snap.kind)
+    assert.equal(1, snap.schema)
+    assert.equal("gpud", snap.node)
+    assert.equal(H.AT, snap.at)
+  end)
+
+  it("with --no-docker --no-nomad asks nvidia-smi only: no proc, docker, podman or nomad source", function()
+    local fake = fake_core()
+    local snap = collect.collect(fake, opts { ["no-docker"] = true, ["no-nomad"] = true })
+    assert.is_true(snap.sources.nvidia.ok)
+    assert.is_nil(snap.sources.proc)
+    assert.is_nil(snap.sources.docker)
+    assert.is_nil(snap.sources.podman)
+    assert.is_nil(snap.sources.nomad)
+    assert.same({}, fake.cgroup_calls)
+    assert.same({}, fake.http)
+  end)
+
+  it("every GPU process is then a host tenant, and nothing is an error", function()
+    local l = ledger.build(collect.collect(fake_core(), opts { ["no-docker"] = true, ["no-nomad"] = true }))
+    assert.is_nil(l.errors)
+    assert.is_false(l.nomadRead)
+    local tenants = l.entries[1].tenants
+    assert.equal(1, #tenants)
+    assert.equal("host", tenants[1].kind)
+    assert.same({ 4242, 6060 }, tenants[1].pids)
+  end)
+
+  it("asks /proc for the containers of the pids nvidia-smi reported, as integers", function()
+    local fake = fake_core()
+    local snap = collect.collect(fake, opts { ["no-nomad"] = true, proc = "/host/proc" })
+    assert.equal(1, #fake.cgroup_calls)
+    assert.equal("/host/proc", fake.cgroup_calls[1].root)
+    assert.same({ 4242, 6060 }, fake.cgroup_calls[1].pids)
+    assert.is_true(snap.sources.proc.ok)
+    assert.equal(H.cid("a"), snap.sources.proc.pids["4242"].container_id)
+  end)
+
+  it("a /proc that cannot be read is the proc source's error", function()
+    local fake = fake_core { proc_cgroups = function() return nil, "/nope: No such file or directory" end }
+    local snap = collect.collect(fake, opts { ["no-nomad"] = true, proc = "/nope" })
+    assert.is_false(snap.sources.proc.ok)
+    assert.matches("^proc /nope: ", snap.sources.proc.error)
+  end)
+
+  it("an unreachable Docker is the docker source's error, named docker", function()
+    local snap = collect.collect(fake_core(), opts { ["no-nomad"] = true })
+    assert.is_false(snap.sources.docker.ok)
+    assert.matches("^docker", snap.sources.docker.error)
+    assert.matches("connection refused", snap.sources.docker.error)
+  end)
+
+  it("an unreachable Nomad is the nomad source's error, named nomad", function()
+    local snap = collect.collect(fake_core(), opts { ["no-docker"] = true })
+    assert.is_false(snap.sources.nomad.ok)
+    assert.matches("^nomad", snap.sources.nomad.error)
+  end)
+
+  it("a failed nvidia-smi asks nothing else of it", function()
+    local fake = fake_core { spawn = function(argv)
+      return nil, "posix_spawn: No such file or directory"
+    end }
+    local snap = collect.collect(fake, opts { ["no-docker"] = true, ["no-nomad"] = true })
+    assert.is_false(snap.sources.nvidia.ok)
+    assert.matches("^nvidia%-smi query%-gpu", snap.sources.nvidia.error)
+  end)
+
+  it("process arguments never reach the snapshot", function()
+    local snap = collect.collect(fake_core(), opts { ["no-docker"] = true, ["no-nomad"] = true })
+    local encoded = json.encode(snap)
+    assert.is_nil(encoded:find("secret.mkv", 1, true))
+    assert.is_nil(encoded:find("/usr/bin", 1, true))
+    assert.truthy(encoded:find("HandBrakeCLI", 1, true))
+  end)
+end)

@@ -1,0 +1,86 @@
+local H = require "helper"
+local gl = require "gpuledger.gl"
+local cards = require "gpuledger.cards"
+
+describe("gpuledger.gl", function()
+  it("labels a GPU by index and the first 12 characters of its uuid", function()
+    assert.equal("gpu0 GPU-fef8089b", gl.label(H.gpu { index = 0 }))
+    assert.equal("gpu3 GPU-61d0e8b3", gl.label(H.gpu { index = 3 }))
+  end)
+
+  it("cuts an alloc id to 8 characters", function()
+    assert.equal("4d1e6a9b", gl.alloc8("4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e"))
+    assert.equal("", gl.alloc8(nil))
+  end)
+
+  it("writes lists the way Go does", function()
+    assert.equal("[4242]", gl.list({ 4242 }))
+    assert.equal("[a b]", gl.list({ "a", "b" }))
+    assert.equal("[]", gl.list({}))
+  end)
+
+  it("says how long a GPU has been in its state", function()
+    local ledger = H.ledger {}
+    assert.equal(", for 6h12m", gl.since_suffix(ledger, { stateSince = H.ago(6 * 3600 + 12 * 60) }))
+    assert.equal(", for 2d2h", gl.since_suffix(ledger, { stateSince = H.ago(50 * 3600) }))
+    assert.equal(", for <1m", gl.since_suffix(ledger, { stateSince = H.ago(30) }))
+    assert.equal("", gl.since_suffix(ledger, {}))
+    assert.equal("", gl.since_suffix(ledger, { stateSince = "not a time" }))
+    assert.equal(90 * 60, gl.state_seconds(ledger, { stateSince = H.ago(90 * 60) }))
+  end)
+
+  it("never says a negative time (a since after the ledger's time is 0)", function()
+    assert.equal(", for <1m", gl.since_suffix(H.ledger {}, { stateSince = H.ago(-3600) }))
+  end)
+
+  it("names a tenant by its container, else its kind", function()
+    assert.equal("ffmpeg-manual", gl.tenant_name(H.docker_tenant()))
+    assert.equal("docker", gl.tenant_name(H.docker_tenant { container = false }))
+    assert.equal("host", gl.tenant_name(H.host_tenant()))
+    assert.equal("docker", gl.tenant_name({ kind = "docker", container = "" }))
+  end)
+
+  it("writes job/task of a tenant or a reservation", function()
+    assert.equal("worker/worker", gl.job_task(H.nomad_tenant()))
+    assert.equal("worker/w", gl.job_task(H.reservation()))
+    assert.equal("/enc", gl.job_task({ taskName = "enc" }))
+  end)
+
+  it("quotes a namespace, or says its namespace when empty", function()
+    assert.equal('"video"', gl.quoted_namespace("video"))
+    assert.equal("its namespace", gl.quoted_namespace(""))
+    assert.equal("its namespace", gl.quoted_namespace(nil))
+  end)
+end)
+
+describe("gpuledger.cards", function()
+  for _, name in ipairs { "Quadro RTX 4000", "NVIDIA L4", "Tesla T4", "NVIDIA T4", "NVIDIA A10" } do
+    it(name .. " is known and unrestricted", function()
+      local card = cards.lookup(name)
+      assert.is_true(card.known)
+      assert.is_nil(card.encoder_cap)
+      assert.is_number(card.nvenc)
+    end)
+  end
+
+  it("carries NVENC count and generation", function()
+    assert.same({ known = true, nvenc = 2, generation = "8th (Ada)" }, cards.lookup("NVIDIA L4"))
+    assert.equal("7th (Turing)", cards.lookup("Quadro RTX 4000").generation)
+    assert.equal("7th (Ampere)", cards.lookup("NVIDIA A10").generation)
+  end)
+
+  it("any GeForce is capped at 12 sessions", function()
+    assert.equal(12, cards.lookup("NVIDIA GeForce RTX 4090").encoder_cap)
+    assert.equal(12, cards.lookup("GeForce GTX 1080").encoder_cap)
+  end)
+
+  for _, name in ipairs { "NVIDIA A100-SXM4-80GB", "NVIDIA A10G", "Quadro RTX 4000 Ada", "", "nvidia l4" } do
+    it(string.format("%q is unknown", name), function()
+      assert.is_false(cards.lookup(name).known)
+    end)
+  end
+
+  it("nil is unknown", function()
+    assert.is_false(cards.lookup(nil).known)
+  end)
+end)

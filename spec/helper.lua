@@ -1,0 +1,331 @@
+-- Shared builders for the specs: literal GPUs, tenants, reservations and
+-- ledgers that read like the situation a spec tests, raw snapshot pieces for
+-- the join, temporary site rule directories, and run_rules(), which judges a
+-- ledger with the embedded rule set exactly as `gpuledger check` does.
+local core = require "gpuledger.core"
+local json = require "gpuledger.json"
+local clock = require "gpuledger.clock"
+local ledger_mod = require "gpuledger.ledger"
+local ruleset = require "gpuledger.ruleset"
+local findings = require "gpuledger.findings"
+
+local H = {}
+
+H.core = core
+H.AT = "2026-11-29T08:00:00Z"
+H.UUID0 = "GPU-fef8089b-0c1d-4e2f-8a3b-5c6d7e8f9a01"
+H.UUID1 = "GPU-ac81e44d-7b2c-4d3e-9f4a-1b2c3d4e5f60"
+H.UUID2 = "GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52"
+H.UUID3 = "GPU-61d0e8b3-9c2a-4f71-a5e4-0b3c6d8e2f93"
+H.UUIDS = { [0] = H.UUID0, H.UUID1, H.UUID2, H.UUID3 }
+
+-- Shallow merge of tables, later ones win.
+local function merge(...)
+  local out = {}
+  for i = 1, select("#", ...) do
+    for k, v in pairs(select(i, ...) or {}) do
+      out[k] = v
+    end
+  end
+  return out
+end
+H.merge = merge
+
+-- RFC 3339 of H.AT minus `seconds`.
+function H.ago(seconds)
+  return clock.format_time(clock.parse_time(H.AT) - seconds)
+end
+
+---------------------------------------------------------------------------
+-- Ledger-level literals (what ledger.build produces, what rules read).
+
+-- A GPU entry: a cool, empty NVIDIA L4 at index 0 unless fields say otherwise.
+function H.gpu(fields)
+  fields = fields or {}
+  local index = fields.index or 0
+  local gpu = merge({
+    index = index,
+    uuid = H.UUIDS[index] or string.format("GPU-%08x-0000-4000-8000-000000000000", index),
+    model = "NVIDIA L4",
+    busId = string.format("00000000:%02X:00.0", index + 1),
+    memoryUsedMiB = 0,
+    memoryTotalMiB = 23034,
+    utilizationPct = 0,
+    memoryUtilizationPct = 0,
+    temperatureC = 40,
+    powerW = 30.0,
+    encoderSessions = 0,
+    encoderAverageFps = 0.0,
+  }, fields)
+  gpu.reservations = json.array(fields.reservations or {})
+  gpu.tenants = json.array(fields.tenants or {})
+  gpu.state = fields.state or ledger_mod.classify(gpu)
+  return gpu
+end
+
+-- Text fields a tenant may lack: a builder given `false` for one leaves it out.
+local OPTIONAL_TEXT = { "container", "containerId", "image", "allocId", "jobName", "taskName", "namespace" }
+
+local function tenant(kind, fields)
+  local t = merge({ kind = kind, usedMemoryMiB = 0, reserved = false, allocVisible = false }, fields)
+  for _, key in ipairs(OPTIONAL_TEXT) do
+    if t[key] == false then
+      t[key] = nil
+    end
+  end
+  t.pids = json.array(fields and fields.pids or {})
+  t.processes = json.array(fields and fields.processes or {})
+  return t
+end
+
+-- A Nomad task (reserved and visible unless fields say otherwise).
+function H.nomad_tenant(fields)
+  return tenant("nomad", merge({
+    container = "worker-4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e",
+    containerId = "aaaaaaaaaaaa",
+    image = "registry.example/video/worker:1",
+    allocId = "4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e",
+    jobName = "worker", taskName = "worker", namespace = "video",
+    reserved = true, allocVisible = true,
+    pids = { 4242 }, processes = { "ffmpeg" }, usedMemoryMiB = 1024,
+  }, fields))
+end
+
+-- A container outside Nomad.
+function H.docker_tenant(fields)
+  return tenant("docker", merge({
+    container = "ffmpeg-manual", containerId = "bbbbbbbbbbbb", image = "jrottenberg/ffmpeg:6.1",
+    pids = { 5151 }, processes = { "ffmpeg" }, usedMemoryMiB = 2048,
+  }, fields))
+end
+
+-- Processes outside any container.
+function H.host_tenant(fields)
+  return tenant("host", merge({ pids = { 6060 }, processes = { "python3" }, usedMemoryMiB = 48 }, fields))
+end
+
+-- A Nomad reservation of GPU(s).
+function H.reservation(fields)
+  local r = merge({
+    allocId = "4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e", jobId = "worker", taskGroup = "worker",
+    task = "w", namespace = "video", clientStatus = "running",
+  }, fields)
+  r.deviceIds = json.array(fields and fields.deviceIds or { H.UUID0 })
+  return r
+end
+
+-- A ledger of entries (Nomad read, no errors, at H.AT unless fields say).
+function H.ledger(entries, fields)
+  local l = merge({ schema = 1, node = "gpud", at = H.AT, nomadRead = true }, fields)
+  l.entries = json.array(entries or {})
+  if fields and fields.errors then
+    l.errors = json.array(fields.errors)
+  end
+  return l
+end
+
+---------------------------------------------------------------------------
+-- Judging.
+
+-- The embedded rule set (or a site directory's, see H.site_rules).
+function H.rule_set(dir)
+  return ruleset.load(core, dir or "")
+end
+
+-- The command-line opts for flags such as {["encoder-max"] = 8}: every
+-- given flag also counts as set on the command line.
+function H.opts(flags)
+  local opts = { set = {} }
+  for k, v in pairs(flags or {}) do
+    opts[k] = v
+    opts.set[k] = true
+  end
+  return opts
+end
+
+-- Judges ledger with the rule set (default: embedded), flags as on the
+-- command line, and thresholds overrides. Returns findings and the worst level.
+function H.run_rules(ledger, flags, thresholds, set)
+  set = set or H.rule_set()
+  local policy = findings.policy(merge(set.thresholds, thresholds), H.opts(flags))
+  local found = findings.evaluate(core, set, ledger, policy)
+  return found, findings.worst(found)
+end
+
+-- The findings of one code.
+function H.with_code(found, code)
+  local out = {}
+  for _, f in ipairs(found) do
+    if f.code == code then
+      out[#out + 1] = f
+    end
+  end
+  return out
+end
+
+-- "LEVEL code where" for each finding, for whole-list comparisons.
+function H.summary(found)
+  local out = {}
+  for i, f in ipairs(found) do
+    out[i] = string.format("%s %s %s", f.level, f.code, f.gpu or "node")
+  end
+  return out
+end
+
+---------------------------------------------------------------------------
+-- Snapshot-level literals (raw source answers, what ledger.build reads).
+
+-- A row of the main nvidia-smi query (12 strings).
+function H.smi_row(fields)
+  fields = fields or {}
+  local index = fields.index or 0
+  return {
+    tostring(index), fields.uuid or H.UUIDS[index], fields.name or "NVIDIA L4",
+    fields.bus or string.format("00000000:%02X:00.0", index + 1),
+    fields.used or "0", fields.total or "23034", fields.util or "0", fields.memutil or "0",
+    fields.temp or "40", fields.power or "30.5", fields.sessions or "0", fields.fps or "0",
+  }
+end
+
+-- A compute-apps row.
+function H.app(uuid, pid, mib, name)
+  return { uuid, tostring(pid), tostring(mib), name or "ffmpeg" }
+end
+
+-- A Docker inspect answer.
+function H.container(fields)
+  local labels = fields.labels or {}
+  local env = fields.env or {}
+  return {
+    Id = fields.id,
+    Name = fields.name and ("/" .. fields.name) or nil,
+    Config = { Image = fields.image or "busybox", Labels = labels, Env = env },
+    HostConfig = { DeviceRequests = fields.requests or {} },
+  }
+end
+
+-- Nomad labels of a task's container.
+function H.nomad_labels(alloc, job, task, namespace)
+  return {
+    ["com.hashicorp.nomad.alloc_id"] = alloc,
+    ["com.hashicorp.nomad.job_name"] = job,
+    ["com.hashicorp.nomad.task_name"] = task,
+    ["com.hashicorp.nomad.namespace"] = namespace,
+  }
+end
+
+-- A Nomad allocation whose `task` reserved the GPUs `ids` (nil: no devices).
+function H.alloc(fields)
+  local tasks = {}
+  for task, ids in pairs(fields.tasks or {}) do
+    local devices = {}
+    if ids ~= false then
+      devices[1] = { Vendor = fields.vendor or "nvidia", Type = fields.type or "gpu", Name = "NVIDIA L4", DeviceIDs = ids }
+    end
+    tasks[task] = { Devices = devices }
+  end
+  local resources = { Tasks = tasks }
+  if fields.no_resources then
+    resources = nil
+  end
+  return {
+    ID = fields.id, JobID = fields.job or "worker", Namespace = fields.namespace or "video",
+    TaskGroup = fields.group or fields.job or "worker", ClientStatus = fields.status or "running",
+    AllocatedResources = resources,
+  }
+end
+
+-- A whole snapshot. parts: gpus (rows), apps (rows), pids ({[pid]=container
+-- id}), containers, podman (containers), allocations (nil: --no-nomad),
+-- failed ({source = error}), errors.
+function H.snapshot(parts)
+  local sources = {}
+  sources.nvidia = {
+    ok = true, binary = "nvidia-smi",
+    query_gpu = { fields = {}, rows = parts.gpus or { H.smi_row() } },
+    compute_apps = parts.apps_error and { error = parts.apps_error } or { fields = {}, rows = parts.apps or {} },
+  }
+  local pids = {}
+  for pid, id in pairs(parts.pids or {}) do
+    pids[tostring(pid)] = { container_id = id, runtime = "docker" }
+  end
+  sources.proc = { ok = true, root = "/proc", pids = pids }
+  if parts.containers then
+    sources.docker = { ok = true, endpoint = "unix:///var/run/docker.sock", containers = parts.containers }
+  end
+  if parts.podman then
+    sources.podman = { ok = true, endpoint = "unix:///run/podman/podman.sock", containers = parts.podman }
+  end
+  if parts.allocations then
+    sources.nomad = { ok = true, node_id = "node-1", allocations = parts.allocations }
+  end
+  for name, err in pairs(parts.failed or {}) do
+    sources[name] = { ok = false, error = err }
+  end
+  return { schema = 1, kind = "gpuledger-snapshot", node = "gpud", at = H.AT, sources = sources, errors = parts.errors }
+end
+
+-- A 64-hex container id made of one repeated character.
+function H.cid(c)
+  return string.rep(c, 64)
+end
+
+---------------------------------------------------------------------------
+-- Temporary directories (site rules).
+
+function H.tempdir()
+  local handle = assert(io.popen("mktemp -d /tmp/gpuledger-spec.XXXXXX"))
+  local dir = handle:read("l")
+  handle:close()
+  return dir
+end
+
+function H.write(path, content)
+  local f = assert(io.open(path, "w"))
+  f:write(content)
+  f:close()
+end
+
+function H.remove(dir)
+  if dir and dir:match("^/tmp/gpuledger%-spec%.") then
+    os.execute("rm -rf '" .. dir .. "'")
+  end
+end
+
+-- Loads the rule set with `files` ({name = text}) as the site rules
+-- directory, the way the program does (core.set_search_dirs, then
+-- ruleset.load). Returns the set and the directory (removed afterwards).
+function H.site_rules(files)
+  local dir = H.tempdir()
+  for name, text in pairs(files) do
+    H.write(dir .. "/" .. name, text)
+  end
+  core.set_search_dirs(dir, "")
+  local ok, set = pcall(ruleset.load, core, dir)
+  core.set_search_dirs("", "")
+  H.remove(dir)
+  assert(ok, set)
+  return set, dir
+end
+
+-- The rule of a set by code.
+function H.rule(set, code)
+  for _, r in ipairs(set.rules) do
+    if r.code == code then
+      return r
+    end
+  end
+end
+
+-- Shuffles an array in place (deterministic per seed).
+function H.shuffle(t, seed)
+  local state = seed
+  for i = #t, 2, -1 do
+    state = (state * 1103515245 + 12345) % 2147483648
+    local j = state % i + 1
+    t[i], t[j] = t[j], t[i]
+  end
+  return t
+end
+
+return H

@@ -1,0 +1,455 @@
+local H = require "helper"
+local ledger = require "gpuledger.ledger"
+local json = require "gpuledger.json"
+local render_json = require "gpuledger.render.json"
+
+local A_RESTREAMER = "2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33"
+local A_WORKER = "4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e"
+local A_ENC = "9eab414d-13fc-1cbe-c7ac-e9e1498a3fb3"
+
+-- The fixture node of SPEC §11 "ledger": gpu0 has a docker container (2048
+-- MiB), a reserved Nomad task (1024 MiB) and a host python3 (48 MiB); gpu1 is
+-- reserved for a worker and holds nothing.
+local function fixture()
+  return H.snapshot {
+    gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+    apps = {
+      H.app(H.UUID0, 4242, 2048, "ffmpeg"),
+      H.app(H.UUID0, 5151, 1024, "ffmpeg"),
+      H.app(H.UUID0, 6060, 48, "python3"),
+    },
+    pids = { [4242] = H.cid("d"), [5151] = H.cid("a") },
+    containers = {
+      H.container { id = H.cid("d"), name = "gpu-d-new-c0", image = "busybox", env = { "NVIDIA_VISIBLE_DEVICES=" .. H.UUID0 } },
+      H.container { id = H.cid("a"), name = "restreamer-" .. A_RESTREAMER, image = "restreamer:2",
+        labels = H.nomad_labels(A_RESTREAMER, "gpu-gpud-restreamer", "restreamer", "default"),
+        env = { "NVIDIA_VISIBLE_DEVICES=" .. H.UUID0 } },
+    },
+    allocations = {
+      H.alloc { id = A_RESTREAMER, job = "gpu-gpud-restreamer", namespace = "default", tasks = { restreamer = { H.UUID0 } } },
+      H.alloc { id = A_WORKER, job = "worker", namespace = "video", tasks = { w = { H.UUID1 } } },
+    },
+  }
+end
+
+local function kinds(entry)
+  local out = {}
+  for i, t in ipairs(entry.tenants) do
+    out[i] = t.kind .. ":" .. (t.container or t.containerId or table.concat(t.processes, ","))
+  end
+  return out
+end
+
+describe("gpuledger.ledger", function()
+  describe("matches (device ids)", function()
+    local gpu1 = { index = 1, uuid = H.UUID1 }
+
+    for _, ids in ipairs {
+      { H.UUID1 },
+      { "GPU-ac81e44d" },
+      { "GPU-ac81" },
+      { H.UUID1:sub(5) },
+      { "1" },
+      { " 1 " },
+      { "all" },
+      { H.UUID0, H.UUID1 },
+      { "0", "all" },
+    } do
+      it("{" .. table.concat(ids, ",") .. "} names GPU 1", function()
+        assert.is_true(ledger.matches(ids, gpu1))
+      end)
+    end
+
+    for _, ids in ipairs {
+      { H.UUID0 },
+      { "0" },
+      { "GPU-" },
+      { "" },
+      {},
+      { "GPU-ac8" },
+      { "ac81e44d" },
+      { "11" },
+    } do
+      it("{" .. table.concat(ids, ",") .. "} does not name GPU 1", function()
+        assert.is_false(ledger.matches(ids, gpu1))
+      end)
+    end
+
+    it("nil is no match", function()
+      assert.is_false(ledger.matches(nil, gpu1))
+    end)
+  end)
+
+  describe("classify", function()
+    local reserved = H.nomad_tenant { reserved = true }
+    local unreserved = H.nomad_tenant { reserved = false }
+    local cases = {
+      { "no tenants, no reservations", {}, {}, "free" },
+      { "no tenants, a reservation", {}, { H.reservation() }, "reserved-idle" },
+      { "a reserved Nomad task", { reserved }, { H.reservation() }, "held" },
+      { "two reserved Nomad tasks", { reserved, H.nomad_tenant { container = "b" } }, { H.reservation() }, "held" },
+      { "an unreserved Nomad task", { unreserved }, {}, "unaccounted" },
+      { "a reserved task and a host process", { reserved, H.host_tenant() }, { H.reservation() }, "unaccounted" },
+      { "a docker container", { H.docker_tenant() }, {}, "unaccounted" },
+      { "a docker container on a reserved GPU", { H.docker_tenant() }, { H.reservation() }, "unaccounted" },
+    }
+    for _, case in ipairs(cases) do
+      it(case[1] .. " is " .. case[4], function()
+        assert.equal(case[4], ledger.classify({ tenants = case[2], reservations = case[3] }))
+      end)
+    end
+
+    it("missing lists count as empty", function()
+      assert.equal("free", ledger.classify({}))
+    end)
+  end)
+
+  describe("build", function()
+    it("joins the fixture: gpu0 docker > nomad (reserved) > host; gpu1 reserved with no tenants", function()
+      local l = ledger.build(fixture())
+      assert.equal(2, #l.entries)
+      local gpu0, gpu1 = l.entries[1], l.entries[2]
+      assert.same({ "docker:gpu-d-new-c0", "nomad:restreamer-" .. A_RESTREAMER, "host:python3" }, kinds(gpu0))
+      local docker_t, nomad_t, host_t = gpu0.tenants[1], gpu0.tenants[2], gpu0.tenants[3]
+      assert.equal(2048, docker_t.usedMemoryMiB)
+      assert.equal(H.cid("d"):sub(1, 12), docker_t.containerId)
+      assert.equal("busybox", docker_t.image)
+      assert.is_false(docker_t.reserved)
+      assert.is_true(nomad_t.reserved)
+      assert.is_true(nomad_t.allocVisible)
+      assert.equal(A_RESTREAMER, nomad_t.allocId)
+      assert.equal("gpu-gpud-restreamer", nomad_t.jobName)
+      assert.equal("restreamer", nomad_t.taskName)
+      assert.equal("default", nomad_t.namespace)
+      assert.same({ 5151 }, nomad_t.pids)
+      assert.same({ 6060 }, host_t.pids)
+      assert.same({ "python3" }, host_t.processes)
+      assert.equal(48, host_t.usedMemoryMiB)
+      assert.equal("unaccounted", gpu0.state)
+      assert.same({}, gpu1.tenants)
+      assert.equal(1, #gpu1.reservations)
+      assert.equal("worker", gpu1.reservations[1].jobId)
+      assert.equal("reserved-idle", gpu1.state)
+      assert.is_true(l.nomadRead)
+      assert.is_nil(l.errors)
+      assert.equal("gpud", l.node)
+      assert.equal(H.AT, l.at)
+      assert.equal(1, l.schema)
+    end)
+
+    it("sorts GPUs by index", function()
+      local l = ledger.build(H.snapshot { gpus = { H.smi_row { index = 2 }, H.smi_row { index = 0 }, H.smi_row { index = 1 } } })
+      assert.same({ 0, 1, 2 }, { l.entries[1].index, l.entries[2].index, l.entries[3].index })
+    end)
+
+    it("aggregates every host process of a GPU into one host tenant", function()
+      local l = ledger.build(H.snapshot {
+        apps = { H.app(H.UUID0, 7171, 4096, "python3"), H.app(H.UUID0, 8181, 312, "/usr/bin/python3 train.py") },
+      })
+      local tenants = l.entries[1].tenants
+      assert.equal(1, #tenants)
+      assert.equal("host", tenants[1].kind)
+      assert.same({ 7171, 8181 }, tenants[1].pids)
+      assert.same({ "python3", "python3" }, tenants[1].processes)
+      assert.equal(4408, tenants[1].usedMemoryMiB)
+    end)
+
+    it("only takes processes whose gpu_uuid is the GPU's uuid exactly", function()
+      local l = ledger.build(H.snapshot {
+        gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+        apps = { H.app(H.UUID1, 7171, 10, "a"), H.app(H.UUID0:sub(1, 12), 8181, 10, "b") },
+      })
+      assert.same({}, l.entries[1].tenants)
+      assert.equal(1, #l.entries[2].tenants)
+    end)
+
+    it("a container no engine could inspect is a docker tenant with its 12-character id", function()
+      local l = ledger.build(H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} })
+      local t = l.entries[1].tenants[1]
+      assert.equal("docker", t.kind)
+      assert.equal(H.cid("e"):sub(1, 12), t.containerId)
+      assert.is_nil(t.container)
+      assert.is_nil(t.image)
+      assert.is_nil(t.allocId)
+    end)
+
+    it("a container holding a GPU without a process is a tenant with 0 pids ([] not null)", function()
+      local l = ledger.build(H.snapshot {
+        containers = { H.container { id = H.cid("c"), name = "idle-holder", env = { "NVIDIA_VISIBLE_DEVICES=" .. H.UUID0 } } },
+      })
+      local t = l.entries[1].tenants[1]
+      assert.equal("idle-holder", t.container)
+      assert.equal(0, t.usedMemoryMiB)
+      assert.same({}, t.pids)
+      assert.same({}, t.processes)
+      local encoded = json.encode(t)
+      assert.truthy(encoded:find('"pids":[]', 1, true), encoded)
+      assert.truthy(encoded:find('"processes":[]', 1, true), encoded)
+    end)
+
+    it("a process-less Nomad container is reserved when its alloc reserved the GPU", function()
+      local l = ledger.build(H.snapshot {
+        containers = { H.container { id = H.cid("c"), name = "w", labels = H.nomad_labels(A_WORKER, "worker", "w", "video"),
+          env = { "NVIDIA_VISIBLE_DEVICES=" .. H.UUID0 } } },
+        allocations = { H.alloc { id = A_WORKER, tasks = { w = { H.UUID0 } } } },
+      })
+      local t = l.entries[1].tenants[1]
+      assert.equal("nomad", t.kind)
+      assert.is_true(t.reserved)
+      assert.equal("held", l.entries[1].state)
+    end)
+
+    it("a container given all GPUs ([\"all\"], --gpus all) is a tenant of every GPU", function()
+      local l = ledger.build(H.snapshot {
+        gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+        containers = { H.container { id = H.cid("c"), name = "greedy", requests = { { Count = -1 } } } },
+      })
+      assert.same({ "docker:greedy" }, kinds(l.entries[1]))
+      assert.same({ "docker:greedy" }, kinds(l.entries[2]))
+    end)
+
+    it("a container with a process on a GPU is not listed twice there", function()
+      local l = ledger.build(H.snapshot {
+        apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("c") },
+        containers = { H.container { id = H.cid("c"), name = "x", env = { "NVIDIA_VISIBLE_DEVICES=all" } } },
+      })
+      assert.equal(1, #l.entries[1].tenants)
+      assert.same({ 4242 }, l.entries[1].tenants[1].pids)
+    end)
+
+    it("a container whose GPU list does not name the GPU is not its tenant", function()
+      local l = ledger.build(H.snapshot {
+        gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+        containers = { H.container { id = H.cid("c"), name = "one", env = { "NVIDIA_VISIBLE_DEVICES=1" } },
+          H.container { id = H.cid("f"), name = "none" } },
+      })
+      assert.same({}, l.entries[1].tenants)
+      assert.same({ "docker:one" }, kinds(l.entries[2]))
+    end)
+
+    it("orders tenants by memory, then container name, then container id", function()
+      local l = ledger.build(H.snapshot {
+        apps = { H.app(H.UUID0, 1, 10), H.app(H.UUID0, 2, 500), H.app(H.UUID0, 3, 10) },
+        pids = { [1] = H.cid("b"), [2] = H.cid("c"), [3] = H.cid("a") },
+        containers = {
+          H.container { id = H.cid("a"), name = "zeta" },
+          H.container { id = H.cid("b"), name = "alpha" },
+          H.container { id = H.cid("c"), name = "mid" },
+          H.container { id = H.cid("d"), name = "same", env = { "NVIDIA_VISIBLE_DEVICES=0" } },
+          H.container { id = H.cid("e"), name = "same", env = { "NVIDIA_VISIBLE_DEVICES=0" } },
+        },
+      })
+      assert.same({ "docker:mid", "docker:alpha", "docker:zeta", "docker:same", "docker:same" }, kinds(l.entries[1]))
+      assert.equal(H.cid("d"):sub(1, 12), l.entries[1].tenants[4].containerId)
+      assert.equal(H.cid("e"):sub(1, 12), l.entries[1].tenants[5].containerId)
+    end)
+
+    it("the host tenant sorts first among equal memory (empty name)", function()
+      local l = ledger.build(H.snapshot {
+        apps = { H.app(H.UUID0, 1, 10), H.app(H.UUID0, 2, 10) },
+        pids = { [1] = H.cid("a") },
+        containers = { H.container { id = H.cid("a"), name = "aaa" } },
+      })
+      assert.same({ "host:ffmpeg", "docker:aaa" }, kinds(l.entries[1]))
+    end)
+
+    it("tenants without processes come out name-sorted whatever the input order (20 runs)", function()
+      local names = { "delta", "alpha", "echo", "charlie", "bravo", "foxtrot" }
+      local expected = { "docker:alpha", "docker:bravo", "docker:charlie", "docker:delta", "docker:echo", "docker:foxtrot" }
+      for run = 1, 20 do
+        local containers = {}
+        for i, name in ipairs(names) do
+          containers[i] = H.container { id = H.cid(string.char(96 + i)), name = name, env = { "NVIDIA_VISIBLE_DEVICES=all" } }
+        end
+        H.shuffle(containers, run)
+        local l = ledger.build(H.snapshot { containers = containers })
+        assert.same(expected, kinds(l.entries[1]), "run " .. run)
+      end
+    end)
+
+    it("Podman containers are known too, and are docker tenants when not Nomad's", function()
+      local l = ledger.build(H.snapshot {
+        apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("p") },
+        containers = {}, podman = { H.container { id = H.cid("p"), name = "podman-thing" } },
+      })
+      assert.same({ "docker:podman-thing" }, kinds(l.entries[1]))
+    end)
+
+    describe("Nomad", function()
+      it("without Nomad (--no-nomad) nomadRead is false and nothing is reserved", function()
+        local l = ledger.build(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("a") },
+          containers = { H.container { id = H.cid("a"), name = "w", labels = H.nomad_labels(A_WORKER, "worker", "w", "video") } },
+        })
+        assert.is_false(l.nomadRead)
+        local t = l.entries[1].tenants[1]
+        assert.equal("nomad", t.kind)
+        assert.is_false(t.reserved)
+        assert.is_false(t.allocVisible)
+        assert.same({}, l.entries[1].reservations)
+        assert.equal("unaccounted", l.entries[1].state)
+      end)
+
+      it("an allocation Nomad did not return is not visible and not reserved", function()
+        local l = ledger.build(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("a") },
+          containers = { H.container { id = H.cid("a"), name = "w", labels = H.nomad_labels(A_WORKER, "worker", "w", "video") } },
+          allocations = { H.alloc { id = A_RESTREAMER, tasks = { r = { H.UUID1 } } } },
+        })
+        assert.is_true(l.nomadRead)
+        local t = l.entries[1].tenants[1]
+        assert.is_false(t.allocVisible)
+        assert.is_false(t.reserved)
+      end)
+
+      it("a visible allocation that did not reserve this GPU: visible, not reserved", function()
+        local l = ledger.build(H.snapshot {
+          gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("a") },
+          containers = { H.container { id = H.cid("a"), name = "w", labels = H.nomad_labels(A_WORKER, "worker", "w", "video") } },
+          allocations = { H.alloc { id = A_WORKER, tasks = { w = { H.UUID1 } } } },
+        })
+        local t = l.entries[1].tenants[1]
+        assert.is_true(t.allocVisible)
+        assert.is_false(t.reserved)
+        assert.equal("reserved-idle", l.entries[2].state)
+      end)
+
+      it("a name-derived alloc returned by Nomad is nomad, reserved and allocFromName", function()
+        local l = ledger.build(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("a") },
+          containers = {}, podman = { H.container { id = H.cid("a"), name = "enc-" .. A_ENC } },
+          allocations = { H.alloc { id = A_ENC, job = "encode", tasks = { enc = { "0" } } } },
+        })
+        local t = l.entries[1].tenants[1]
+        assert.equal("nomad", t.kind)
+        assert.is_true(t.reserved)
+        assert.is_true(t.allocVisible)
+        assert.is_true(t.allocFromName)
+        assert.equal("enc", t.taskName)
+        assert.equal("held", l.entries[1].state)
+      end)
+
+      it("a name-derived alloc not returned stays nomad with allocVisible false", function()
+        local l = ledger.build(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("a") },
+          containers = { H.container { id = H.cid("a"), name = "enc-" .. A_ENC } },
+          allocations = {},
+        })
+        local t = l.entries[1].tenants[1]
+        assert.equal("nomad", t.kind)
+        assert.is_false(t.allocVisible)
+        assert.is_false(t.reserved)
+        assert.is_true(t.allocFromName)
+      end)
+
+      it("allocFromName is omitted (not false) for label-derived allocs", function()
+        local l = ledger.build(fixture())
+        assert.is_nil(l.entries[1].tenants[2].allocFromName)
+      end)
+
+      it("a reservation by index or short uuid reserves the GPU", function()
+        local l = ledger.build(H.snapshot {
+          gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+          allocations = { H.alloc { id = A_WORKER, tasks = { w = { "GPU-ac81e44d" } } },
+            H.alloc { id = A_ENC, tasks = { e = { "0" } } } },
+        })
+        assert.equal(A_ENC, l.entries[1].reservations[1].allocId)
+        assert.equal(A_WORKER, l.entries[2].reservations[1].allocId)
+      end)
+    end)
+
+    describe("errors", function()
+      it("come in the order nvidia, proc, docker, podman, nomad, then the snapshot's own", function()
+        local l = ledger.build(H.snapshot {
+          apps_error = "nvidia-smi query-compute-apps: exit status 9",
+          failed = {
+            nomad = "nomad: connection refused",
+            podman = "podman: no socket",
+            proc = "proc /proc: No such file",
+            docker = "docker: connection refused",
+          },
+          errors = { "history: corrupt" },
+        })
+        assert.same({
+          "nvidia-smi query-compute-apps: exit status 9",
+          "proc /proc: No such file",
+          "docker: connection refused",
+          "podman: no socket",
+          "nomad: connection refused",
+          "history: corrupt",
+        }, l.errors)
+        assert.is_false(l.nomadRead)
+      end)
+
+      it("a failed nvidia-smi is an error and no GPUs, entries [] (D1)", function()
+        local snap = H.snapshot {}
+        snap.sources.nvidia = { ok = false, error = "nvidia-smi query-gpu: nvidia-smi: No such file or directory" }
+        local l = ledger.build(snap)
+        assert.same({}, l.entries)
+        assert.same({ "nvidia-smi query-gpu: nvidia-smi: No such file or directory" }, l.errors)
+        assert.truthy(render_json.ledger(l):find('"entries":[]', 1, true))
+      end)
+
+      it("no errors is no errors field", function()
+        assert.is_nil(ledger.build(fixture()).errors)
+        assert.is_nil(render_json.ledger(ledger.build(fixture())):find('"errors"', 1, true))
+      end)
+    end)
+
+    it("says which sources were read, failed or off", function()
+      local l = ledger.build(H.snapshot { containers = {}, failed = { nomad = "nomad: x" } })
+      assert.same({ nvidia = "read", proc = "read", docker = "read", podman = "off", nomad = "failed" }, l.sources)
+    end)
+  end)
+
+  describe("ls --json (render.json.ledger)", function()
+    local doc
+    before_each(function()
+      local text = render_json.ledger(ledger.build(fixture()))
+      assert.equal("\n", text:sub(-1))
+      doc = assert(json.decode(text))
+    end)
+
+    it("an empty tenants list is [] (D1)", function()
+      local text = render_json.ledger(ledger.build(fixture()))
+      assert.truthy(text:find('"tenants":[]', 1, true))
+      assert.is_nil(text:find("null", 1, true))
+    end)
+
+    it("carries the §4.1 fields", function()
+      assert.equal(1, doc.schema)
+      assert.equal("gpud", doc.node)
+      assert.equal(H.AT, doc.at)
+      assert.is_true(doc.nomadRead)
+      local e = doc.entries[1]
+      for _, key in ipairs { "index", "uuid", "model", "busId", "memoryUsedMiB", "memoryTotalMiB", "utilizationPct",
+        "memoryUtilizationPct", "temperatureC", "powerW", "encoderSessions", "encoderAverageFps", "reservations",
+        "tenants", "state" } do
+        assert.is_not_nil(e[key], key)
+      end
+      local t = e.tenants[2]
+      for _, key in ipairs { "kind", "container", "containerId", "image", "allocId", "jobName", "taskName", "namespace",
+        "pids", "processes", "usedMemoryMiB", "reserved", "allocVisible" } do
+        assert.is_not_nil(t[key], key)
+      end
+      local r = doc.entries[2].reservations[1]
+      for _, key in ipairs { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus", "deviceIds" } do
+        assert.is_not_nil(r[key], key)
+      end
+    end)
+
+    it("omits thermal fields the driver did not report", function()
+      assert.is_nil(doc.entries[1].thermalMarginC)
+      assert.is_nil(doc.entries[1].thermalSlowdown)
+    end)
+
+    it("omits empty optional tenant fields (host tenant)", function()
+      local host = doc.entries[1].tenants[3]
+      assert.equal("host", host.kind)
+      assert.is_nil(host.container)
+      assert.is_nil(host.containerId)
+      assert.is_nil(host.allocId)
+    end)
+  end)
+end)

@@ -1,0 +1,405 @@
+local options = require "gpuledger.options"
+
+-- A getenv over a literal environment.
+local function env(vars)
+  return function(name)
+    return (vars or {})[name]
+  end
+end
+
+local function parse(args, vars)
+  return options.parse(args, env(vars))
+end
+
+-- Asserts args are a usage error; returns its message.
+local function usage_error(args, vars)
+  local opts, problem = parse(args, vars)
+  assert.is_nil(opts, table.concat(args, " "))
+  assert.is_table(problem)
+  assert.is_string(problem.message)
+  assert.is_falsy(problem.help)
+  return problem.message
+end
+
+describe("gpuledger.options", function()
+  describe("the command", function()
+    it("defaults to ls", function()
+      local opts = assert(parse({}))
+      assert.equal("ls", opts.command)
+    end)
+
+    it("is the first argument", function()
+      assert.equal("check", assert(parse({ "check" })).command)
+    end)
+
+    it("defaults to ls when the first argument is a flag", function()
+      local opts = assert(parse({ "--json" }))
+      assert.equal("ls", opts.command)
+      assert.is_true(opts.json)
+    end)
+
+    it("must come first: --json check is an error, not ls", function()
+      assert.matches("unexpected argument \"check\"", usage_error({ "--json", "check" }))
+    end)
+
+    it("takes no argument after it: check extra is an error", function()
+      assert.matches("the command comes first, then its flags", usage_error({ "check", "extra" }))
+    end)
+
+    it("stops at the first argument that is not a flag", function()
+      assert.matches("\"x\"", usage_error({ "check", "--json", "x", "--no-idle" }))
+    end)
+
+    it("rejects an unknown command", function()
+      local opts, problem = parse({ "frobnicate" })
+      assert.is_nil(opts)
+      assert.matches('^unknown command "frobnicate"', problem.message)
+    end)
+
+    it("rejects an unknown command even with valid flags after it", function()
+      assert.matches('unknown command "nope"', usage_error({ "nope", "--json" }))
+    end)
+
+    it("knows help and version", function()
+      assert.equal("help", assert(parse({ "help" })).command)
+      assert.equal("version", assert(parse({ "version" })).command)
+    end)
+  end)
+
+  describe("help", function()
+    for _, flag in ipairs { "-h", "--help", "-help" } do
+      it(flag .. " asks for help", function()
+        local opts, problem = parse({ "check", "--json", flag })
+        assert.is_nil(opts)
+        assert.is_true(problem.help)
+      end)
+    end
+
+    it("the usage names every command and says the command comes first", function()
+      local usage = options.usage()
+      for _, command in ipairs { "ls", "check", "serve", "fleet", "report", "version", "help" } do
+        assert.matches("\n  " .. command .. " ", usage, 1, true)
+      end
+      assert.matches("the command comes first", usage, 1, true)
+      assert.matches("--exit-on", usage, 1, true)
+    end)
+  end)
+
+  describe("flags", function()
+    it("take one or two dashes and = or a separate value", function()
+      local opts = assert(parse({ "check", "-node", "a", "--exit-on=bad", "--temp-max", "80" }))
+      assert.equal("a", opts.node)
+      assert.equal("bad", opts["exit-on"])
+      assert.equal(80, opts["temp-max"])
+    end)
+
+    it("record which were given", function()
+      local opts = assert(parse({ "check", "--temp-max", "80" }))
+      assert.is_true(opts.set["temp-max"])
+      assert.is_nil(opts.set["encoder-max"])
+    end)
+
+    it("have the defaults of SPEC §1.3", function()
+      local opts = assert(parse({ "check" }))
+      assert.equal("http://127.0.0.1:4646", opts["nomad-addr"])
+      assert.equal("NOMAD_TOKEN", opts["nomad-token-env"])
+      assert.equal("unix:///var/run/docker.sock", opts.docker)
+      assert.equal("auto", opts.podman)
+      assert.equal("nvidia-smi", opts["nvidia-smi"])
+      assert.equal("/proc", opts.proc)
+      assert.equal("", opts.node)
+      assert.is_false(opts.json)
+      assert.equal("", opts["exit-on"])
+      assert.equal(0, opts["encoder-max"])
+      assert.equal(85, opts["temp-max"])
+      assert.is_false(opts["allow-unmanaged"])
+      assert.is_false(opts["no-idle"])
+      assert.equal(":9877", opts.listen)
+      assert.equal(15, opts.interval)
+      assert.equal(5, opts.timeout)
+      assert.equal("default", opts["nomad-namespace"])
+      assert.equal("gpuledger", opts["consul-service"])
+      assert.equal("CONSUL_HTTP_TOKEN", opts["consul-token-env"])
+      assert.equal("7d", opts.since)
+    end)
+
+    it("rejects an unknown flag", function()
+      assert.matches("flag provided but not defined: %-bogus", usage_error({ "check", "--bogus" }))
+    end)
+
+    it("rejects a flag without its value", function()
+      assert.matches("%-%-node", usage_error({ "check", "--node" }))
+    end)
+
+    describe("bool", function()
+      it("takes no value", function()
+        assert.is_true(assert(parse({ "check", "--json" })).json)
+      end)
+
+      it("accepts --json=false and --json=true", function()
+        assert.is_false(assert(parse({ "check", "--json=false" })).json)
+        assert.is_true(assert(parse({ "check", "--json=true" })).json)
+      end)
+
+      it("does not take the next argument as its value", function()
+        usage_error({ "check", "--json", "false" })
+      end)
+
+      it("rejects --json=maybe", function()
+        assert.matches("maybe", usage_error({ "check", "--json=maybe" }))
+      end)
+    end)
+
+    describe("int", function()
+      it("may be negative, as a separate value or after =", function()
+        assert.equal(-1, assert(parse({ "check", "--encoder-max", "-1" }))["encoder-max"])
+        assert.equal(-1, assert(parse({ "check", "--encoder-max=-1" }))["encoder-max"])
+      end)
+
+      it("rejects what is not an integer", function()
+        usage_error({ "check", "--temp-max", "hot" })
+        usage_error({ "check", "--temp-max", "85.5" })
+      end)
+    end)
+
+    describe("--exit-on", function()
+      for _, value in ipairs { "", "warn", "bad", "error" } do
+        it("accepts " .. string.format("%q", value), function()
+          assert.equal(value, assert(parse({ "check", "--exit-on", value }))["exit-on"])
+        end)
+      end
+
+      for _, value in ipairs { "Bad", "fatal", "WARN" } do
+        it("rejects " .. value .. " (case-sensitive)", function()
+          assert.matches(value, usage_error({ "check", "--exit-on", value }))
+        end)
+      end
+    end)
+
+    describe("durations", function()
+      it("read Go syntax", function()
+        assert.equal(90, assert(parse({ "serve", "--interval", "1m30s" })).interval)
+        assert.equal(0.5, assert(parse({ "serve", "--interval=500ms" })).interval)
+      end)
+
+      it("--interval 0 is a usage error", function()
+        assert.matches("interval", usage_error({ "serve", "--interval", "0" }))
+      end)
+
+      it("--interval -5s is a usage error", function()
+        assert.matches("interval", usage_error({ "serve", "--interval", "-5s" }))
+      end)
+
+      it("--interval 15 (no unit) is a usage error", function()
+        usage_error({ "serve", "--interval", "15" })
+      end)
+
+      it("--timeout 0 is a usage error for every command", function()
+        assert.matches("timeout", usage_error({ "check", "--timeout", "0" }))
+      end)
+    end)
+  end)
+
+  describe("environment defaults", function()
+    local vars = {
+      NOMAD_ADDR = "https://nomad.example:4646",
+      NOMAD_CACERT = "/etc/nomad/ca.pem",
+      NOMAD_CAPATH = "/etc/nomad/cas",
+      NOMAD_CLIENT_CERT = "/etc/nomad/cli.pem",
+      NOMAD_CLIENT_KEY = "/etc/nomad/cli-key.pem",
+      NOMAD_TLS_SERVER_NAME = "client.global.nomad",
+      DOCKER_HOST = "http://127.0.0.1:2375",
+      CONSUL_HTTP_ADDR = "consul.example:8500",
+      CONSUL_CACERT = "/etc/consul/ca.pem",
+      CONSUL_CAPATH = "/etc/consul/cas",
+      CONSUL_CLIENT_CERT = "/etc/consul/cli.pem",
+      CONSUL_CLIENT_KEY = "/etc/consul/cli-key.pem",
+      CONSUL_TLS_SERVER_NAME = "consul.example",
+      PROMETHEUS_URL = "http://prom:9090",
+    }
+
+    it("fill the flags", function()
+      local opts = assert(parse({ "check" }, vars))
+      assert.equal("https://nomad.example:4646", opts["nomad-addr"])
+      assert.equal("/etc/nomad/ca.pem", opts["nomad-ca-cert"])
+      assert.equal("/etc/nomad/cas", opts["nomad-ca-path"])
+      assert.equal("/etc/nomad/cli.pem", opts["nomad-client-cert"])
+      assert.equal("/etc/nomad/cli-key.pem", opts["nomad-client-key"])
+      assert.equal("client.global.nomad", opts["nomad-tls-server-name"])
+      assert.equal("http://127.0.0.1:2375", opts.docker)
+      assert.equal("consul.example:8500", opts.consul)
+      assert.equal("/etc/consul/ca.pem", opts["consul-ca-cert"])
+      assert.equal("/etc/consul/cas", opts["consul-ca-path"])
+      assert.equal("/etc/consul/cli.pem", opts["consul-client-cert"])
+      assert.equal("/etc/consul/cli-key.pem", opts["consul-client-key"])
+      assert.equal("consul.example", opts["consul-tls-server-name"])
+      assert.equal("http://prom:9090", opts.prometheus)
+    end)
+
+    it("lose to an explicit flag, which changes only its own field", function()
+      local opts = assert(parse({ "check", "--nomad-addr", "http://other:4646", "--nomad-ca-cert", "/tmp/ca.pem",
+        "--docker", "unix:///tmp/d.sock" }, vars))
+      assert.equal("http://other:4646", opts["nomad-addr"])
+      assert.equal("/tmp/ca.pem", opts["nomad-ca-cert"])
+      assert.equal("/etc/nomad/cli.pem", opts["nomad-client-cert"])
+      assert.equal("unix:///tmp/d.sock", opts.docker)
+    end)
+
+    it("ignore an empty variable", function()
+      local opts = assert(parse({ "check" }, { NOMAD_ADDR = "", DOCKER_HOST = "" }))
+      assert.equal("http://127.0.0.1:4646", opts["nomad-addr"])
+      assert.equal("unix:///var/run/docker.sock", opts.docker)
+    end)
+
+    it("a trailing slash of the Nomad address is trimmed (flag or variable)", function()
+      assert.equal("http://n:4646", assert(parse({ "check", "--nomad-addr", "http://n:4646/" }))["nomad-addr"])
+      assert.equal("http://n:4646", assert(parse({ "check" }, { NOMAD_ADDR = "http://n:4646/" }))["nomad-addr"])
+    end)
+
+    it("an empty Nomad address is the default", function()
+      assert.equal("http://127.0.0.1:4646", assert(parse({ "check", "--nomad-addr", "" }))["nomad-addr"])
+    end)
+  end)
+
+  describe("fleet", function()
+    it("defaults to fleet ls", function()
+      local opts = assert(parse({ "fleet", "--targets", "a:1" }))
+      assert.equal("fleet", opts.command)
+      assert.equal("ls", opts.subcommand)
+    end)
+
+    for _, sub in ipairs { "ls", "check", "serve" } do
+      it("accepts fleet " .. sub, function()
+        assert.equal(sub, assert(parse({ "fleet", sub, "--targets", "a:1" })).subcommand)
+      end)
+    end
+
+    it("rejects fleet rm", function()
+      assert.matches('fleet "rm": want fleet ls, fleet check or fleet serve', usage_error({ "fleet", "rm", "--targets", "a:1" }))
+    end)
+
+    it("rejects an argument after the sub-command", function()
+      usage_error({ "fleet", "ls", "x", "--targets", "a:1" })
+    end)
+
+    it("needs something to discover the nodes with", function()
+      assert.matches("%-%-targets", usage_error({ "fleet" }))
+      assert.matches("%-%-targets", usage_error({ "fleet", "check" }))
+      assert.matches("%-%-targets", usage_error({ "fleet", "serve" }))
+    end)
+
+    it("is valid with --nomad-service alone, namespace default", function()
+      local opts = assert(parse({ "fleet", "--nomad-service", "gpuledger" }))
+      assert.equal("gpuledger", opts["nomad-service"])
+      assert.equal("default", opts["nomad-namespace"])
+    end)
+
+    it("is valid with CONSUL_HTTP_ADDR alone", function()
+      local opts = assert(parse({ "fleet" }, { CONSUL_HTTP_ADDR = "127.0.0.1:8500" }))
+      assert.equal("127.0.0.1:8500", opts.consul)
+    end)
+
+    it("rejects --timeout 0", function()
+      usage_error({ "fleet", "--targets", "a:1", "--timeout", "0" })
+    end)
+
+    it("fleet serve listens on :9878 unless --listen is given", function()
+      assert.equal(":9878", assert(parse({ "fleet", "serve", "--targets", "a:1" })).listen)
+      assert.equal(":9000", assert(parse({ "fleet", "serve", "--targets", "a:1", "--listen", ":9000" })).listen)
+      assert.equal(":9877", assert(parse({ "fleet", "serve", "--targets", "a:1", "--listen", ":9877" })).listen)
+    end)
+
+    it("serve listens on :9877", function()
+      assert.equal(":9877", assert(parse({ "serve" })).listen)
+    end)
+
+    it("fleet ls keeps :9877 (only fleet serve changes it)", function()
+      assert.equal(":9877", assert(parse({ "fleet", "ls", "--targets", "a:1" })).listen)
+    end)
+
+    describe("--targets", function()
+      it("reads host:port, a URL with a path, and a bracketed IPv6 address", function()
+        local targets = assert(options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877"))
+        assert.same({
+          { node = "gpud", url = "http://gpud:9877" },
+          { node = "10.0.0.5", url = "http://10.0.0.5:9877" },
+          { node = "fd00::1", url = "http://[fd00::1]:9877" },
+        }, targets)
+      end)
+
+      it("keeps https", function()
+        assert.same({ { node = "gpud", url = "https://gpud:9877" } }, assert(options.parse_targets("https://gpud:9877")))
+      end)
+
+      it("are validated at parse time and kept on the options", function()
+        local opts = assert(parse({ "fleet", "--targets", "gpud:9877,gpue:9877" }))
+        assert.equal(2, #opts.target_list)
+      end)
+
+      it("an empty list is no targets", function()
+        local targets, err = options.parse_targets("")
+        assert.is_nil(targets)
+        assert.equal("no targets", err)
+        targets, err = options.parse_targets(" , ")
+        assert.is_nil(targets)
+        assert.equal("no targets", err)
+      end)
+
+      for _, bad in ipairs { "gpud", "ftp://gpud:1", "http://:9877", "gpud:" } do
+        it("rejects " .. bad, function()
+          local targets, err = options.parse_targets(bad)
+          assert.is_nil(targets)
+          assert.matches("want host:port or http%(s%)://host:port", err)
+        end)
+      end
+
+      it("a bad target is a usage error of fleet", function()
+        assert.matches("gpud", usage_error({ "fleet", "--targets", "gpud" }))
+        assert.matches("no targets", usage_error({ "fleet", "--targets", " , " }))
+      end)
+    end)
+  end)
+
+  describe("report", function()
+    it("needs --prometheus", function()
+      assert.matches("prometheus", usage_error({ "report" }))
+    end)
+
+    it("takes PROMETHEUS_URL", function()
+      assert.equal("http://p:9090", assert(parse({ "report" }, { PROMETHEUS_URL = "http://p:9090" })).prometheus)
+    end)
+
+    it("leaves --since to be checked when it runs", function()
+      assert.equal("7 days", assert(parse({ "report", "--prometheus", "http://p", "--since", "7 days" })).since)
+    end)
+  end)
+
+  describe("podman_endpoint", function()
+    local function exists(answer)
+      return function(path)
+        assert.equal("/run/podman/podman.sock", path)
+        return answer
+      end
+    end
+
+    it("auto with the socket present is that socket", function()
+      assert.equal("unix:///run/podman/podman.sock", options.podman_endpoint("auto", exists(true)))
+    end)
+
+    it("auto without the socket is no Podman", function()
+      assert.is_nil(options.podman_endpoint("auto", exists(false)))
+    end)
+
+    it("off and \"\" are no Podman", function()
+      assert.is_nil(options.podman_endpoint("off", exists(true)))
+      assert.is_nil(options.podman_endpoint("", exists(true)))
+    end)
+
+    it("anything else is the endpoint, named explicitly", function()
+      local endpoint, named = options.podman_endpoint("unix:///tmp/p.sock", exists(false))
+      assert.equal("unix:///tmp/p.sock", endpoint)
+      assert.is_true(named)
+      assert.equal("http://127.0.0.1:8888", options.podman_endpoint("http://127.0.0.1:8888", exists(false)))
+    end)
+  end)
+end)

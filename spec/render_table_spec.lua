@@ -1,0 +1,173 @@
+local H = require "helper"
+local render = require "gpuledger.render.table"
+local findings = require "gpuledger.findings"
+
+local function lines(s)
+  local out = {}
+  for line in s:gmatch("([^\n]*)\n") do
+    out[#out + 1] = line
+  end
+  return out
+end
+
+local function contains(needle, haystack)
+  assert.truthy(haystack:find(needle, 1, true), string.format("%q not in %q", needle, haystack))
+end
+
+-- The node of SPEC §11 end-to-end: gpu0 shared, gpu1 reserved and idle for 1h30m.
+local function node(fields)
+  return H.ledger({
+    H.gpu { index = 0, model = "NVIDIA L4", utilizationPct = 72, memoryUsedMiB = 2048, memoryTotalMiB = 8192, temperatureC = 66,
+      encoderSessions = 3, reservations = { H.reservation { jobId = "gpu-gpud-restreamer", task = "restreamer" } },
+      tenants = {
+        H.docker_tenant { container = "gpu-d-new-c0", usedMemoryMiB = 2048 },
+        H.nomad_tenant { jobName = "gpu-gpud-restreamer", taskName = "restreamer", usedMemoryMiB = 1024 },
+        H.host_tenant { usedMemoryMiB = 48 },
+      } },
+    H.gpu { index = 1, reservations = { H.reservation { jobId = "worker", task = "w", deviceIds = { H.UUID1 } } },
+      stateSince = H.ago(90 * 60) },
+  }, H.merge({ sources = { nvidia = "read", proc = "read", docker = "read", podman = "off", nomad = "read" } }, fields))
+end
+
+describe("gpuledger.render.table", function()
+  describe("draw", function()
+    it("pads cells by characters under a ├─┼─┤ rule", function()
+      local out = render.draw({ "a", "temp" }, { { "long cell", "61 °C" }, { "x", "—" } })
+      assert.same({
+        "│ a         │ temp  │",
+        "├───────────┼───────┤",
+        "│ long cell │ 61 °C │",
+        "│ x         │ —     │",
+      }, lines(out))
+    end)
+  end)
+
+  describe("ls", function()
+    it("has the header with node, GPU count and UTC time", function()
+      local out = lines(render.ls(node()))
+      assert.equal("gpuledger · gpud · 2 GPU(s) · 2026-11-29 08:00:00Z", out[1])
+    end)
+
+    it("adds the source errors count to the header", function()
+      local out = lines(render.ls(node { errors = { "docker: refused", "nomad: 403" } }))
+      assert.equal("gpuledger · gpud · 2 GPU(s) · 2026-11-29 08:00:00Z · 2 source error(s)", out[1])
+    end)
+
+    it("has the column headers", function()
+      local header = lines(render.ls(node()))[2]
+      for _, column in ipairs { "gpu", "model", "util", "memory", "temp", "enc", "state", "reserved by (nomad)", "tenants" } do
+        contains(column, header)
+      end
+    end)
+
+    it("shows util, memory, temperature and encoder cells", function()
+      local row = lines(render.ls(node()))[4]
+      contains("│ 72% ", row)
+      contains("│ 2048/8192 MiB ", row)
+      contains("│ 66 °C ", row)
+      contains("│ 3 ", row)
+    end)
+
+    it("marks tenants: !unmanaged for non-Nomad, nothing for a reserved task", function()
+      local row = lines(render.ls(node()))[4]
+      contains("docker:gpu-d-new-c0 (2048 MiB) !unmanaged; nomad:gpu-gpud-restreamer/restreamer (1024 MiB); host:python3 (48 MiB) !unmanaged", row)
+    end)
+
+    it("marks an unreserved Nomad task !unreserved", function()
+      local l = H.ledger { H.gpu { tenants = { H.nomad_tenant { jobName = "worker", taskName = "w", reserved = false } } } }
+      contains("nomad:worker/w (1024 MiB) !unreserved", render.ls(l))
+    end)
+
+    it("names a tenant by job/task, else container, else container id, else processes", function()
+      assert.equal("worker/w", render.tenant_name(H.nomad_tenant { taskName = "w" }))
+      assert.equal("c", render.tenant_name(H.nomad_tenant { jobName = false, container = "c" }))
+      assert.equal("bbbbbbbbbbbb", render.tenant_name(H.docker_tenant { container = false }))
+      assert.equal("python3,gpu_burn", render.tenant_name(H.host_tenant { processes = { "python3", "gpu_burn" } }))
+    end)
+
+    it("shows reservations as job/task, a dash when none", function()
+      local out = lines(render.ls(node()))
+      contains("│ gpu-gpud-restreamer/restreamer ", out[4])
+      contains("│ worker/w ", out[5])
+      local free = lines(render.ls(H.ledger { H.gpu {} }))[4]
+      contains("│ - ", free)
+      assert.matches("│ %- +│$", free)
+    end)
+
+    it("the state cell carries the time in the state when known", function()
+      local out = lines(render.ls(node()))
+      contains("│ reserved-idle 1h30m ", out[5])
+      contains("│ unaccounted ", out[4])
+    end)
+
+    it("ends with which sources were read, failed or off", function()
+      local out = lines(render.ls(node()))
+      assert.equal("sources: nvidia read · proc read · docker read · podman off · nomad read", out[#out])
+    end)
+
+    it("an empty ledger is the header and the column headers", function()
+      local out = lines(render.ls(H.ledger({}, {})))
+      assert.equal("gpuledger · gpud · 0 GPU(s) · 2026-11-29 08:00:00Z", out[1])
+      assert.equal(3, #out)
+    end)
+
+    it("control characters in a container name do not reach the output", function()
+      local hostile = "evil\27[2J\27]0;pwned\7\nname\r\u{9B}31m"
+      local l = H.ledger({ H.gpu { tenants = { H.docker_tenant { container = hostile, image = "x\27[31m" } } } }, { node = "gpud\27[1m" })
+      local out = render.ls(l)
+      assert.is_nil(out:find("\27", 1, true))
+      assert.is_nil(out:find("\7", 1, true))
+      assert.is_nil(out:find("\r", 1, true))
+      assert.is_nil(out:find("\u{9B}", 1, true))
+      assert.equal(4, #lines(out))
+      local found = H.run_rules(l)
+      local text = render.check(found, findings.counts(found))
+      assert.is_nil(text:find("\27", 1, true))
+      assert.is_nil(text:find("\r", 1, true))
+      assert.equal(#found + 2, #lines(text))
+    end)
+
+    it("invalid UTF-8 in a name becomes U+FFFD", function()
+      contains("bad\u{FFFD}name", render.ls(H.ledger { H.gpu { tenants = { H.docker_tenant { container = "bad\xffname" } } } }))
+    end)
+  end)
+
+  describe("check", function()
+    it("one line per finding: glyph, level padded to 5, code, where, message", function()
+      local found = {
+        { level = "ERROR", code = "source-unavailable", node = "gpud", message = "docker: refused" },
+        { level = "BAD", code = "unmanaged-tenant", node = "gpud", gpu = "gpu0 GPU-fef8089b", message = "container x" },
+        { level = "WARN", code = "hot", node = "gpud", gpu = "gpu1 GPU-ac81e44d", message = "hot" },
+        { level = "OK", code = "idle", node = "gpud", gpu = "gpu2 GPU-c41b9e27", message = "idle" },
+      }
+      local out = lines(render.check(found, findings.counts(found)))
+      assert.equal("⚫ ERROR source-unavailable gpud                   docker: refused", out[1])
+      assert.equal("🔴 BAD   unmanaged-tenant   gpu0 GPU-fef8089b      container x", out[2])
+      assert.equal("🟡 WARN  hot                gpu1 GPU-ac81e44d      hot", out[3])
+      assert.equal("🟢 OK    idle               gpu2 GPU-c41b9e27      idle", out[4])
+      assert.equal("", out[5])
+      assert.equal("4 findings: 1 OK, 1 WARN, 1 BAD, 1 ERROR", out[6])
+    end)
+
+    it("pads the code and where columns by characters, so a multibyte node name keeps the columns", function()
+      local text = require "gpuledger.text"
+      local function message_column(node_name)
+        local found = { { level = "ERROR", code = "source-unavailable", node = node_name, message = "MSG" } }
+        local line = lines(render.check(found, findings.counts(found)))[1]
+        return text.width(line:sub(1, line:find("MSG", 1, true) - 1))
+      end
+      assert.equal(message_column("gpu-node"), message_column("gpu-nœud"))
+      assert.equal(message_column("gpu-node"), message_column("gpu—été"))
+    end)
+
+    it("no findings is the blank line and the counts line", function()
+      assert.equal("\n0 findings: 0 OK, 0 WARN, 0 BAD, 0 ERROR\n", render.check({}, findings.counts({})))
+    end)
+
+    it("counts the SPEC §11 end-to-end node: 4 findings, 2 WARN, 2 BAD", function()
+      local found = H.run_rules(node(), { ["no-idle"] = true })
+      local out = lines(render.check(found, findings.counts(found)))
+      assert.equal("4 findings: 0 OK, 2 WARN, 2 BAD, 0 ERROR", out[#out])
+    end)
+  end)
+end)

@@ -1,0 +1,259 @@
+-- The effective rule set: embedded defaults, a site directory over them,
+-- the thresholds (DESIGN.md "Rules", SPEC D3).
+local H = require "helper"
+local ruleset = require "gpuledger.ruleset"
+
+local DEFAULT_CODES = {
+  "contended", "encoder-saturated", "held", "hot", "idle", "reserved-idle",
+  "source-unavailable", "unmanaged-tenant", "unreserved-tenant",
+}
+
+local function codes(set)
+  local out = {}
+  for _, r in ipairs(set.rules) do
+    out[#out + 1] = r.code
+  end
+  table.sort(out)
+  return out
+end
+
+local SITE_RULE = [[
+-- a site rule
+return {
+  code = "site-note",
+  level = "WARN",
+  doc = "a note from the site",
+  evaluate = function(ledger, policy, emit)
+    for _, gpu in ipairs(ledger.entries) do
+      emit { gpu = gpu, message = "note " .. policy.site_limit }
+    end
+  end,
+}
+]]
+
+describe("gpuledger.ruleset", function()
+  describe("the embedded set", function()
+    local set = H.rule_set()
+
+    it("has the 9 default codes and no errors", function()
+      assert.same(DEFAULT_CODES, codes(set))
+      assert.same({}, set.errors)
+    end)
+
+    it("says each came from the embedded copy and which file", function()
+      for _, r in ipairs(set.rules) do
+        assert.equal("embedded", r.origin)
+        assert.is_string(r.file)
+        assert.is_string(r.doc)
+      end
+      assert.equal("reserved_idle", H.rule(set, "reserved-idle").file)
+    end)
+
+    it("has the default thresholds", function()
+      assert.equal(0, set.thresholds.encoder_max)
+      assert.equal(85, set.thresholds.temp_max)
+      assert.equal(5, set.thresholds.thermal_margin_min)
+      assert.is_false(set.thresholds.allow_unmanaged)
+      assert.is_true(set.thresholds.idle)
+      assert.is_true(set.thresholds.rule_instructions > 0)
+      assert.is_true(set.thresholds.rule_memory_bytes > 0)
+    end)
+
+    it("each default rule has the levels of SPEC §3.3", function()
+      local policy = set.thresholds
+      local want = {
+        ["source-unavailable"] = "ERROR", ["unreserved-tenant"] = "BAD", ["unmanaged-tenant"] = "BAD",
+        contended = "WARN", ["reserved-idle"] = "WARN", ["encoder-saturated"] = "WARN", hot = "WARN",
+        idle = "OK", held = "OK",
+      }
+      for code, level in pairs(want) do
+        assert.equal(level, ruleset.level_of(H.rule(set, code), policy), code)
+      end
+    end)
+  end)
+
+  describe("codes", function()
+    local set = H.rule_set()
+
+    it("lists every code once with its level, worst first", function()
+      local list = ruleset.codes(set, set.thresholds)
+      assert.equal(9, #list)
+      local rank = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 }
+      for i = 2, #list do
+        assert.is_true(rank[list[i - 1].level] >= rank[list[i].level])
+      end
+      assert.same({ code = "source-unavailable", level = "ERROR" }, list[1])
+    end)
+
+    it("unmanaged-tenant is WARN under allow_unmanaged", function()
+      for _, entry in ipairs(ruleset.codes(set, H.merge(set.thresholds, { allow_unmanaged = true }))) do
+        if entry.code == "unmanaged-tenant" then
+          assert.equal("WARN", entry.level)
+        end
+      end
+    end)
+
+    it("idle is listed even with --no-idle", function()
+      local found = false
+      for _, entry in ipairs(ruleset.codes(set, H.merge(set.thresholds, { idle = false }))) do
+        found = found or entry.code == "idle"
+      end
+      assert.is_true(found)
+    end)
+
+    it("come in the fixed order of SPEC §3.5", function()
+      local list = ruleset.codes(set, set.thresholds)
+      local got = {}
+      for i, entry in ipairs(list) do
+        got[i] = entry.code
+      end
+      assert.same({ "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
+        "encoder-saturated", "hot", "idle", "held" }, got)
+    end)
+  end)
+
+  describe("a site rules directory", function()
+    it("a file of the same name replaces the default", function()
+      local set, dir = H.site_rules { ["hot.lua"] = [[
+return { code = "hot", level = "BAD", doc = "site hot", evaluate = function(ledger, policy, emit)
+  emit { message = "site hot" }
+end }
+]] }
+      assert.same(DEFAULT_CODES, codes(set))
+      local hot = H.rule(set, "hot")
+      assert.equal(dir .. "/hot.lua", hot.origin)
+      assert.equal("site hot", hot.doc)
+      local found = H.run_rules(H.ledger { H.gpu { temperatureC = 99 } }, nil, nil, set)
+      local f = H.with_code(found, "hot")
+      assert.equal(1, #f)
+      assert.equal("site hot", f[1].message)
+      assert.equal("BAD", f[1].level)
+    end)
+
+    it("a new file adds a code, and a site thresholds.lua may add keys for it", function()
+      local set = H.site_rules { ["site_note.lua"] = SITE_RULE, ["thresholds.lua"] = "return { site_limit = 3 }" }
+      assert.equal(10, #set.rules)
+      assert.same({}, set.errors)
+      local found = H.run_rules(H.ledger { H.gpu {} }, nil, nil, set)
+      local f = H.with_code(found, "site-note")
+      assert.equal(1, #f)
+      assert.equal("note 3", f[1].message)
+      assert.equal("WARN", f[1].level)
+    end)
+
+    it("a file returning false switches a default off", function()
+      local set = H.site_rules { ["idle.lua"] = "return false" }
+      assert.is_nil(H.rule(set, "idle"))
+      assert.equal(8, #set.rules)
+      assert.same({}, set.errors)
+      assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, nil, set), "idle"))
+    end)
+
+    it("a site thresholds.lua changes only the keys it sets", function()
+      local set = H.site_rules { ["thresholds.lua"] = "return { temp_max = 70 }" }
+      assert.equal(70, set.thresholds.temp_max)
+      assert.equal(0, set.thresholds.encoder_max)
+      assert.equal(5, set.thresholds.thermal_margin_min)
+      assert.is_true(set.thresholds.idle)
+      assert.same({}, set.errors)
+      assert.equal(1, #H.with_code(H.run_rules(H.ledger { H.gpu { temperatureC = 75 } }, nil, nil, set), "hot"))
+    end)
+
+    it("a site thresholds.lua that is not a table is an error, the defaults stay", function()
+      local set = H.site_rules { ["thresholds.lua"] = "return 42" }
+      assert.equal(1, #set.errors)
+      assert.matches("thresholds%.lua", set.errors[1])
+      assert.equal(85, set.thresholds.temp_max)
+    end)
+
+    it("a syntax error is a rule-error naming the file and line; the others still load", function()
+      local set = H.site_rules { ["broken.lua"] = "return {\n  code = 'broken',\n  level = \n}\n" }
+      assert.equal(1, #set.errors)
+      assert.matches("broken%.lua:%d+:", set.errors[1])
+      assert.same(DEFAULT_CODES, codes(set))
+      local found = H.run_rules(H.ledger { H.gpu {} }, nil, nil, set)
+      assert.equal("rule-error", found[1].code)
+      assert.equal("ERROR", found[1].level)
+      assert.matches("broken%.lua:%d+:", found[1].message)
+    end)
+
+    it("an error at load is a rule-error naming the file and line", function()
+      local set = H.site_rules { ["raise.lua"] = "local x = 1\nerror('site rule cannot load')\n" }
+      assert.equal(1, #set.errors)
+      assert.matches("raise%.lua:2: site rule cannot load", set.errors[1])
+    end)
+
+    it("a file that loops at load is stopped", function()
+      local set = H.site_rules { ["loop.lua"] = "while true do end" }
+      assert.equal(1, #set.errors)
+      assert.matches("budget", set.errors[1])
+    end)
+
+    it("a badly named file is an error", function()
+      local set = H.site_rules { ["my rule.lua"] = SITE_RULE, ["x.y.lua"] = SITE_RULE }
+      assert.equal(2, #set.errors)
+      for _, err in ipairs(set.errors) do
+        assert.matches("letters, digits, _ and %-", err)
+      end
+      assert.same(DEFAULT_CODES, codes(set))
+    end)
+
+    it("files not ending in .lua are ignored", function()
+      local set = H.site_rules { ["README"] = "notes", ["hot.lua.orig"] = "garbage(" }
+      assert.same({}, set.errors)
+      assert.same(DEFAULT_CODES, codes(set))
+    end)
+
+    it("a rule of the wrong shape is an error", function()
+      for _, case in ipairs {
+        { "return 42", "returned a number" },
+        { "return { code = 'Bad Code', level = 'OK', evaluate = function() end }", "code must be" },
+        { "return { code = 'x', level = 'FATAL', evaluate = function() end }", "level of x" },
+        { "return { code = 'x', level = 'OK' }", "evaluate of x" },
+        { "return { code = 'x', level = 'OK', order = 'first', evaluate = function() end }", "order of x" },
+      } do
+        local set = H.site_rules { ["shape.lua"] = case[1] }
+        assert.equal(1, #set.errors, case[1])
+        assert.matches(case[2], set.errors[1], 1, true)
+        assert.matches("shape%.lua", set.errors[1])
+      end
+    end)
+
+    it("a new file that reuses a default code is an error", function()
+      local set = H.site_rules { ["hotter.lua"] = "return { code = 'hot', level = 'WARN', evaluate = function() end }" }
+      assert.equal(1, #set.errors)
+      assert.matches("already defined", set.errors[1])
+    end)
+
+    it("a site rule cannot keep globals between loads", function()
+      local files = { ["count.lua"] = [[
+local n = 0
+return { code = "count", level = "OK", evaluate = function(ledger, policy, emit)
+  n = n + 1
+  emit { message = tostring(n) .. " " .. tostring(rawequal(_G, nil)) }
+end }
+]] }
+      local first = H.with_code(H.run_rules(H.ledger {}, nil, nil, H.site_rules(files)), "count")
+      local second = H.with_code(H.run_rules(H.ledger {}, nil, nil, H.site_rules(files)), "count")
+      assert.equal(first[1].message, second[1].message)
+    end)
+
+    it("ruleset.load reads the site files from the directory it is given", function()
+      local dir = H.tempdir()
+      H.write(dir .. "/site_note.lua", SITE_RULE)
+      H.write(dir .. "/idle.lua", "return false")
+      H.core.set_search_dirs("", "")
+      local ok, set = pcall(ruleset.load, H.core, dir)
+      H.remove(dir)
+      assert.is_true(ok, set)
+      assert.is_not_nil(H.rule(set, "site-note"))
+      assert.is_nil(H.rule(set, "idle"))
+    end)
+
+    it("a missing directory is no site rules", function()
+      local set = ruleset.load(H.core, "/nonexistent/gpuledger/rules.d")
+      assert.same(DEFAULT_CODES, codes(set))
+      assert.same({}, set.errors)
+    end)
+  end)
+end)

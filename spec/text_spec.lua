@@ -1,0 +1,59 @@
+local text = require "gpuledger.text"
+
+describe("gpuledger.text", function()
+  describe("valid_utf8", function()
+    it("keeps valid UTF-8 as it is", function()
+      assert.equal("°C — ok", text.valid_utf8("°C — ok"))
+    end)
+
+    it("replaces each invalid byte with U+FFFD", function()
+      assert.equal("a\u{FFFD}b\u{FFFD}", text.valid_utf8("a\xffb\xc3"))
+    end)
+  end)
+
+  describe("printable", function()
+    it("strips an ANSI escape sequence of its ESC", function()
+      local out = text.printable("evil\27[2Jname")
+      assert.is_nil(out:find("\27", 1, true))
+      assert.equal("evil\u{FFFD}[2Jname", out)
+    end)
+
+    it("turns newlines, tabs and DEL into U+FFFD", function()
+      assert.equal("a\u{FFFD}b\u{FFFD}c\u{FFFD}", text.printable("a\nb\tc\127"))
+    end)
+
+    it("turns C1 control characters into U+FFFD", function()
+      assert.equal("x\u{FFFD}y", text.printable("x\u{9B}y"))
+    end)
+
+    it("keeps multibyte text and makes invalid bytes U+FFFD", function()
+      assert.equal("gpu · 61 °C \u{FFFD}", text.printable("gpu · 61 °C \xff"))
+    end)
+
+    it("accepts numbers", function()
+      assert.equal("42", text.printable(42))
+    end)
+  end)
+
+  describe("width and pad", function()
+    it("counts characters, not bytes", function()
+      assert.equal(5, text.width("61 °C"))
+      assert.equal(1, text.width("—"))
+    end)
+
+    it("pads by characters", function()
+      assert.equal("°C   ", text.pad("°C", 5))
+      assert.equal(5, text.width(text.pad("—", 5)))
+    end)
+
+    it("leaves a string already wider than the column alone", function()
+      assert.equal("abcdef", text.pad("abcdef", 3))
+    end)
+  end)
+
+  describe("trim", function()
+    it("trims blanks at both ends only", function()
+      assert.equal("a b", text.trim(" \t a b \r\n"))
+    end)
+  end)
+end)
