@@ -5,8 +5,8 @@ return {
   doc = "nobody holds or reserved a GPU (off with --no-idle)",
   order = 10,
   evaluate = function(ledger, policy, emit)
-    if not policy.idle then
-      return
+    if not policy.idle or ledger.processesRead == false or (ledger.sources and ledger.sources.nomad == "failed") then
+      return -- a GPU is not called idle for want of an answer
     end
     for _, gpu in ipairs(ledger.entries) do
       if #gpu.tenants == 0 and #gpu.reservations == 0 then

@@ -5,6 +5,9 @@ return {
   doc = "Nomad reserved a GPU and no process or container holds it",
   order = 10,
   evaluate = function(ledger, _, emit)
+    if ledger.processesRead == false then
+      return -- without the process list, nothing is known to be idle
+    end
     for _, gpu in ipairs(ledger.entries) do
       if #gpu.tenants == 0 and #gpu.reservations > 0 then
         local first = gpu.reservations[1]

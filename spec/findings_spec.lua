@@ -197,6 +197,28 @@ return { code = "spin", level = "OK", evaluate = function() while true do end en
       assert.equal(1, #H.with_code(found, "unmanaged-tenant"))
     end)
 
+    it("that grows the heap past its budget is stopped, naming the line", function()
+      local found = with_site { ["hoard.lua"] = [[
+return { code = "hoard", level = "OK", evaluate = function()
+  local keep = {}
+  for i = 1, 1e9 do keep[i] = string.rep("x", 64) .. i end
+end }
+]] }
+      local errs = rule_errors(found)
+      assert.equal(1, #errs)
+      assert.matches("hoard%.lua:3:", errs[1].message)
+      assert.matches("heap past its budget", errs[1].message)
+    end)
+
+    it("that asks for a huge block at once is stopped with the budget named", function()
+      local found = with_site { ["huge.lua"] = [[
+return { code = "huge", level = "OK", evaluate = function() return string.rep("x", 1 << 30) end }
+]] }
+      local errs = rule_errors(found)
+      assert.equal(1, #errs)
+      assert.matches("more memory than its budget", errs[1].message)
+    end)
+
     it("that catches the budget error with pcall still stops", function()
       local found = with_site { ["sly.lua"] = [[
 return { code = "sly", level = "OK", evaluate = function(ledger, policy, emit)

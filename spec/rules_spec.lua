@@ -180,6 +180,14 @@ describe("rules", function()
       assert.equal("Tesla T4 idle: no tenant, no reservation, 15360 MiB free", f.message)
     end)
 
+    it("is not claimed when nvidia-smi's process list could not be read", function()
+      none("idle", { gpu {} }, nil, nil, { processesRead = false })
+    end)
+
+    it("is not claimed when Nomad failed (a reservation may exist)", function()
+      none("idle", { gpu {} }, nil, nil, { sources = { nomad = "failed" } })
+    end)
+
     it("says for how long when the state's start is known", function()
       local f = one("idle", { gpu { memoryTotalMiB = 100, memoryUsedMiB = 1, stateSince = H.ago(45 * 60) } })
       assert.equal("NVIDIA L4 idle: no tenant, no reservation, 99 MiB free, for 45m", f.message)
@@ -196,6 +204,10 @@ describe("rules", function()
   end)
 
   describe("reserved-idle", function()
+    it("is not claimed when nvidia-smi's process list could not be read", function()
+      none("reserved-idle", { gpu { reservations = { H.reservation {} } } }, nil, nil, { processesRead = false })
+    end)
+
     it("names the FIRST reservation, alloc cut to 8 characters", function()
       local f = one("reserved-idle", { gpu { reservations = {
         H.reservation { jobId = "worker", task = "w", allocId = "4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e" },

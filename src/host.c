@@ -206,6 +206,8 @@ void host_open(lua_State *L)
 #define HOOK_EVERY 1000
 
 struct call_limits {
+    lua_State *L;
+    int over_budget; /* the heap grew past max_bytes: stop at the next instruction */
     lua_Alloc inner_alloc;
     void *inner_ud;
     size_t max_bytes;
@@ -216,50 +218,74 @@ struct call_limits {
 
 static struct call_limits *active_limits;
 
-/* Allocator wrapped around the state's own for the length of a limited call:
- * refuses growth past the budget (Lua then collects and retries, and raises
- * "not enough memory" if that is still not enough). Frees always succeed. */
+static void instruction_hook(lua_State *L, lua_Debug *ar);
+
+/* Allocator wrapped around the state's own for the length of a limited call.
+ * Growth past the budget is allowed once, up to twice the budget, and arms
+ * the hook to stop the call at its next instruction, naming the line
+ * (lua_sethook may be called at any time: lua.c calls it from a signal
+ * handler). Growth past twice the budget is refused (Lua then collects,
+ * retries, and raises "not enough memory": one huge request, such as
+ * string.rep of 1 GB). Frees always succeed. */
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     struct call_limits *limits = ud;
     size_t old_size = ptr ? osize : 0;
     if (nsize > old_size && limits->max_bytes > 0 &&
-        limits->grown + (long long)(nsize - old_size) > (long long)limits->max_bytes)
+        limits->grown + (long long)(nsize - old_size) > 2 * (long long)limits->max_bytes)
         return NULL;
     void *block = limits->inner_alloc(limits->inner_ud, ptr, osize, nsize);
     if (block || nsize == 0)
         limits->grown += (long long)nsize - (long long)old_size;
+    if (limits->max_bytes > 0 && limits->grown > (long long)limits->max_bytes && !limits->over_budget) {
+        limits->over_budget = 1;
+        lua_sethook(limits->L, instruction_hook, LUA_MASKCOUNT, 1);
+    }
     return block;
 }
 
-/* Count hook: once the budget is spent it raises at every instruction, so a
- * script that catches the error with pcall cannot keep going. */
+/* Raises "<file>:<line>: <what>" for the line that is running (level 0 in
+ * a hook, where luaL_error would name its caller). */
+static int raise_here(lua_State *L, const char *what)
+{
+    lua_Debug running;
+    if (lua_getstack(L, 0, &running) && lua_getinfo(L, "Sl", &running) && running.currentline > 0)
+        lua_pushfstring(L, "%s:%d: %s", running.short_src, running.currentline, what);
+    else
+        lua_pushstring(L, what);
+    return lua_error(L);
+}
+
+/* Count hook: stops the call once its instructions are spent, or once the
+ * allocator saw the heap grow past its byte budget. Once stopped it raises
+ * at every instruction, so a script that catches the error with pcall
+ * cannot keep going. */
 static void instruction_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     struct call_limits *limits = active_limits;
-    if (!limits || limits->max_instructions <= 0)
+    if (!limits)
         return;
+    char what[128];
     limits->instructions_left -= HOOK_EVERY;
-    if (limits->instructions_left <= 0) {
-        lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
-        /* name the line that was running (level 0 here, not luaL_error's 1) */
-        lua_Debug running;
-        if (lua_getstack(L, 0, &running) && lua_getinfo(L, "Sl", &running) && running.currentline > 0)
-            lua_pushfstring(L, "%s:%d: ", running.short_src, running.currentline);
-        else
-            lua_pushliteral(L, "");
-        lua_pushfstring(L, "stopped after running past its budget of %d instructions",
-                        (int)limits->max_instructions);
-        lua_concat(L, 2);
-        lua_error(L);
+    if (limits->max_instructions > 0 && limits->instructions_left <= 0) {
+        snprintf(what, sizeof what, "stopped after running past its budget of %ld instructions",
+                 limits->max_instructions);
+    } else if (limits->over_budget) {
+        snprintf(what, sizeof what, "stopped after growing the heap past its budget of %zu bytes",
+                 limits->max_bytes);
+    } else {
+        return;
     }
+    lua_sethook(L, instruction_hook, LUA_MASKCOUNT, 1);
+    raise_here(L, what);
 }
 
 int host_call_limited(lua_State *L, int nargs, int nresults,
                       long max_instructions, size_t max_bytes)
 {
     struct call_limits limits = {0};
+    limits.L = L;
     limits.inner_alloc = lua_getallocf(L, &limits.inner_ud);
     limits.max_bytes = max_bytes;
     limits.max_instructions = max_instructions;
@@ -272,7 +298,7 @@ int host_call_limited(lua_State *L, int nargs, int nresults,
 
     active_limits = &limits;
     lua_setallocf(L, limited_alloc, &limits);
-    if (max_instructions > 0)
+    if (max_instructions > 0 || max_bytes > 0)
         lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
     int status = lua_pcall(L, nargs, nresults, 0);
     lua_sethook(L, outer_hook, outer_mask, outer_count);

@@ -31,8 +31,9 @@ const struct embedded_file *host_embedded_file(const char *path);
 /* Like lua_pcall(L, nargs, nresults, 0) on a function pushed before its
  * nargs arguments, but stops the call with an error once it has run about
  * max_instructions VM instructions ("the rule ran past its budget of N
- * instructions") or grown the heap by more than max_bytes (Lua's "not enough
- * memory"); 0 lifts either limit. Returns the lua_pcall status with the
+ * instructions") or grown the heap by more than max_bytes ("…past its budget
+ * of N bytes", or Lua's "not enough memory" for one request past twice the
+ * budget); 0 lifts either limit. Returns the lua_pcall status with the
  * results or the error message on the stack. Not reentrant. */
 int host_call_limited(lua_State *L, int nargs, int nresults,
                       long max_instructions, size_t max_bytes);

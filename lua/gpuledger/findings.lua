@@ -71,7 +71,11 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   local bytes = math.tointeger(policy.rule_memory_bytes) or 0
   local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
   if not ok then
-    return nil, sandbox.error_text(err)
+    err = sandbox.error_text(err)
+    if err == "not enough memory" then
+      err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
+    end
+    return nil, err
   end
   return emitted
 end

@@ -126,7 +126,9 @@ local function gpu_tenants(gpu, processes, pid_containers, containers, reserved_
 end
 
 -- Builds the ledger of a snapshot (SPEC §3.1). Returns
--- {schema, node, at, entries, nomadRead, errors?, sources}.
+-- {schema, node, at, entries, nomadRead, processesRead, errors?, sources}:
+-- processesRead is false when nvidia-smi's process list could not be read,
+-- so that no GPU is called idle for want of an answer.
 function M.build(snapshot)
   local sources = snapshot.sources or {}
   local gpus, processes, errors = nvidia.read(sources.nvidia)
@@ -173,12 +175,14 @@ function M.build(snapshot)
     entries[#entries + 1] = entry
   end
 
+  local apps = sources.nvidia and sources.nvidia.compute_apps
   return {
     schema = M.SCHEMA,
     node = snapshot.node or "",
     at = snapshot.at,
     entries = entries,
     nomadRead = visible ~= nil,
+    processesRead = apps ~= nil and apps.error == nil,
     errors = #errors > 0 and json.array(errors) or nil,
     sources = M.source_states(sources),
   }

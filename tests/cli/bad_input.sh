@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Bad input through the whole binary: an nvidia-smi that is missing, not
+# executable, failing, hanging, or answering garbage, too much, short rows,
+# invalid UTF-8, an old driver's fields, or failing only its process query
+# (testdata/nvidia/bad/, SPEC §2.1); and site rule directories with broken
+# rules (testdata/rules/, DESIGN.md "Rules"). Each gives one clear error line,
+# the right exit status, and never a crash. (Unreadable and vanished pids in
+# a proc tree: proc.sh.)
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" err="" # what run leaves (with $rc)
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG
+BAD=$TESTDATA/nvidia/bad
+RULES=$TESTDATA/rules
+mkdir "$WORK/no-rules" # no site rules, whatever this machine has
+SMI=$FAKES/nvidia-smi
+COMMON=(--no-docker --no-nomad --node bad-node)
+
+# smi DIR BINARY ARGS...: runs gpuledger ARGS with --nvidia-smi BINARY
+# answering from DIR. Leaves $out, $err, $rc.
+smi() {
+    local dir=$1 binary=$2
+    shift 2
+    FAKE_SMI_DIR=$dir run "$@" --nvidia-smi "$binary" "${COMMON[@]}" --rules "$WORK/no-rules"
+}
+
+# expect_lua NAME JSON EXPR: the Lua expression EXPR (or statements that
+# `return` the answer) over the decoded JSON (j, with cjson) is true.
+expect_lua() {
+    local got expr=$3
+    case $expr in *return*) expr="(function() $expr end)()" ;; esac
+    got=$(jq_lua "$expr" "$2" 2>&1)
+    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
+}
+
+# expect_no_crash NAME: the last run's stderr shows no crash.
+expect_no_crash() {
+    local word
+    for word in traceback AddressSanitizer "runtime error" LeakSanitizer "Segmentation"; do
+        expect_not_in "$1: no '$word' on stderr" "$err" "$word"
+    done
+}
+
+# source_error NAME DIR BINARY NEEDLE...: the nvidia source fails with one
+# error naming every NEEDLE: check --json has exactly one
+# source-unavailable ERROR (a single line) holding them, ls --json carries it
+# in errors, ls exits 0 with it as one "gpuledger: " line on stderr, check
+# exits 0, and 3 under --exit-on error.
+source_error() {
+    local name=$1 dir=$2 binary=$3 needle lua_needles=""
+    shift 3
+    for needle in "$@"; do
+        lua_needles+="and m:find($(lua_string "$needle"), 1, true) "
+    done
+    smi "$dir" "$binary" check --json
+    expect_rc "$name: check --json exits 0" 0
+    expect_no_crash "$name: check --json"
+    expect_lua "$name: one source-unavailable ERROR naming it" "$out" \
+        "local n = 0; for _, f in ipairs(j.findings) do local m = f.message; if f.code == 'source-unavailable' and f.level == 'ERROR' and f.gpu == nil $lua_needles and not m:find('\n') then n = n + 1 end end; return n == 1"
+    expect_lua "$name: worst ERROR" "$out" 'j.worst == "ERROR"'
+    smi "$dir" "$binary" ls --json
+    expect_rc "$name: ls --json exits 0" 0
+    expect_lua "$name: ls --json errors carry it" "$out" \
+        "local n = 0; for _, m in ipairs(j.errors or {}) do if true $lua_needles then n = n + 1 end end; return n == 1"
+    smi "$dir" "$binary" ls
+    expect_rc "$name: ls exits 0" 0
+    expect_no_crash "$name: ls"
+    local line found=0 others=0
+    while IFS= read -r line; do
+        if [ "${line:0:11}" = "gpuledger: " ]; then
+            local all=1
+            for needle in "$@"; do
+                case $line in *"$needle"*) ;; *) all=0 ;; esac
+            done
+            [ $all = 1 ] && found=$((found + 1))
+        else
+            others=$((others + 1))
+        fi
+    done <<<"$err"
+    expect_eq "$name: ls prints the error as one gpuledger: line" "$found" 1
+    expect_eq "$name: ls prints nothing else on stderr" "$others" 0
+    smi "$dir" "$binary" check
+    expect_rc "$name: check exits 0 without --exit-on" 0
+    smi "$dir" "$binary" check --exit-on error
+    expect_rc "$name: check --exit-on error exits 3" 3
+}
+
+# leftovers TEXT: the /proc/<pid> of every process whose command line holds
+# TEXT (a private copy of the fake), space-separated.
+leftovers() {
+    local cmdline line found=""
+    for cmdline in /proc/[0-9]*/cmdline; do
+        line=$({ tr '\0' ' ' <"$cmdline"; } 2>/dev/null) || continue
+        case $line in *"$1"*) found+="${cmdline%/cmdline} " ;; esac
+    done
+    printf '%s' "$found"
+}
+
+# lua_string TEXT: TEXT as a Lua long-bracket string literal.
+lua_string() { printf '[==[%s]==]' "$1"; }
+
+# --- nvidia-smi missing or not runnable ---------------------------------------
+source_error "missing" "$BAD/exit-nonzero" /nonexistent/nvidia-smi "nvidia-smi query-gpu" "/nonexistent/nvidia-smi"
+expect_lua "missing: no GPUs" "$(FAKE_SMI_DIR=$BAD/exit-nonzero "$GPULEDGER" ls --json --nvidia-smi /nonexistent/nvidia-smi "${COMMON[@]}")" '#j.entries == 0'
+smi "$BAD/exit-nonzero" /nonexistent/nvidia-smi check --json
+expect_lua "missing: the message starts with the query and says not found" "$out" \
+    'local m = j.findings[1].message; return m:sub(1, 20) == "nvidia-smi query-gpu" and (m:lower():find("not found", 1, true) or m:lower():find("no such file", 1, true)) ~= nil'
+
+mkdir "$WORK/noexec"
+cp "$SMI" "$WORK/noexec/nvidia-smi"
+chmod a-x "$WORK/noexec/nvidia-smi"
+source_error "not executable" "$BAD/exit-nonzero" "$WORK/noexec/nvidia-smi" "nvidia-smi query-gpu" "$WORK/noexec/nvidia-smi"
+smi "$BAD/exit-nonzero" "$WORK/noexec/nvidia-smi" check --json
+expect_lua "not executable: says permission" "$out" 'j.findings[1].message:lower():find("permission", 1, true) ~= nil'
+
+# --- nvidia-smi exits non-zero: the driver's own words ---------------------------
+log=$WORK/smi.log
+source_error "exit non-zero" "$BAD/exit-nonzero" "$SMI" "nvidia-smi query-gpu" \
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+: >"$log"
+FAKE_SMI_LOG=$log smi "$BAD/exit-nonzero" "$SMI" ls --json
+expect_lua "exit non-zero: no GPUs" "$out" '#j.entries == 0'
+expect_eq "exit non-zero: no further queries after the main one" "$(wc -l <"$log")" 1
+
+# --- nvidia-smi hangs: killed after 10 s ----------------------------------------
+# A private copy of the fake, so that a leftover process is recognisable.
+mkdir "$WORK/hang-bin"
+cp "$SMI" "$WORK/hang-bin/nvidia-smi"
+hang_smi=$WORK/hang-bin/nvidia-smi
+# ls and check --exit-on error run beside the timed check --json.
+(
+    FAKE_SMI_DIR=$BAD/hang "$GPULEDGER" ls --nvidia-smi "$hang_smi" "${COMMON[@]}" >"$WORK/hang-ls.out" 2>"$WORK/hang-ls.err"
+    echo $? >"$WORK/hang-ls.rc"
+) &
+ls_job=$!
+(
+    FAKE_SMI_DIR=$BAD/hang "$GPULEDGER" check --exit-on error --nvidia-smi "$hang_smi" "${COMMON[@]}" >/dev/null 2>&1
+    echo $? >"$WORK/hang-check.rc"
+) &
+check_job=$!
+started=$(date +%s%N)
+smi "$BAD/hang" "$hang_smi" check --json
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+expect_rc "hang: check --json exits 0" 0
+expect_no_crash "hang: check --json"
+if [ "$elapsed_ms" -ge 9000 ] && [ "$elapsed_ms" -lt 15000 ]; then
+    pass "hang: answered after the 10 s timeout ($elapsed_ms ms)"
+else
+    fail "hang: answered after the 10 s timeout" "took $elapsed_ms ms, want 9000..15000"
+fi
+expect_lua "hang: source-unavailable names nvidia-smi and timed out" "$out" \
+    'local n = 0; for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("nvidia-smi", 1, true) and f.message:find("timed out", 1, true) then n = n + 1 end end; return n == 1 and #j.findings == 1'
+wait "$ls_job" "$check_job"
+expect_eq "hang: ls exits 0" "$(cat "$WORK/hang-ls.rc")" 0
+expect_in "hang: ls says timed out on stderr" "$(cat "$WORK/hang-ls.err")" "timed out"
+expect_eq "hang: check --exit-on error exits 3" "$(cat "$WORK/hang-check.rc")" 3
+expect_eq "hang: no nvidia-smi left running" "$(leftovers "$hang_smi")" ""
+
+# --- garbage, too much, short rows ---------------------------------------------
+source_error "garbage" "$BAD/garbage" "$SMI" "query-gpu csv"
+smi "$BAD/garbage" "$SMI" ls --json
+expect_lua "garbage: no GPUs" "$out" '#j.entries == 0'
+
+source_error "10 MiB answer" "$BAD/huge" "$SMI" "nvidia-smi query-gpu" "exceeds"
+mkdir "$WORK/huge-bin"
+cp "$SMI" "$WORK/huge-bin/nvidia-smi"
+smi "$BAD/huge" "$WORK/huge-bin/nvidia-smi" ls --json
+expect_lua "10 MiB answer: no GPUs" "$out" '#j.entries == 0'
+expect_eq "10 MiB answer: no nvidia-smi left running" "$(leftovers "$WORK/huge-bin/nvidia-smi")" ""
+
+source_error "short row" "$BAD/short-row" "$SMI" "expected 12 fields, got 3"
+smi "$BAD/short-row" "$SMI" ls --json
+expect_lua "short row: NO GPUs (not a zero-GPU success)" "$out" '#j.entries == 0 and #j.errors == 1'
+
+# --- invalid UTF-8 -----------------------------------------------------------
+for args in "ls" "ls --json" "check" "check --json" "snapshot"; do
+    # shellcheck disable=SC2086 # split on purpose
+    FAKE_SMI_DIR=$BAD/non-utf8 "$GPULEDGER" $args --nvidia-smi "$SMI" "${COMMON[@]}" --rules "$WORK/no-rules" \
+        >"$WORK/u8.out" 2>"$WORK/u8.err"
+    # shellcheck disable=SC2034 # read by expect_rc
+    rc=$?
+    expect_rc "non-UTF-8: $args exits 0" 0
+    if iconv -f UTF-8 -t UTF-8 "$WORK/u8.out" >/dev/null 2>&1; then
+        pass "non-UTF-8: $args stdout is valid UTF-8"
+    else
+        fail "non-UTF-8: $args stdout is valid UTF-8" "iconv refused it"
+    fi
+    if iconv -f UTF-8 -t UTF-8 "$WORK/u8.err" >/dev/null 2>&1; then
+        pass "non-UTF-8: $args stderr is valid UTF-8"
+    else
+        fail "non-UTF-8: $args stderr is valid UTF-8" "iconv refused it"
+    fi
+    expect_not_in "non-UTF-8: $args shows no process argument" "$(cat "$WORK/u8.out")" "x.mkv"
+done
+smi "$BAD/non-utf8" "$SMI" ls --json
+expect_lua "non-UTF-8: the GPU is read" "$out" '#j.entries == 1 and j.entries[1].model:find("NVIDIA L4", 1, true) == 1 and j.entries[1].memoryUsedMiB == 1024'
+expect_lua "non-UTF-8: the process is cut to its binary" "$out" \
+    'local p = j.entries[1].tenants[1].processes[1]; return p:sub(1, 3) == "enc" and not p:find("[ /]")'
+smi "$BAD/non-utf8" "$SMI" check --exit-on error
+expect_rc "non-UTF-8: no source error (check --exit-on error exits 0)" 0
+smi "$BAD/non-utf8" "$SMI" snapshot
+expect_lua "non-UTF-8: the snapshot reads back as JSON with the GPU" "$out" '#j.sources.nvidia.query_gpu.rows == 1'
+
+# --- an old driver: legacy throttle reasons, no tlimit ---------------------------
+: >"$log"
+FAKE_SMI_LOG=$log smi "$BAD/old-driver" "$SMI" ls --json
+expect_rc "old driver: ls --json exits 0" 0
+expect_lua "old driver: no error" "$out" 'j.errors == nil or #j.errors == 0'
+expect_lua "old driver: two GPUs, margins unknown" "$out" '#j.entries == 2 and j.entries[1].thermalMarginC == nil and j.entries[2].thermalMarginC == nil'
+expect_lua "old driver: slowdown from throttle reasons (gpu0 false, gpu1 true)" "$out" 'j.entries[1].thermalSlowdown == false and j.entries[2].thermalSlowdown == true'
+expect_eq "old driver: the legacy query was asked" "$(wc -l <"$log")" 5
+expect_in "old driver: clocks_throttle_reasons asked" "$(cat "$log")" "clocks_throttle_reasons.hw_thermal_slowdown"
+smi "$BAD/old-driver" "$SMI" check --json
+expect_lua "old driver: no source-unavailable" "$out" 'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" then return false end end; return true'
+expect_lua "old driver: gpu1 hot by its slowdown flag" "$out" \
+    'local n = 0; for _, f in ipairs(j.findings) do if f.code == "hot" and f.gpu == "gpu1 GPU-8c4f1e2d" and f.message:find("thermal slowdown active at 83", 1, true) then n = n + 1 end end; return n == 1'
+expect_lua "old driver: gpu0 not hot" "$out" 'for _, f in ipairs(j.findings) do if f.code == "hot" and f.gpu:sub(1, 4) == "gpu0" then return false end end; return true'
+smi "$BAD/old-driver" "$SMI" check --exit-on error
+expect_rc "old driver: no source error (check --exit-on error exits 0)" 0
+
+# --- compute-apps fails: GPUs kept, partial ledger --------------------------------
+source_error "apps fail" "$BAD/apps-fail" "$SMI" "nvidia-smi query-compute-apps"
+smi "$BAD/apps-fail" "$SMI" ls --json
+expect_lua "apps fail: both GPUs kept" "$out" '#j.entries == 2 and j.entries[1].model == "NVIDIA L4" and j.entries[2].memoryUsedMiB == 0'
+
+# --- broken site rules --------------------------------------------------------
+# The demo node gives every default finding; a broken site rule adds exactly
+# one rule-error ERROR naming its file and line, and every other finding stays.
+run check --demo --json --rules "$WORK/no-rules"
+baseline=$(jq_lua '(function() local s = {}; for _, f in ipairs(j.findings) do s[#s + 1] = f.level .. " " .. f.code .. " " .. (f.gpu or "-") end; return table.concat(s, "\n") end)()' "$out")
+baseline_count=$(jq_lua '#j.findings' "$out")
+
+# rule_case CASE WHERE: the site rules in testdata/rules/CASE give one
+# rule-error whose message holds WHERE (the file, and ":line" where given).
+rule_case() {
+    local case_name=$1 where=$2 started elapsed_ms
+    started=$(date +%s%N)
+    run check --demo --json --rules "$RULES/$case_name"
+    elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+    expect_rc "rules $case_name: check exits 0" 0
+    expect_no_crash "rules $case_name"
+    if [ "$elapsed_ms" -lt 10000 ]; then
+        pass "rules $case_name: finished in $elapsed_ms ms (< 10 s)"
+    else
+        fail "rules $case_name: finished in < 10 s" "took $elapsed_ms ms"
+    fi
+    expect_lua "rules $case_name: exactly one rule-error ERROR" "$out" \
+        'local n = 0; for _, f in ipairs(j.findings) do if f.code == "rule-error" then n = n + 1; if f.level ~= "ERROR" then return false end end end; return n == 1'
+    expect_lua "rules $case_name: the rule-error names $where" "$out" \
+        "for _, f in ipairs(j.findings) do if f.code == 'rule-error' then return f.message:find($(lua_string "$where"), 1, true) ~= nil end end; return false"
+    expect_lua "rules $case_name: one line" "$out" \
+        "for _, f in ipairs(j.findings) do if f.code == 'rule-error' then return not f.message:find('\n') end end; return false"
+    expect_lua "rules $case_name: worst ERROR" "$out" 'j.worst == "ERROR"'
+    expect_eq "rules $case_name: every other finding still there" \
+        "$(jq_lua '(function() local s = {}; for _, f in ipairs(j.findings) do if f.code ~= "rule-error" then s[#s + 1] = f.level .. " " .. f.code .. " " .. (f.gpu or "-") end end; return table.concat(s, "\n") end)()' "$out")" \
+        "$baseline"
+    expect_eq "rules $case_name: count is the baseline plus one" "$(jq_lua '#j.findings' "$out")" "$((${baseline_count%.*} + 1))"
+    run check --demo --rules "$RULES/$case_name"
+    expect_in "rules $case_name: text check shows rule-error" "$out" "rule-error"
+    expect_in "rules $case_name: text check names the file" "$out" "${where%%:*}"
+}
+
+rule_case syntax-error "$RULES/syntax-error/broken.lua:8:"
+rule_case infinite-loop "$RULES/infinite-loop/spin.lua:9:"
+rule_case raises "$RULES/raises/raise.lua:8:"
+# Returning a number has no line to name beyond the file itself.
+rule_case wrong-shape "$RULES/wrong-shape/number.lua"
+rule_case memory-hog "$RULES/memory-hog/hog.lua:9:"
+
+# `gpuledger rules` reports a rule that cannot load, and exits 1.
+run rules --rules "$RULES/syntax-error"
+expect_rc "rules command: a broken file exits 1" 1
+expect_in "rules command: names the file" "$err" "$RULES/syntax-error/broken.lua"
+run rules --rules "$RULES/raises"
+expect_rc "rules command: a rule that loads is listed (exit 0)" 0
+expect_in "rules command: with its origin" "$out" "$RULES/raises/raise.lua"
+
+finish

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# gpuledger against the fake nvidia-smi (SPEC §2.1, §3, §4.1, §4.2), host
+# only (--no-docker --no-nomad): the two real-card captures give the right
+# ledger and findings, empty arrays are [] (decision D1), process arguments
+# never leave the machine, and the queries run in the order the contract
+# gives.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" err="" # what run leaves (with $rc)
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG
+H100=$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01
+GEFORCE=$TESTDATA/nvidia/geforce-rtx-2080-super-595.71.05
+ZERO_UUID=GPU-00000000-0000-0000-0000-000000000000
+mkdir "$WORK/no-rules" # no site rules, whatever this machine has
+HOST=(--nvidia-smi "$FAKES/nvidia-smi" --no-docker --no-nomad --node test-node --rules "$WORK/no-rules")
+
+# smi DIR ARGS...: runs gpuledger ARGS against the fake nvidia-smi answering
+# from DIR (host only). Leaves $out, $err, $rc.
+smi() {
+    local dir=$1
+    shift
+    FAKE_SMI_DIR=$dir run "$@" "${HOST[@]}"
+}
+
+# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
+# (bound to j, with cjson) is true. EXPR may also be statements that
+# `return` the answer.
+expect_lua() {
+    local got expr=$3
+    case $expr in *return*) expr="(function() $expr end)()" ;; esac
+    got=$(jq_lua "$expr" "$2" 2>&1)
+    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
+}
+
+# --- H100 under load -------------------------------------------------------
+smi "$H100" ls --json
+expect_rc "h100 ls --json: exit 0" 0
+expect_eq "h100 ls --json: nothing on stderr" "$err" ""
+json=$out
+expect_lua "h100: schema 1, node, nomadRead false" "$json" 'j.schema == 1 and j.node == "test-node" and j.nomadRead == false'
+expect_lua "h100: at is RFC 3339 UTC" "$json" 'j.at:match("^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d[.%d]*Z$") ~= nil'
+expect_lua "h100: no errors" "$json" 'j.errors == nil or #j.errors == 0'
+expect_lua "h100: one GPU" "$json" '#j.entries == 1'
+expect_lua "h100: index, uuid, bus" "$json" 'j.entries[1].index == 0 and j.entries[1].uuid == "'$ZERO_UUID'" and j.entries[1].busId == "00000000:00:09.0"'
+expect_lua "h100: model" "$json" 'j.entries[1].model == "NVIDIA H100 80GB HBM3"'
+expect_lua "h100: memory 19818/81559" "$json" 'j.entries[1].memoryUsedMiB == 19818 and j.entries[1].memoryTotalMiB == 81559'
+expect_lua "h100: util 100, memory util 11" "$json" 'j.entries[1].utilizationPct == 100 and j.entries[1].memoryUtilizationPct == 11'
+expect_lua "h100: temperature 59" "$json" 'j.entries[1].temperatureC == 59'
+expect_lua "h100: power 631.95" "$json" 'j.entries[1].powerW == 631.95'
+expect_lua "h100: encoder 0 sessions, 0 fps" "$json" 'j.entries[1].encoderSessions == 0 and j.entries[1].encoderAverageFps == 0'
+expect_lua "h100: thermal margin 26" "$json" 'j.entries[1].thermalMarginC == 26'
+expect_lua "h100: thermal slowdown false" "$json" 'j.entries[1].thermalSlowdown == false'
+expect_lua "h100: no reservations" "$json" '#j.entries[1].reservations == 0'
+expect_in "h100: reservations is [] (D1)" "$json" '"reservations":[]'
+expect_not_in "h100: no null anywhere" "$json" 'null'
+expect_lua "h100: state unaccounted" "$json" 'j.entries[1].state == "unaccounted"'
+expect_lua "h100: one tenant, host" "$json" '#j.entries[1].tenants == 1 and j.entries[1].tenants[1].kind == "host"'
+expect_lua "h100: host tenant pids in nvidia-smi order" "$json" 'cjson.encode(j.entries[1].tenants[1].pids) == "[11327,11328,11345]"'
+expect_lua "h100: process names cut to the binary" "$json" 'cjson.encode(j.entries[1].tenants[1].processes) == "[\"memhog\",\"memhog\",\"gpu_burn\"]"'
+expect_lua "h100: host tenant memory 2566+1542+15690" "$json" 'j.entries[1].tenants[1].usedMemoryMiB == 19798'
+expect_lua "h100: host tenant not reserved, no container fields" "$json" 'local t = j.entries[1].tenants[1]; return t.reserved == false and t.container == nil and t.containerId == nil and t.allocId == nil and t.image == nil'
+expect_not_in "h100: no path in process names" "$json" "/root/tools"
+expect_lua "h100: no stateSince without history" "$json" 'j.entries[1].stateSince == nil'
+
+smi "$H100" ls
+expect_rc "h100 ls: exit 0" 0
+expect_in "h100 ls: header" "$out" "gpuledger · test-node · 1 GPU(s) · "
+expect_in "h100 ls: model row" "$out" "NVIDIA H100 80GB HBM3"
+expect_in "h100 ls: memory" "$out" "19818/81559 MiB"
+expect_in "h100 ls: temperature" "$out" "59 °C"
+expect_in "h100 ls: host tenant, unmanaged" "$out" "host:"
+expect_in "h100 ls: !unmanaged" "$out" "(19798 MiB) !unmanaged"
+expect_not_in "h100 ls: no source error count" "$out" "source error"
+
+# Findings by hand (SPEC §3.3/3.4): the host processes are an unmanaged
+# tenant (BAD); one tenant, so not contended; an H100 has no known encoder
+# cap; margin 26 > 5 with slowdown false, so not hot; not idle, not held.
+smi "$H100" check --json
+expect_rc "h100 check --json: exit 0 without --exit-on" 0
+json=$out
+expect_lua "h100 check: envelope" "$json" 'j.schema == 1 and j.node == "test-node" and type(j.at) == "string"'
+expect_lua "h100 check: exactly one finding" "$json" '#j.findings == 1'
+expect_lua "h100 check: unmanaged-tenant BAD on gpu0" "$json" 'local f = j.findings[1]; return f.code == "unmanaged-tenant" and f.level == "BAD" and f.gpu == "gpu0 GPU-00000000" and f.node == "test-node"'
+expect_lua "h100 check: message" "$json" 'j.findings[1].message == "host process [memhog memhog gpu_burn] holds this GPU outside any container — 19798 MiB, pids [11327 11328 11345]"'
+expect_lua "h100 check: worst BAD" "$json" 'j.worst == "BAD"'
+
+smi "$H100" check
+expect_rc "h100 check: exit 0" 0
+expect_in "h100 check: the finding line" "$out" "unmanaged-tenant"
+expect_in "h100 check: gpu label" "$out" "gpu0 GPU-00000000"
+expect_in "h100 check: BAD glyph" "$out" "🔴 BAD"
+expect_in "h100 check: counts" "$out" "1 findings: 0 OK, 0 WARN, 1 BAD, 0 ERROR"
+
+for exit_on in "bad 2" "warn 2" "error 0"; do
+    smi "$H100" check --exit-on "${exit_on% *}"
+    expect_rc "h100 check --exit-on ${exit_on% *}: exit ${exit_on#* }" "${exit_on#* }"
+done
+smi "$H100" check --json --exit-on bad
+expect_rc "h100 check --json --exit-on bad: exit 2" 2
+smi "$H100" check --json --allow-unmanaged --exit-on bad
+expect_rc "h100 --allow-unmanaged --exit-on bad: exit 0" 0
+expect_lua "h100 --allow-unmanaged: the finding is WARN" "$out" '#j.findings == 1 and j.findings[1].level == "WARN" and j.worst == "WARN"'
+# A known margin wins over --temp-max (SPEC §3.4).
+smi "$H100" check --json --temp-max 50
+expect_lua "h100 --temp-max 50: margin 26 known, not hot" "$out" '#j.findings == 1 and j.findings[1].code ~= "hot"'
+
+# --- H100 idle ---------------------------------------------------------------
+smi "$H100/idle" ls --json
+expect_rc "h100 idle ls --json: exit 0" 0
+json=$out
+expect_in "h100 idle: tenants is [] (D1)" "$json" '"tenants":[]'
+expect_in "h100 idle: reservations is []" "$json" '"reservations":[]'
+expect_not_in "h100 idle: no null" "$json" 'null'
+expect_lua "h100 idle: free, margin 46, power 69.85" "$json" 'local e = j.entries[1]; return e.state == "free" and e.thermalMarginC == 46 and e.powerW == 69.85 and e.memoryUsedMiB == 0 and e.temperatureC == 41'
+smi "$H100/idle" check --json --exit-on warn
+expect_rc "h100 idle check --exit-on warn: exit 0" 0
+expect_lua "h100 idle: one idle OK finding" "$out" '#j.findings == 1 and j.findings[1].code == "idle" and j.findings[1].level == "OK" and j.worst == "OK"'
+expect_lua "h100 idle: idle message" "$out" 'j.findings[1].message == "NVIDIA H100 80GB HBM3 idle: no tenant, no reservation, 81559 MiB free"'
+smi "$H100/idle" check --json --no-idle
+expect_lua "h100 idle --no-idle: no findings, findings is an array, worst OK" "$out" '#j.findings == 0 and j.worst == "OK"'
+expect_in "h100 idle --no-idle: findings is []" "$out" '"findings":[]'
+
+# --- GeForce RTX 2080 SUPER under load --------------------------------------
+smi "$GEFORCE" ls --json
+expect_rc "geforce ls --json: exit 0" 0
+json=$out
+expect_lua "geforce: one GPU, model" "$json" '#j.entries == 1 and j.entries[1].model == "NVIDIA GeForce RTX 2080 SUPER"'
+expect_lua "geforce: bus, memory 819/8192" "$json" 'local e = j.entries[1]; return e.busId == "00000000:0C:00.0" and e.memoryUsedMiB == 819 and e.memoryTotalMiB == 8192'
+expect_lua "geforce: util 8/3, temp 45, power 111.5" "$json" 'local e = j.entries[1]; return e.utilizationPct == 8 and e.memoryUtilizationPct == 3 and e.temperatureC == 45 and e.powerW == 111.5'
+expect_lua "geforce: 2 encoder sessions at 107 fps" "$json" 'j.entries[1].encoderSessions == 2 and j.entries[1].encoderAverageFps == 107'
+expect_lua "geforce: no thermal margin ([N/A])" "$json" 'j.entries[1].thermalMarginC == nil'
+expect_not_in "geforce: thermalMarginC omitted" "$json" 'thermalMarginC'
+expect_lua "geforce: thermal slowdown false" "$json" 'j.entries[1].thermalSlowdown == false'
+expect_lua "geforce: one host tenant, two ffmpeg" "$json" 'local t = j.entries[1].tenants; return #t == 1 and t[1].kind == "host" and cjson.encode(t[1].processes) == "[\"ffmpeg\",\"ffmpeg\"]"'
+expect_lua "geforce: pids 5268 5267, 600 MiB" "$json" 'local t = j.entries[1].tenants[1]; return cjson.encode(t.pids) == "[5268,5267]" and t.usedMemoryMiB == 600'
+# 2 sessions < the GeForce cap of 12: no encoder finding; margin unknown but
+# slowdown reported false: not hot.
+smi "$GEFORCE" check --json
+expect_lua "geforce check: only unmanaged-tenant BAD" "$out" '#j.findings == 1 and j.findings[1].code == "unmanaged-tenant" and j.findings[1].level == "BAD" and j.worst == "BAD"'
+expect_lua "geforce check: message" "$out" 'j.findings[1].message == "host process [ffmpeg ffmpeg] holds this GPU outside any container — 600 MiB, pids [5268 5267]"'
+smi "$GEFORCE" check --json --encoder-max 2
+expect_lua "geforce --encoder-max 2: encoder-saturated WARN citing the flag" "$out" 'local n = 0; for _, f in ipairs(j.findings) do if f.code == "encoder-saturated" and f.level == "WARN" and f.message:find("--encoder-max 2", 1, true) and f.message:find("107 fps", 1, true) then n = n + 1 end end; return n == 1'
+
+smi "$GEFORCE/idle" ls --json
+expect_in "geforce idle: tenants is []" "$out" '"tenants":[]'
+expect_lua "geforce idle: free, no margin, 214/8192" "$out" 'local e = j.entries[1]; return e.state == "free" and e.thermalMarginC == nil and e.memoryUsedMiB == 214'
+smi "$GEFORCE/idle" check --json
+expect_lua "geforce idle: idle OK with 7978 MiB free" "$out" '#j.findings == 1 and j.findings[1].message == "NVIDIA GeForce RTX 2080 SUPER idle: no tenant, no reservation, 7978 MiB free"'
+
+# --- arguments never leave the machine --------------------------------------
+secret=$WORK/secret
+mkdir "$secret"
+cat >"$secret/query-gpu.csv" <<'EOF'
+0, GPU-5d2c8a6e-1f3b-4c7d-9e0a-2b4c6d8e0f12, NVIDIA L4, 00000000:01:00.0, 1024, 23034, 12, 3, 48, 35.12, 1, 29.97
+1, GPU-e0b7a4c1-9f2d-4a38-8c6b-1d5e7f9a0b23, NVIDIA L4, 00000000:02:00.0, 600, 23034, 9, 2, 44, 30.50, 1, 30.00
+EOF
+cat >"$secret/compute-apps.csv" <<'EOF'
+GPU-5d2c8a6e-1f3b-4c7d-9e0a-2b4c6d8e0f12, 4242, 512, /usr/bin/HandBrakeCLI -i secret.mkv
+GPU-e0b7a4c1-9f2d-4a38-8c6b-1d5e7f9a0b23, 4343, 300, ffmpeg -i /data/clients/acme/match.mp4
+GPU-e0b7a4c1-9f2d-4a38-8c6b-1d5e7f9a0b23, 4444, 100, /usr/local/bin/python3	--token=hunter2
+EOF
+for args in "snapshot" "ls" "ls --json" "check" "check --json"; do
+    # shellcheck disable=SC2086 # split on purpose
+    smi "$secret" $args
+    expect_rc "arguments: $args exits 0" 0
+    for word in secret acme hunter2 mkv; do
+        expect_not_in "arguments: '$word' not in $args stdout" "$out" "$word"
+        expect_not_in "arguments: '$word' not in $args stderr" "$err" "$word"
+    done
+done
+smi "$secret" ls --json
+expect_lua "arguments: HandBrakeCLI kept as the binary" "$out" 'j.entries[1].tenants[1].processes[1] == "HandBrakeCLI"'
+expect_lua "arguments: ffmpeg and python3 kept as binaries" "$out" 'cjson.encode(j.entries[2].tenants[1].processes) == "[\"ffmpeg\",\"python3\"]"'
+expect_lua "arguments: no name holds a space or a slash" "$out" 'for _, e in ipairs(j.entries) do for _, t in ipairs(e.tenants) do for _, p in ipairs(t.processes) do if p:find("[ /\t]") then return false end end end end; return true'
+smi "$secret" snapshot
+expect_in "arguments: the snapshot keeps the binary" "$out" '"HandBrakeCLI"'
+
+# --- the order of the queries -----------------------------------------------
+log=$WORK/smi.log
+main_q=--query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total,utilization.gpu,utilization.memory,temperature.gpu,power.draw,encoder.stats.sessionCount,encoder.stats.averageFps
+tlimit_q=--query-gpu=index,temperature.gpu.tlimit
+event_q=--query-gpu=index,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown
+throttle_q=--query-gpu=index,clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown
+apps_q=--query-compute-apps=gpu_uuid,pid,used_memory,process_name
+
+: >"$log"
+FAKE_SMI_LOG=$log smi "$H100" ls
+expect_eq "query order: main, tlimit, event reasons, compute-apps (no legacy when event answered)" \
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$apps_q")"
+
+# The event query fails (a driver that does not know the field): the legacy
+# throttle query comes next, before compute-apps, and its answer is used.
+no_event=$WORK/no-event
+cp -r "$H100" "$no_event"
+printf '%s\n' clocks_event_reasons.hw_thermal_slowdown clocks_event_reasons.sw_thermal_slowdown >"$no_event/unknown-fields"
+printf '0, Not Active, Active\n' >"$no_event/clocks_throttle_reasons.csv"
+: >"$log"
+FAKE_SMI_LOG=$log smi "$no_event" ls --json
+expect_eq "query order: event fails -> throttle before compute-apps" \
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q")"
+expect_lua "event fails: slowdown read from the throttle reasons" "$out" 'j.entries[1].thermalSlowdown == true and j.entries[1].thermalMarginC == 26'
+expect_lua "event fails: no error" "$out" 'j.errors == nil or #j.errors == 0'
+
+# The event query exits non-zero with nothing: same fallback.
+exit_event=$WORK/exit-event
+cp -r "$H100" "$exit_event"
+rm "$exit_event/clocks_event_reasons.csv"
+echo 2 >"$exit_event/clocks_event_reasons.exit"
+: >"$log"
+FAKE_SMI_LOG=$log smi "$exit_event" ls --json
+expect_eq "query order: event exits 2 -> throttle asked" \
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q")"
+expect_lua "event exits 2: slowdown false from throttle, no error" "$out" 'j.entries[1].thermalSlowdown == false and (j.errors == nil or #j.errors == 0)'
+
+# Wrong shape (3 fields asked, 2 answered): discarded, legacy asked.
+short_event=$WORK/short-event
+cp -r "$H100" "$short_event"
+printf '0, Active\n' >"$short_event/clocks_event_reasons.csv"
+: >"$log"
+FAKE_SMI_LOG=$log smi "$short_event" ls --json
+expect_eq "query order: event of the wrong shape -> throttle asked" \
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q")"
+expect_lua "event wrong shape: slowdown from throttle (false)" "$out" 'j.entries[1].thermalSlowdown == false'
+
+finish

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The command line through the real binary (SPEC §1 and §11 "CLI / parse"):
+# version, help, -h, unknown commands and flags, flags before the command,
+# stray arguments, and the validation of --exit-on, --interval, --timeout,
+# --rules and the fleet/report requirements. Every usage error exits 2 with
+# ONE line on stderr ("gpuledger: ..."), an unknown command too (the
+# project's rule; the original printed the usage after it, SPEC §1.1).
+# Nothing here reads a GPU: the runs that get past parsing use --demo.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" err="" # what run leaves (with $rc)
+
+# The environment must not supply defaults the checks below rely on.
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS CONSUL_HTTP_ADDR PROMETHEUS_URL NOMAD_ADDR DOCKER_HOST
+
+# nlines TEXT: the number of lines in TEXT (0 when empty).
+nlines() {
+    if [ -z "$1" ]; then echo 0; else printf '%s\n' "$1" | wc -l; fi
+}
+
+# usage_error NAME ARGS...: ARGS is a usage error: exit 2, nothing on stdout,
+# one line on stderr starting "gpuledger: ". Leaves $out, $err, $rc.
+usage_error() {
+    local name=$1
+    shift
+    run "$@"
+    expect_rc "$name: exit 2" 2
+    expect_eq "$name: nothing on stdout" "$out" ""
+    expect_eq "$name: one line on stderr" "$(nlines "$err")" 1
+    expect_eq "$name: stderr starts gpuledger:" "${err:0:11}" "gpuledger: "
+}
+
+# --- version and help -------------------------------------------------------
+want_version=dev
+if [ -n "${GPULEDGER_BUILD_DIR:-}" ] && [ -f "$GPULEDGER_BUILD_DIR/CMakeCache.txt" ]; then
+    while IFS= read -r line; do
+        case $line in GPULEDGER_VERSION:*=*) want_version=${line#*=} ;; esac
+    done <"$GPULEDGER_BUILD_DIR/CMakeCache.txt"
+fi
+run version
+expect_rc "version: exit 0" 0
+expect_eq "version: prints gpuledger $want_version" "$out" "gpuledger $want_version"
+expect_eq "version: nothing on stderr" "$err" ""
+
+run help
+expect_rc "help: exit 0" 0
+expect_in "help: usage on stdout" "$out" "usage: gpuledger"
+expect_in "help: lists the commands" "$out" "snapshot"
+expect_in "help: lists the flags" "$out" "--exit-on"
+expect_eq "help: nothing on stderr" "$err" ""
+usage_text=$out
+
+for args in "ls -h" "ls --help" "check -h" "check --json -h" "-h" "check --exit-on bad --help"; do
+    # shellcheck disable=SC2086 # split on purpose
+    run $args
+    expect_rc "$args: exit 0" 0
+    expect_eq "$args: nothing on stdout" "$out" ""
+    expect_eq "$args: the usage on stderr" "$err" "$usage_text"
+done
+
+# --- commands ---------------------------------------------------------------
+run nope
+expect_rc "unknown command: exit 2" 2
+expect_eq "unknown command: nothing on stdout" "$out" ""
+IFS= read -r first_line <<<"$err"
+want='gpuledger: unknown command "nope"'
+expect_eq "unknown command: first line starts '$want'" "${first_line:0:${#want}}" "$want"
+expect_eq "unknown command: one line on stderr" "$(printf '%s\n' "$err" | wc -l)" 1
+expect_in "unknown command: points to the list of commands" "$err" "gpuledger help"
+
+run nope --demo
+expect_rc "unknown command with flags: exit 2" 2
+
+run --demo
+expect_rc "no command: ls (exit 0)" 0
+expect_in "no command: ls output" "$out" "gpuledger · gpu-demo-01 · 4 GPU(s)"
+run ls --demo
+expect_in "ls --demo: same header" "$out" "gpuledger · gpu-demo-01 · 4 GPU(s)"
+
+# --- flags ------------------------------------------------------------------
+usage_error "unknown flag" ls --bogus
+expect_in "unknown flag: names it" "$err" "bogus"
+usage_error "unknown flag, single dash" check -nope
+usage_error "flags before the command" --json check
+expect_in "flags before the command: says the command comes first" "$err" "the command comes first"
+expect_in "flags before the command: names the word" "$err" "check"
+usage_error "stray argument" check extra
+expect_in "stray argument: names it" "$err" "extra"
+expect_in "stray argument: says the command comes first" "$err" "the command comes first"
+usage_error "stray argument after flags" check --demo extra
+usage_error "flag without its value" check --exit-on
+usage_error "bool with a bad value" ls --json=maybe
+usage_error "int with a bad value" check --encoder-max lots
+usage_error "duration without a unit" check --interval 15
+
+# Go flag syntax that must work: -x and --x, --x=v and --x v, --bool=false,
+# negative ints.
+run check -demo -exit-on bad
+expect_rc "single-dash flags: check --demo --exit-on bad is 3 (demo worst is ERROR)" 3
+run check --demo --exit-on=error
+expect_rc "--flag=value form" 3
+run check --demo --json=false
+expect_rc "--json=false: exit 0" 0
+expect_in "--json=false: text output" "$out" "findings:"
+run check --demo --encoder-max -1 --json
+expect_rc "negative int value" 0
+expect_not_in "--encoder-max -1: no encoder finding" "$out" "encoder-saturated"
+run check --demo --interval=1m30s --timeout 500ms
+expect_rc "durations 1m30s and 500ms accepted" 0
+
+# --- validation -------------------------------------------------------------
+for value in Bad fatal WARN; do
+    usage_error "--exit-on $value" check --exit-on "$value"
+    expect_in "--exit-on $value: names the value" "$err" "$value"
+done
+for value in 0 -5s 0s; do
+    usage_error "serve --interval $value" serve --interval "$value"
+    usage_error "check --interval $value" check --demo --interval "$value"
+done
+usage_error "--timeout 0" ls --demo --timeout 0
+usage_error "--rules relative/dir" check --demo --rules relative/dir
+expect_in "--rules relative: names it" "$err" "relative/dir"
+usage_error "--scripts relative" check --demo --scripts lua
+usage_error "--rules /nonexistent" check --demo --rules /nonexistent
+expect_in "--rules /nonexistent: names the directory" "$err" "/nonexistent"
+usage_error "--rules names a file" check --demo --rules /etc/hostname
+GPULEDGER_RULES=/nonexistent usage_error "GPULEDGER_RULES=/nonexistent" check --demo
+usage_error "--demo with --replay" ls --demo --replay /dev/null
+
+# The default site directory may be missing: no site rules, no error.
+if [ -e /etc/gpuledger/rules.d ]; then
+    skip "default rules dir missing is fine" "/etc/gpuledger/rules.d exists on this machine"
+else
+    run check --demo
+    expect_rc "default /etc/gpuledger/rules.d missing: check runs" 0
+    expect_in "default rules dir missing: findings printed" "$out" "10 findings"
+fi
+mkdir "$WORK/empty-rules"
+run check --demo --rules "$WORK/empty-rules"
+expect_rc "an existing empty --rules dir is fine" 0
+
+# fleet and report requirements (parse time, exit 2).
+usage_error "fleet with nothing to discover" fleet
+usage_error "fleet ls with nothing to discover" fleet ls
+usage_error "fleet rm" fleet rm --targets a:1
+expect_in "fleet rm: names the sub-command" "$err" "rm"
+usage_error "fleet ls x" fleet ls x --targets a:1
+usage_error "fleet --timeout 0" fleet --targets a:1 --timeout 0
+for target in "" " , " gpud ftp://gpud:1; do
+    usage_error "fleet --targets '$target'" fleet --targets "$target"
+done
+usage_error "report without --prometheus" report
+
+finish
