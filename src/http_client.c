@@ -460,9 +460,10 @@ static void describe_failure(const struct http_request *request, CURL *curl, CUR
     long os_errno = 0;
     if (code == CURLE_COULDNT_CONNECT)
         curl_easy_getinfo(curl, CURLINFO_OS_ERRNO, &os_errno);
-    if (os_errno && request->unix_socket) {
+    if (code == CURLE_COULDNT_CONNECT && request->unix_socket) {
         /* curl's text would name "localhost port 80" */
-        snprintf(detail, sizeof detail, "%s: %s", request->unix_socket, strerror((int)os_errno));
+        snprintf(detail, sizeof detail, "%s: %s", request->unix_socket,
+                 os_errno ? strerror((int)os_errno) : "the socket did not accept the connection");
     } else if (os_errno) {
         /* curl 7.88 ends with "Couldn't connect to server" where the system's
          * reason ("Connection refused") belongs */

@@ -36,6 +36,26 @@ function M.error_text(body)
   return said
 end
 
+-- The HTTP client names a TLS option it cannot use by its field
+-- ("ca_path /x: no .pem or .crt file"); people set it with a flag.
+local TLS_FLAGS = {
+  ca_file = "ca-cert", ca_path = "ca-path", client_cert = "client-cert",
+  client_key = "client-key", tls_server_name = "tls-server-name",
+}
+
+-- A cause from core.http_get with TLS option names turned into the flags of
+-- `source` ("--nomad-ca-path /x: …").
+local function with_flag_names(cause, source)
+  return (cause:gsub("^(%l[%l_]*)( )", function(field, space)
+    local flag = TLS_FLAGS[field]
+    return flag and ("--" .. source .. "-" .. flag .. space) or nil
+  end):gsub("(%l+_%l+) and (%l+_%l+) go together", function(a, b)
+    if TLS_FLAGS[a] and TLS_FLAGS[b] then
+      return string.format("--%s-%s and --%s-%s go together", source, TLS_FLAGS[a], source, TLS_FLAGS[b])
+    end
+  end))
+end
+
 -- GETs path from endpoint and decodes the JSON answer. opts are passed to
 -- core.http_get (TLS, token). Returns the value, or nil, a message
 -- "<source> <address>: GET <path>: <cause>" and the HTTP status (if one came).
@@ -47,7 +67,7 @@ function M.get_json(core, source, endpoint, path, opts)
   local prefix = string.format("%s %s: GET %s", source, endpoint.address, path)
   local status, body = core.http_get(endpoint.base .. path, request)
   if not status then
-    return nil, string.format("%s: %s", prefix, body)
+    return nil, string.format("%s: %s", prefix, with_flag_names(body, source))
   end
   if status ~= 200 then
     local said = M.error_text(body)
