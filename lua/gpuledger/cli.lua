@@ -2,6 +2,7 @@
 -- from --replay / --demo), builds the ledger, judges it and prints. main()
 -- returns the exit status; usage errors are 2 with one line on stderr.
 local core = require "gpuledger.core"
+require("gpuledger.sandbox").guard_site_scripts() -- site scripts run sandboxed (docs/rules.md)
 local json = require "gpuledger.json"
 local options = require "gpuledger.options"
 
@@ -104,31 +105,7 @@ function commands.snapshot(opts)
 end
 
 function commands.rules(opts)
-  local ruleset = require "gpuledger.ruleset"
-  local findings = require "gpuledger.findings"
-  local set = ruleset.load(core, opts.rules)
-  local policy = findings.policy(set.thresholds, opts)
-  local levels = {}
-  for _, entry in ipairs(ruleset.codes(set, policy)) do
-    levels[entry.code] = entry.level
-  end
-  local rows = json.array()
-  for _, rule in ipairs(set.rules) do
-    rows[#rows + 1] = { code = rule.code, level = levels[rule.code], doc = rule.doc or "", origin = rule.origin }
-  end
-  if opts.json then
-    say(io.stdout, json.encode { rules = rows, errors = json.array(set.errors) } .. "\n")
-  else
-    local cells = {}
-    for i, row in ipairs(rows) do
-      cells[i] = { row.code, row.level, row.origin, row.doc }
-    end
-    say(io.stdout, require("gpuledger.render.table").draw({ "code", "level", "from", "what it finds" }, cells))
-    for _, err in ipairs(set.errors) do
-      say(io.stderr, "gpuledger: rule-error: " .. err .. "\n")
-    end
-  end
-  return #set.errors > 0 and 1 or 0
+  return require("gpuledger.rulescmd").run(core, opts)
 end
 
 function commands.version()

@@ -36,16 +36,18 @@ function M.policy(thresholds, opts)
   return policy
 end
 
-local function rule_error(ledger, message)
+-- A rule-error finding; seq keeps rule-errors in the order they happened.
+local function rule_error(ledger, message, seq)
   return {
     level = "ERROR", code = "rule-error", node = ledger.node, message = message,
-    sort = { 0, RULE_ERROR_ORDER, 0, 0 },
+    sort = { 0, RULE_ERROR_ORDER, 0, seq or 0 },
   }
 end
 
--- Runs one rule. Returns its findings, or nil and the error.
+-- Runs one rule. Returns its findings, or nil and the error; third, why its
+-- level function failed (its findings are then ERROR).
 local function run_rule(core, rule, ledger, view, policy, positions)
-  local level = ruleset.level_of(rule, policy)
+  local level, level_error = ruleset.level_of(rule, policy)
   local emitted = {}
   local function emit(f)
     if type(f) ~= "table" or type(f.message) ~= "string" then
@@ -71,13 +73,13 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   local bytes = math.tointeger(policy.rule_memory_bytes) or 0
   local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
   if not ok then
-    err = sandbox.error_text(err)
+    err = ruleset.full_source(sandbox.error_text(err), rule.origin or "")
     if err == "not enough memory" then
       err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
     end
-    return nil, err
+    return nil, err, level_error
   end
-  return emitted
+  return emitted, nil, level_error
 end
 
 local function compare(a, b)
@@ -105,16 +107,19 @@ function M.evaluate(core, set, ledger, policy)
   local view = sandbox.readonly(ledger)
   local all = {}
   for _, message in ipairs(set.errors) do
-    all[#all + 1] = rule_error(ledger, message)
+    all[#all + 1] = rule_error(ledger, message, #all + 1)
   end
   for _, rule in ipairs(set.rules) do
-    local found, err = run_rule(core, rule, ledger, view, policy, positions)
+    local found, err, level_error = run_rule(core, rule, ledger, view, policy, positions)
+    if level_error then -- its findings come out ERROR; say why
+      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error), #all + 1)
+    end
     if found then
       for _, finding in ipairs(found) do
         all[#all + 1] = finding
       end
     else
-      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, err))
+      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, err), #all + 1)
     end
   end
   table.sort(all, compare)

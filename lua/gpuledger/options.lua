@@ -59,6 +59,17 @@ for _, flag in ipairs(FLAGS) do
   BY_NAME[flag[1]] = { name = flag[1], kind = flag[2], default = flag[3], env = flag[4], help = flag[5] }
 end
 
+-- Flags of one command only, or that mean something else there (for
+-- report, --prometheus is Prometheus' URL; for rules, a bool).
+local COMMAND_FLAGS = {
+  rules = {
+    check = { name = "check", kind = "bool", default = false,
+              help = "rules --check [DIR]: run DIR's rules (default --rules) on the demo node and each --replay FILE; exit 1 on a rule-error" },
+    prometheus = { name = "prometheus", kind = "bool", default = false,
+                   help = "rules --prometheus: print a Prometheus rule group, one alert per finding code" },
+  },
+}
+
 M.COMMANDS = {
   ls = "print the ledger: who reserved and who holds each GPU (default)",
   check = "judge the ledger: findings worst first, exit status per --exit-on",
@@ -89,6 +100,11 @@ function M.usage()
   }
   for _, name in ipairs(COMMAND_ORDER) do
     lines[#lines + 1] = string.format("  %-9s %s", name, M.COMMANDS[name])
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "rules flags:"
+  for _, name in ipairs { "check", "prometheus" } do
+    lines[#lines + 1] = "  " .. COMMAND_FLAGS.rules[name].help
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = "flags (every command accepts every flag):"
@@ -172,8 +188,22 @@ local function validate(opts)
       return string.format("--%s %s: want an absolute path", name, dir)
     end
   end
-  if opts.demo and opts.replay ~= "" then
+  if opts.demo and opts.replay ~= "" and not opts.check then
     return "--demo and --replay go one at a time"
+  end
+  if #opts.replays > 1 and not (opts.command == "rules" and opts.check) then
+    return "--replay goes once (only rules --check reads several)"
+  end
+  if opts.command == "rules" then
+    if opts.check and opts.prometheus then
+      return "rules --check and --prometheus go one at a time"
+    end
+    if opts.prometheus and opts.json then
+      return "rules --prometheus prints YAML: --json does not apply"
+    end
+    if opts.check_dir and opts.check_dir:sub(1, 1) ~= "/" then
+      return string.format("rules --check %s: want an absolute path (in CI: \"$PWD/%s\")", opts.check_dir, opts.check_dir)
+    end
   end
   if opts.targets ~= "" then
     local targets, why = M.parse_targets(opts.targets)
@@ -218,6 +248,10 @@ function M.parse(args, getenv)
     opts.command = args[1]
     i = 2
   end
+  for name, flag in pairs(COMMAND_FLAGS[opts.command] or {}) do
+    opts[name] = flag.default
+  end
+  opts.replays = {}
   if opts.command == "fleet" then
     opts.subcommand = "ls"
     if args[i] and args[i]:sub(1, 1) ~= "-" then
@@ -233,7 +267,12 @@ function M.parse(args, getenv)
       break
     end
     if arg:sub(1, 1) ~= "-" or arg == "-" then
-      break
+      if not (opts.command == "rules" and opts.check and opts.check_dir == nil) then
+        break
+      end
+      opts.check_dir = arg -- rules --check DIR: its one positional argument
+      i = i + 1
+      goto continue
     end
     local name, value = arg:match("^%-%-?([^=]+)=(.*)$")
     if not name then
@@ -242,7 +281,7 @@ function M.parse(args, getenv)
     if name == "h" or name == "help" then
       return nil, { help = true }
     end
-    local flag = BY_NAME[name]
+    local flag = (COMMAND_FLAGS[opts.command] or {})[name] or BY_NAME[name]
     if not flag then
       return nil, { message = string.format("flag provided but not defined: -%s", name) }
     end
@@ -259,7 +298,11 @@ function M.parse(args, getenv)
     end
     opts[name] = converted
     opts.set[name] = true
+    if name == "replay" then
+      opts.replays[#opts.replays + 1] = converted
+    end
     i = i + 1
+    ::continue::
   end
   if args[i] then
     return nil, { message = string.format("unexpected argument %q: the command comes first, then its flags", args[i]) }

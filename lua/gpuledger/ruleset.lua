@@ -18,16 +18,30 @@ local LOAD_BYTES = 16 * 1024 * 1024
 
 local SITE_NAME = "^([%w_%-]+)%.lua$"
 
+-- message with Lua's shortened source ("...rules.d/hot.lua:8: x", past 60
+-- characters) given back the whole path of the file, when it is that file.
+function M.full_source(message, path)
+  local tail, rest = message:match("^%.%.%.(.-)(:%d+: .*)$")
+  if tail and path:sub(-#tail) == tail then
+    return path .. rest
+  end
+  return message
+end
+
 -- Runs a chunk's text in env under the load budget. Returns its value, or
 -- nil and the error (which names the file and line).
 local function run_file(core, text, chunkname, env)
   local chunk, why = load(text, chunkname, "t", env)
   if not chunk then
-    return nil, why
+    return nil, M.full_source(why, chunkname:sub(2))
   end
   local ok, value = core.call_limited(chunk, LOAD_INSTRUCTIONS, LOAD_BYTES)
   if not ok then
-    return nil, sandbox.error_text(value)
+    local why = M.full_source(sandbox.error_text(value), chunkname:sub(2))
+    if not why:match("^[^\n]-:%d+: ") then
+      why = string.format("%s: %s", chunkname:sub(2), why) -- no line: name the file
+    end
+    return nil, why
   end
   return value == nil and false or value
 end
@@ -40,9 +54,34 @@ local function origin_of(chunkname)
   return "embedded"
 end
 
+-- Prometheus' order of duration units, largest first.
+local DURATION_UNITS = { y = 1, w = 2, d = 3, h = 4, m = 5, s = 6, ms = 7 }
+
+-- True when s is a duration Prometheus reads in `for:` ("10m", "1h30m").
+function M.is_duration(s)
+  if type(s) ~= "string" or s == "" then
+    return false
+  end
+  local last, pos = 0, 1
+  while pos <= #s do
+    local unit, next_pos = s:match("^%d+(ms)()", pos)
+    if not unit then
+      unit, next_pos = s:match("^%d+([ywdhms])()", pos)
+    end
+    if not unit or DURATION_UNITS[unit] <= last then
+      return false
+    end
+    last, pos = DURATION_UNITS[unit], next_pos
+  end
+  return true
+end
+
 local function check_rule(rule)
   if type(rule) ~= "table" then
     return string.format("returned a %s, want a table with code, level and evaluate (or false to switch a default off)", type(rule))
+  end
+  if getmetatable(rule) ~= nil then
+    return "returned a table with a metatable, want a plain table" -- its metamethods would run outside the budget
   end
   if type(rule.code) ~= "string" or not rule.code:match("^[a-z0-9][a-z0-9-]*$") then
     return "code must be a lower-case name like \"reserved-idle\""
@@ -55,6 +94,12 @@ local function check_rule(rule)
   end
   if rule.order ~= nil and type(rule.order) ~= "number" then
     return string.format("order of %s must be a number", rule.code)
+  end
+  if rule.doc ~= nil and type(rule.doc) ~= "string" then
+    return string.format("doc of %s must be a string", rule.code)
+  end
+  if rule["for"] ~= nil and not M.is_duration(rule["for"]) then
+    return string.format("[\"for\"] of %s must be a duration like \"10m\" or \"1h30m\"", rule.code)
   end
 end
 
@@ -106,16 +151,23 @@ local function rule_text(core, rules_dir, stem)
 end
 
 -- Wraps a rule's level function so that it, too, runs under the load
--- budget; a level function that fails or answers nonsense gives ERROR.
+-- budget; a level function that fails or answers nonsense gives ERROR and,
+-- second, why.
 local function limited_level(core, level)
   return function(policy)
     local ok, value = core.call_limited(level, LOAD_INSTRUCTIONS, LOAD_BYTES, policy)
-    if ok and LEVELS[value] then
-      return value
+    if not ok then
+      return "ERROR", "its level function failed: " .. sandbox.error_text(value)
+    elseif not LEVELS[value] then
+      return "ERROR", string.format("its level function returned %s, want OK, WARN, BAD or ERROR",
+        type(value) == "string" and string.format("%q", value) or ("a " .. type(value)))
     end
-    return "ERROR"
+    return value
   end
 end
+
+-- Budget keys of the thresholds: positive integers, or a site could lift them.
+local BUDGET_KEYS = { "rule_instructions", "rule_memory_bytes" }
 
 -- Loads the thresholds: the embedded defaults, then the site's file over
 -- them. Returns thresholds and a list of errors.
@@ -123,6 +175,10 @@ local function load_thresholds(core, rules_dir)
   local errors = {}
   local text, chunkname = core.embedded_text("rules/thresholds.lua")
   local thresholds = assert(run_file(core, text, chunkname, sandbox.environment()))
+  local default_budget = {}
+  for _, key in ipairs(BUDGET_KEYS) do
+    default_budget[key] = thresholds[key]
+  end
   local site_path = rules_dir ~= "" and (rules_dir .. "/thresholds.lua")
   if site_path and core.stat(site_path) == "file" then
     local site_text, read_error = core.read_file(site_path, 1024 * 1024)
@@ -133,8 +189,15 @@ local function load_thresholds(core, rules_dir)
       why = read_error
     end
     if type(site) == "table" then
-      for key, value in pairs(site) do
+      for key, value in next, site do -- raw: no metamethod of the site's runs here
         thresholds[key] = value
+      end
+      for _, key in ipairs(BUDGET_KEYS) do
+        local value = thresholds[key]
+        if math.type(value) ~= "integer" or value <= 0 then
+          errors[#errors + 1] = string.format("%s: %s must be a positive integer; the default stays", site_path, key)
+          thresholds[key] = default_budget[key]
+        end
       end
     else
       errors[#errors + 1] = why or string.format("%s: returned a %s, want a table of thresholds", site_path, type(site))
@@ -192,14 +255,15 @@ function M.load(core, rules_dir)
   return set
 end
 
--- The level a rule gives its findings under policy.
+-- The level a rule gives its findings under policy; when its level
+-- function fails, "ERROR" and why.
 function M.level_of(rule, policy)
   if type(rule.level) == "function" then
-    local ok, level = pcall(rule.level, sandbox.readonly(policy))
+    local ok, level, why = pcall(rule.level, sandbox.readonly(policy))
     if ok and LEVELS[level] then
-      return level
+      return level, why
     end
-    return "ERROR"
+    return "ERROR", why or (not ok and sandbox.error_text(level)) or "its level function gave no level"
   end
   return rule.level
 end

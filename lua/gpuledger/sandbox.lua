@@ -20,6 +20,7 @@ if type(string_metatable) == "table" then
 end
 
 local READONLY = setmetatable({}, { __mode = "k" }) -- view → original
+local GUARDS = setmetatable({}, { __mode = "k" }) -- searchers guard_site_scripts made
 
 local function refuse_write(_, key)
   error(string.format("cannot change field %q: the ledger and the policy are read-only", tostring(key)), 2)
@@ -79,7 +80,22 @@ local function guarded_setmetatable(t, mt)
   if type(mt) == "table" and rawget(mt, "__gc") ~= nil then
     error("setmetatable: __gc is not allowed in a rule", 2)
   end
-  return setmetatable(t, mt)
+  local ok, result = pcall(setmetatable, t, mt)
+  if not ok then -- a read-only view (the ledger, the policy, gl) or the sandbox itself
+    error("setmetatable: " .. result .. " (the ledger, the policy and gl are read-only)", 2)
+  end
+  return result
+end
+
+-- next for rules: a read-only view is an empty table with a metatable, so
+-- plain next would call every ledger table empty.
+local function view_next(t, key)
+  local original = READONLY[t]
+  if original then
+    local k, v = next(original, key)
+    return k, M.readonly(v)
+  end
+  return next(t, key)
 end
 
 local function undeclared(_, key)
@@ -89,7 +105,7 @@ end
 -- A fresh environment for one rule file. `extra` adds names (gl, for one).
 function M.environment(extra)
   local base = {
-    assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs,
+    assert = assert, error = error, ipairs = ipairs, next = view_next, pairs = pairs,
     pcall = pcall, select = select, tonumber = tonumber, tostring = tostring,
     type = type, xpcall = xpcall, rawequal = rawequal, rawlen = rawlen,
     getmetatable = getmetatable, setmetatable = guarded_setmetatable,
@@ -102,14 +118,62 @@ function M.environment(extra)
   end
   local env = setmetatable({}, { __index = base, __newindex = undeclared, __metatable = "sandbox" })
   base._G = env
-  -- load: text only, into this same sandbox.
-  base.load = function(chunk, name)
+  -- load: text only, into this same sandbox (or a table the caller has).
+  base.load = function(chunk, name, _, chunk_env)
     if type(chunk) ~= "string" then
       return nil, "load takes a string in a rule"
     end
-    return load(chunk, name, "t", env)
+    return load(chunk, name, "t", chunk_env or env)
   end
   return env
+end
+
+-- What a site script may require: gpuledger's Lua modules and cjson. The C
+-- core is not among them: a module gets it as an argument from the program.
+local function script_require(name)
+  if type(name) ~= "string" or not (name == "cjson" or (name:match("^gpuledger%.") and name ~= "gpuledger.core")) then
+    error(string.format("require %q: a site script may require gpuledger.* modules (not gpuledger.core) and cjson", tostring(name)), 2)
+  end
+  return require(name)
+end
+
+-- The environment of a site script (a module of the scripts directory): the
+-- rules' sandbox plus require of gpuledger.* modules and the standard output
+-- streams. No time or memory budget: a site script is part of the program.
+function M.script_environment()
+  return M.environment {
+    require = script_require,
+    io = { stdout = io.stdout, stderr = io.stderr, write = function(...) return io.stdout:write(...) end },
+  }
+end
+
+-- Wraps the host's searcher (package.searchers, or the list given) so that a
+-- module found in the site scripts directory (its origin is an absolute
+-- path) runs in M.script_environment() instead of the program's globals.
+-- Only the gpuledger host has a single searcher: under a stock lua5.4
+-- (busted) nothing is wrapped unless a list is given. Returns true when it
+-- wrapped the searcher (once: a second call changes nothing).
+function M.guard_site_scripts(searchers)
+  searchers = searchers or package.searchers
+  local inner = searchers[1]
+  if #searchers ~= 1 or type(inner) ~= "function" or GUARDS[inner] then
+    return false
+  end
+  local getupvalue, setupvalue = debug.getupvalue, debug.setupvalue
+  local make_environment = M.script_environment
+  local function guarded(name)
+    local loader, origin = inner(name)
+    if type(loader) == "function" and type(origin) == "string" and origin:sub(1, 1) == "/" then
+      if getupvalue(loader, 1) ~= "_ENV" then
+        error(string.format("%s: cannot give the site script its sandbox", origin), 0)
+      end
+      setupvalue(loader, 1, make_environment())
+    end
+    return loader, origin
+  end
+  GUARDS[guarded] = true
+  searchers[1] = guarded
+  return true
 end
 
 return M

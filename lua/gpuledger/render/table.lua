@@ -70,6 +70,62 @@ function M.state_cell(ledger, gpu)
   return seconds and (gpu.state .. " " .. clock.human(seconds)) or gpu.state
 end
 
+-- The cells of `ls`, each function(ledger, gpu) → text, by name; the
+-- columns (gpuledger.render.columns, which a site may override) pick them.
+M.cells = {
+  gpu = function(_, gpu)
+    return tostring(gpu.index)
+  end,
+  model = function(_, gpu)
+    return gpu.model
+  end,
+  util = function(_, gpu)
+    return gpu.utilizationPct .. "%"
+  end,
+  memory = function(_, gpu)
+    return string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB)
+  end,
+  temp = function(_, gpu)
+    return gpu.temperatureC .. " °C"
+  end,
+  enc = function(_, gpu)
+    return tostring(gpu.encoderSessions)
+  end,
+  state = function(ledger, gpu)
+    return M.state_cell(ledger, gpu)
+  end,
+  reserved = function(_, gpu)
+    local reserved = {}
+    for i, reservation in ipairs(gpu.reservations) do
+      reserved[i] = gl.job_task(reservation)
+    end
+    return #reserved > 0 and table.concat(reserved, ", ") or "-"
+  end,
+  tenants = function(_, gpu)
+    local tenants = {}
+    for i, tenant in ipairs(gpu.tenants) do
+      tenants[i] = tenant_cell(tenant)
+    end
+    return #tenants > 0 and table.concat(tenants, "; ") or "-"
+  end,
+}
+
+-- The columns of `ls` from gpuledger.render.columns (a site's copy when its
+-- scripts directory has one). Raises, naming the module, when they are not
+-- a list of {header = text, cell = function}.
+local function ls_columns()
+  local columns = require("gpuledger.render.columns").columns
+  if type(columns) ~= "table" or #columns == 0 then
+    error("gpuledger.render.columns: want a table with columns = { {header = \"…\", cell = function(ledger, gpu) … end}, … }", 0)
+  end
+  for i, column in ipairs(columns) do
+    if type(column) ~= "table" or type(column.header) ~= "string" or type(column.cell) ~= "function" then
+      error(string.format("gpuledger.render.columns: column %d wants a header (text) and a cell (function)", i), 0)
+    end
+  end
+  return columns
+end
+
 local SOURCE_ORDER = { "nvidia", "proc", "docker", "podman", "nomad" }
 
 -- `ls`: the header line, the table, and a line saying which sources were
@@ -80,22 +136,17 @@ function M.ls(ledger)
   if ledger.errors and #ledger.errors > 0 then
     header = header .. string.format(" · %d source error(s)", #ledger.errors)
   end
-  local rows = {}
+  local columns = ls_columns()
+  local headers, rows = {}, {}
+  for i, column in ipairs(columns) do
+    headers[i] = column.header
+  end
   for _, gpu in ipairs(ledger.entries) do
-    local reserved, tenants = {}, {}
-    for i, reservation in ipairs(gpu.reservations) do
-      reserved[i] = gl.job_task(reservation)
+    local row = {}
+    for i, column in ipairs(columns) do
+      row[i] = tostring(column.cell(ledger, gpu))
     end
-    for i, tenant in ipairs(gpu.tenants) do
-      tenants[i] = tenant_cell(tenant)
-    end
-    rows[#rows + 1] = {
-      tostring(gpu.index), gpu.model, gpu.utilizationPct .. "%",
-      string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB),
-      gpu.temperatureC .. " °C", tostring(gpu.encoderSessions), M.state_cell(ledger, gpu),
-      #reserved > 0 and table.concat(reserved, ", ") or "-",
-      #tenants > 0 and table.concat(tenants, "; ") or "-",
-    }
+    rows[#rows + 1] = row
   end
   local sources = {}
   for _, name in ipairs(SOURCE_ORDER) do
@@ -105,7 +156,7 @@ function M.ls(ledger)
     end
   end
   local out = text.printable(header) .. "\n"
-  out = out .. M.draw({ "gpu", "model", "util", "memory", "temp", "enc", "state", "reserved by (nomad)", "tenants" }, rows)
+  out = out .. M.draw(headers, rows)
   if #sources > 0 then
     out = out .. "sources: " .. table.concat(sources, " · ") .. "\n"
   end

@@ -1,0 +1,289 @@
+-- The `rules` command (docs/rules.md): the effective rule set as a table or
+-- JSON; `rules --check [DIR]`, which runs a site rules directory on the demo
+-- node and on each --replay snapshot and fails on any rule-error (what a
+-- site runs in CI before deploying); and `rules --prometheus`, a Prometheus
+-- rule group with one alert per finding code.
+local findings = require "gpuledger.findings"
+local json = require "gpuledger.json"
+local ruleset = require "gpuledger.ruleset"
+local text = require "gpuledger.text"
+
+local M = {}
+
+-- How long a finding must last before its alert fires, when the rule has no
+-- ["for"] of its own. OK findings say all is well: no alert.
+M.DEFAULT_FOR = { ERROR = "5m", BAD = "5m", WARN = "15m" }
+M.SEVERITY = { ERROR = "critical", BAD = "critical", WARN = "warning" }
+
+local function say(stream, s)
+  stream:write(s)
+  stream:flush()
+end
+
+-- The rules of set as rows {code, level, doc, origin, file, for?} under
+-- policy, in the order of ruleset.codes, and the errors of level functions.
+function M.rows(set, policy)
+  local by_code = {}
+  for _, rule in ipairs(set.rules) do
+    by_code[rule.code] = rule
+  end
+  local rows, errors = json.array(), {}
+  for _, entry in ipairs(ruleset.codes(set, policy)) do
+    local rule = by_code[entry.code]
+    local level, why = ruleset.level_of(rule, policy)
+    if why then
+      errors[#errors + 1] = string.format("rule %s (%s): %s", rule.code, rule.origin, why)
+    end
+    rows[#rows + 1] = {
+      code = rule.code, level = level, doc = rule.doc or "", origin = rule.origin,
+      file = rule.file, ["for"] = rule["for"],
+    }
+  end
+  return rows, errors
+end
+
+-- Appends the items of each list to out; returns out.
+local function append(out, ...)
+  for i = 1, select("#", ...) do
+    for _, item in ipairs(select(i, ...)) do
+      out[#out + 1] = item
+    end
+  end
+  return out
+end
+
+-- The rules table of `gpuledger rules`.
+function M.table(rows)
+  local cells = {}
+  for i, row in ipairs(rows) do
+    cells[i] = { row.code, row.level, row.origin, row.doc }
+  end
+  return require("gpuledger.render.table").draw({ "code", "level", "from", "what it finds" }, cells)
+end
+
+-- `gpuledger rules [--json]`: the effective set. Exit 1 when a rule failed.
+function M.list(core, opts)
+  local set = ruleset.load(core, opts.rules)
+  local rows, level_errors = M.rows(set, findings.policy(set.thresholds, opts))
+  local errors = append(json.array(), set.errors, level_errors)
+  if opts.json then
+    say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
+  else
+    say(io.stdout, M.table(rows))
+    for _, err in ipairs(errors) do
+      say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
+    end
+  end
+  return #errors > 0 and 1 or 0
+end
+
+-- The inputs of --check: the embedded demo node, then each --replay file.
+-- Returns [{name, snapshot?, error?}].
+local function check_inputs(core, opts)
+  local snapshot = require "gpuledger.snapshot"
+  local inputs = { { name = "demo", snapshot = snapshot.demo(core) } }
+  for _, path in ipairs(opts.replays or {}) do
+    local snap, why = snapshot.load(core, path)
+    inputs[#inputs + 1] = { name = path, snapshot = snap, error = why }
+  end
+  return inputs
+end
+
+-- Runs set on every input under policy. Returns the results
+-- [{input, node, gpus, findings, worst} or {input, error}] and the
+-- rule-error messages, each once, in the order first seen.
+function M.run_check(core, set, policy, inputs)
+  local ledger_mod = require "gpuledger.ledger"
+  local results, errors, seen = json.array(), json.array(), {}
+  for _, input in ipairs(inputs) do
+    if input.snapshot then
+      local ledger = ledger_mod.build(input.snapshot)
+      local found = findings.evaluate(core, set, ledger, policy)
+      for _, finding in ipairs(found) do
+        if finding.code == "rule-error" and not seen[finding.message] then
+          seen[finding.message] = true
+          errors[#errors + 1] = finding.message
+        end
+      end
+      results[#results + 1] = {
+        input = input.name, node = ledger.node, gpus = #ledger.entries,
+        findings = json.array(found), worst = findings.worst(found),
+      }
+    else
+      results[#results + 1] = { input = input.name, error = input.error }
+    end
+  end
+  return results, errors
+end
+
+-- The text report of --check.
+function M.check_report(dir, rows, results, errors)
+  local site = 0
+  for _, row in ipairs(rows) do
+    if row.origin ~= "embedded" then
+      site = site + 1
+    end
+  end
+  local out = { text.printable(string.format("gpuledger rules --check %s: %d rules, %d from the site directory", dir, #rows, site)) }
+  out[#out + 1] = M.table(rows)
+  local table_render = require "gpuledger.render.table"
+  local failed_inputs = 0
+  for _, result in ipairs(results) do
+    if result.error then
+      failed_inputs = failed_inputs + 1
+      out[#out + 1] = text.printable(string.format("== %s: cannot be read: %s", result.input, result.error)) .. "\n"
+    else
+      local name = result.input == "demo" and "the embedded demo node" or result.input
+      out[#out + 1] = text.printable(string.format("== %s (node %s, %d GPU(s))", name, result.node, result.gpus))
+      out[#out + 1] = table_render.check(result.findings, findings.counts(result.findings))
+    end
+  end
+  if #errors > 0 then
+    out[#out + 1] = string.format("%d rule error(s):", #errors)
+    for _, err in ipairs(errors) do
+      out[#out + 1] = "  " .. text.printable(err)
+    end
+  end
+  if #errors > 0 or failed_inputs > 0 then
+    out[#out + 1] = string.format("FAIL: %d rule error(s), %d input(s) not read\n", #errors, failed_inputs)
+  else
+    out[#out + 1] = string.format("ok: no rule errors over %d input(s)\n", #results)
+  end
+  return table.concat(out, "\n")
+end
+
+-- `gpuledger rules --check [DIR]`: exit 0 when every rule of DIR (default
+-- --rules) loads and runs on every input, 1 when one fails or an input
+-- cannot be read, 2 when DIR is not a directory.
+function M.check(core, opts)
+  local dir = opts.check_dir or opts.rules
+  if opts.check_dir and core.stat(dir) ~= "dir" then
+    say(io.stderr, string.format("gpuledger: rules --check %s: no such directory\n", dir))
+    return 2
+  end
+  local set = ruleset.load(core, dir)
+  local policy = findings.policy(set.thresholds, opts)
+  local rows, level_errors = M.rows(set, policy)
+  local results, errors = M.run_check(core, set, policy, check_inputs(core, opts))
+  local seen = {}
+  for _, err in ipairs(errors) do
+    seen[err] = true
+  end
+  for _, err in ipairs(append({}, set.errors, level_errors)) do
+    if not seen[err] then
+      seen[err] = true
+      errors[#errors + 1] = err
+    end
+  end
+  local failed = #errors > 0
+  for _, result in ipairs(results) do
+    failed = failed or result.error ~= nil
+  end
+  if opts.json then
+    say(io.stdout, json.encode({ dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }, "  ") .. "\n")
+  else
+    say(io.stdout, M.check_report(dir, rows, results, errors))
+  end
+  return failed and 1 or 0
+end
+
+-- "GPULedgerReservedIdle" for "reserved-idle".
+function M.alert_name(code)
+  local name = code:gsub("%-+(%w)", function(c) return c:upper() end):gsub("%-", "")
+  return "GPULedger" .. name:sub(1, 1):upper() .. name:sub(2)
+end
+
+-- s as a YAML double-quoted scalar, with Prometheus template braces in it
+-- made literal (a site's doc text must not open a template action).
+function M.yaml_string(s, literal_braces)
+  s = text.valid_utf8(s)
+  if literal_braces then
+    s = s:gsub("{{", '{{ "{{" }}')
+  end
+  s = s:gsub('[%c"\\]', function(c)
+    if c == '"' or c == "\\" then
+      return "\\" .. c
+    end
+    return string.format("\\x%02x", c:byte())
+  end)
+  return '"' .. s .. '"'
+end
+
+-- The lines of one alert for a finding code.
+local function alert_lines(code, level, doc, duration, expr)
+  local d = doc ~= "" and doc or code
+  local function literal(s)
+    return M.yaml_string(s, true):sub(2, -2)
+  end
+  return {
+    "      - alert: " .. M.alert_name(code),
+    "        expr: " .. expr,
+    "        for: " .. duration,
+    "        labels:",
+    "          severity: " .. M.SEVERITY[level],
+    "        annotations:",
+    string.format('          summary: "gpuledger %s on {{ $labels.node }}: %s"', literal(code), literal(d)),
+    string.format('          description: "{{ $value }} %s finding(s), level %s, on {{ $labels.node }} for %s: %s. `gpuledger check` on the node lists them."',
+      literal(code), level, duration, literal(d)),
+    "",
+  }
+end
+
+-- The Prometheus rule group (YAML) for rows (M.rows): one alert per code
+-- whose level is not OK, plus one for rule-error. about: {version, rules}.
+function M.prometheus(rows, about)
+  local quiet = {}
+  for _, row in ipairs(rows) do
+    if row.level == "OK" then
+      quiet[#quiet + 1] = row.code
+    end
+  end
+  local lines = {
+    "# Alerts on gpuledger's findings: one per finding code of the effective rule",
+    "# set, site codes included. Made by `gpuledger rules --prometheus`",
+    string.format("# (gpuledger %s, rules directory %s); check it with", about.version, about.rules),
+    "# `promtool check rules FILE`. severity: ERROR and BAD critical, WARN",
+    "# warning, levels as under the flags it was run with. for: the rule's",
+    "# [\"for\"], else ERROR and BAD 5m, WARN 15m.",
+    "# OK codes have no alert, they say all is well: " .. (#quiet > 0 and table.concat(quiet, ", ") or "(none)") .. ".",
+    "groups:",
+    "  - name: gpuledger-findings",
+    "    rules:",
+  }
+  for _, row in ipairs(rows) do
+    if row.level ~= "OK" then
+      local expr = string.format('gpuledger_findings{code="%s"} > 0', row.code)
+      append(lines, alert_lines(row.code, row.level, row.doc, row["for"] or M.DEFAULT_FOR[row.level], expr))
+    end
+  end
+  append(lines, { "      # The engine's own code: a rule failed to load or to run." })
+  append(lines, alert_lines("rule-error", "ERROR", "a finding rule failed; the message names its file and line",
+    M.DEFAULT_FOR.ERROR, 'gpuledger_findings{code="rule-error"} > 0 or gpuledger_rule_errors > 0'))
+  lines[#lines] = nil
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- `gpuledger rules --prometheus`: the rule group on stdout; exit 1 (with
+-- the errors on stderr) when a rule failed to load.
+function M.print_prometheus(core, opts)
+  local set = ruleset.load(core, opts.rules)
+  local rows, level_errors = M.rows(set, findings.policy(set.thresholds, opts))
+  say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = opts.rules ~= "" and opts.rules or "(none)" }))
+  local errors = append({}, set.errors, level_errors)
+  for _, err in ipairs(errors) do
+    say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
+  end
+  return #errors > 0 and 1 or 0
+end
+
+-- The rules command with core and the parsed options; returns the exit status.
+function M.run(core, opts)
+  if opts.check then
+    return M.check(core, opts)
+  elseif opts.prometheus then
+    return M.print_prometheus(core, opts)
+  end
+  return M.list(core, opts)
+end
+
+return M

@@ -1,0 +1,26 @@
+-- Example renderer override: the columns of `gpuledger ls` with the power
+-- draw added after the temperature.
+--
+-- Install: copy to /etc/gpuledger/scripts/gpuledger/render/columns.lua (or
+-- run with --scripts DIR / GPULEDGER_SCRIPTS=DIR, this file at
+-- DIR/gpuledger/render/columns.lua). Each column is a header and a cell
+-- function(ledger, gpu) returning text; the default cells are in
+-- gpuledger.render.table's `cells`.
+local cells = require("gpuledger.render.table").cells
+
+local M = {}
+
+M.columns = {
+  { header = "gpu", cell = cells.gpu },
+  { header = "model", cell = cells.model },
+  { header = "util", cell = cells.util },
+  { header = "memory", cell = cells.memory },
+  { header = "temp", cell = cells.temp },
+  { header = "power", cell = function(_, gpu) return string.format("%.0f W", gpu.powerW) end },
+  { header = "enc", cell = cells.enc },
+  { header = "state", cell = cells.state },
+  { header = "reserved by (nomad)", cell = cells.reserved },
+  { header = "tenants", cell = cells.tenants },
+}
+
+return M

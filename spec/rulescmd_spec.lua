@@ -1,0 +1,386 @@
+-- The rules command (issue 5): the rows of `gpuledger rules`, `rules
+-- --check` over several inputs, `rules --prometheus`; and the safety the
+-- check reports on: each escape attempt of issue 5 is stopped with a clear
+-- rule-error naming the file (and line), the other rules still run, and
+-- site scripts get their own sandbox.
+local H = require "helper"
+local findings = require "gpuledger.findings"
+local json = require "gpuledger.json"
+local rulescmd = require "gpuledger.rulescmd"
+local ruleset = require "gpuledger.ruleset"
+local sandbox = require "gpuledger.sandbox"
+local snapshot = require "gpuledger.snapshot"
+
+local gpu, ledger = H.gpu, H.ledger
+
+-- The rule-error findings of found.
+local function rule_errors(found)
+  return H.with_code(found, "rule-error")
+end
+
+-- The rows of a set under flags (as on the command line).
+local function rows_of(set, flags)
+  return rulescmd.rows(set, findings.policy(set.thresholds, H.opts(flags)))
+end
+
+local function row(rows, code)
+  for _, r in ipairs(rows) do
+    if r.code == code then
+      return r
+    end
+  end
+end
+
+describe("gpuledger.rulescmd", function()
+  describe("rows", function()
+    it("lists every code of the set in SPEC order with level, doc, origin and file", function()
+      local rows, errors = rows_of(H.rule_set())
+      assert.same({}, errors)
+      local codes = {}
+      for i, r in ipairs(rows) do
+        codes[i] = r.code
+        assert.equal("embedded", r.origin)
+        assert.is_true(r.doc ~= "")
+      end
+      assert.same({ "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
+        "encoder-saturated", "hot", "idle", "held" }, codes)
+      assert.equal("unmanaged_tenant", row(rows, "unmanaged-tenant").file)
+      assert.is_true(json.is_array(rows))
+    end)
+
+    it("gives the level under the policy", function()
+      assert.equal("BAD", row(rows_of(H.rule_set()), "unmanaged-tenant").level)
+      assert.equal("WARN", row(rows_of(H.rule_set(), { ["allow-unmanaged"] = true }), "unmanaged-tenant").level)
+    end)
+
+    it("carries a site rule's origin and its [\"for\"]", function()
+      local set = H.site_rules { ["late.lua"] = 'return { code = "late", level = "WARN", ["for"] = "1h30m", evaluate = function() end }' }
+      local late = row(rows_of(set), "late")
+      assert.equal("1h30m", late["for"])
+      assert.matches("late%.lua$", late.origin)
+    end)
+
+    it("reports a level function that fails, the rule's level ERROR", function()
+      local set = H.site_rules { ["moody.lua"] = 'return { code = "moody", level = function() error("no mood") end, evaluate = function() end }' }
+      local rows, errors = rows_of(set)
+      assert.equal("ERROR", row(rows, "moody").level)
+      assert.equal(1, #errors)
+      assert.matches("rule moody %(.-moody%.lua%): its level function failed: .-moody%.lua:1: no mood", errors[1])
+    end)
+  end)
+
+  describe("run_check", function()
+    it("runs the set on every input; rule-errors come out once each, in order", function()
+      local set = H.site_rules {
+        ["broken.lua"] = "return { code = ",
+        ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }',
+      }
+      local policy = findings.policy(set.thresholds, H.opts())
+      local inputs = {
+        { name = "demo", snapshot = snapshot.demo(H.core) },
+        { name = "/tmp/x.json", snapshot = H.snapshot {} },
+        { name = "/tmp/missing.json", error = "/tmp/missing.json: No such file or directory" },
+      }
+      local results, errors = rulescmd.run_check(H.core, set, policy, inputs)
+      assert.equal(3, #results)
+      assert.equal("gpu-demo-01", results[1].node)
+      assert.equal(4, results[1].gpus)
+      assert.equal("ERROR", results[1].worst)
+      assert.equal("gpud", results[2].node)
+      assert.equal("/tmp/missing.json: No such file or directory", results[3].error)
+      assert.equal(2, #errors)
+      assert.matches("broken%.lua:1:", errors[1])
+      assert.matches("rule raiser .-raiser%.lua:1: boom", errors[2])
+    end)
+
+    it("a clean set on the demo node has no errors and every default finding", function()
+      local set = H.rule_set()
+      local results, errors = rulescmd.run_check(H.core, set, findings.policy(set.thresholds, H.opts()),
+        { { name = "demo", snapshot = snapshot.demo(H.core) } })
+      assert.same({}, errors)
+      assert.equal(10, #results[1].findings)
+    end)
+  end)
+
+  describe("check_report", function()
+    it("names each input, lists its findings and every error, and ends FAIL", function()
+      local set = H.site_rules { ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }' }
+      local policy = findings.policy(set.thresholds, H.opts())
+      local rows = rulescmd.rows(set, policy)
+      local results, errors = rulescmd.run_check(H.core, set, policy, {
+        { name = "demo", snapshot = snapshot.demo(H.core) },
+        { name = "/x.json", error = "/x.json: gone" },
+      })
+      local report = rulescmd.check_report("/site", rows, results, errors)
+      assert.matches("gpuledger rules --check /site: 10 rules, 1 from the site directory", report, 1, true)
+      assert.matches("== the embedded demo node (node gpu-demo-01, 4 GPU(s))", report, 1, true)
+      assert.matches("== /x.json: cannot be read: /x.json: gone", report, 1, true)
+      assert.matches("1 rule error(s):\n  rule raiser", report, 1, true)
+      local last = "FAIL: 1 rule error(s), 1 input(s) not read\n"
+      assert.equal(last, report:sub(-#last))
+    end)
+
+    it("ends ok when nothing failed", function()
+      local set = H.rule_set()
+      local policy = findings.policy(set.thresholds, H.opts())
+      local results, errors = rulescmd.run_check(H.core, set, policy, { { name = "demo", snapshot = snapshot.demo(H.core) } })
+      local report = rulescmd.check_report("/none", rulescmd.rows(set, policy), results, errors)
+      local last = "ok: no rule errors over 1 input(s)\n"
+      assert.equal(last, report:sub(-#last))
+    end)
+  end)
+
+  describe("prometheus", function()
+    it("names alerts in CamelCase after the code", function()
+      assert.equal("GPULedgerReservedIdle", rulescmd.alert_name("reserved-idle"))
+      assert.equal("GPULedgerHot", rulescmd.alert_name("hot"))
+      assert.equal("GPULedgerSourceUnavailable", rulescmd.alert_name("source-unavailable"))
+      assert.equal("GPULedger2faMissing", rulescmd.alert_name("2fa-missing"))
+      assert.equal("GPULedgerAB", rulescmd.alert_name("a--b"))
+    end)
+
+    it("quotes YAML and makes template braces literal", function()
+      assert.equal('"a \\"b\\" \\\\ c"', rulescmd.yaml_string('a "b" \\ c'))
+      assert.equal('"tab\\x09nl\\x0a"', rulescmd.yaml_string("tab\tnl\n"))
+      assert.equal('"x {{ \\"{{\\" }} y }}"', rulescmd.yaml_string("x {{ y }}", true))
+    end)
+
+    local function alert(yaml, name)
+      return yaml:match("(      %- alert: " .. name .. "\n.-)\n\n") or yaml:match("(      %- alert: " .. name .. "\n.*)$")
+    end
+
+    it("has one alert per code that is not OK, plus rule-error", function()
+      local yaml = rulescmd.prometheus(rows_of(H.rule_set()), { version = "dev", rules = "/etc/gpuledger/rules.d" })
+      local names = {}
+      for name in yaml:gmatch("%- alert: (%S+)") do
+        names[#names + 1] = name
+      end
+      assert.same({ "GPULedgerSourceUnavailable", "GPULedgerUnreservedTenant", "GPULedgerUnmanagedTenant",
+        "GPULedgerContended", "GPULedgerReservedIdle", "GPULedgerEncoderSaturated", "GPULedgerHot",
+        "GPULedgerRuleError" }, names)
+      assert.matches("OK codes have no alert, they say all is well: idle, held.", yaml, 1, true)
+      assert.matches("^# Alerts on gpuledger's findings", yaml)
+      assert.matches("\ngroups:\n  %- name: gpuledger%-findings\n    rules:\n", yaml)
+    end)
+
+    it("sets expr, for and severity from the code and the level", function()
+      local yaml = rulescmd.prometheus(rows_of(H.rule_set()), { version = "dev", rules = "/r" })
+      local idle = alert(yaml, "GPULedgerReservedIdle")
+      assert.matches('expr: gpuledger_findings{code="reserved-idle"} > 0', idle, 1, true)
+      assert.matches("for: 15m", idle, 1, true)
+      assert.matches("severity: warning", idle, 1, true)
+      local unmanaged = alert(yaml, "GPULedgerUnmanagedTenant")
+      assert.matches("for: 5m", unmanaged, 1, true)
+      assert.matches("severity: critical", unmanaged, 1, true)
+      local source = alert(yaml, "GPULedgerSourceUnavailable")
+      assert.matches("for: 5m", source, 1, true)
+      assert.matches("severity: critical", source, 1, true)
+      assert.matches('summary: "gpuledger reserved-idle on {{ $labels.node }}: ', idle, 1, true)
+      assert.matches('description: "{{ $value }} reserved-idle finding(s), level WARN, on {{ $labels.node }} for 15m', idle, 1, true)
+      local rule_error = alert(yaml, "GPULedgerRuleError")
+      assert.matches('gpuledger_findings{code="rule-error"} > 0 or gpuledger_rule_errors > 0', rule_error, 1, true)
+    end)
+
+    it("takes for from the rule, the level under the flags, and site codes", function()
+      local set = H.site_rules { ["busy.lua"] = 'return { code = "gpu-busy", level = "BAD", ["for"] = "2h", doc = "x", evaluate = function() end }' }
+      local yaml = rulescmd.prometheus(rows_of(set, { ["allow-unmanaged"] = true }), { version = "dev", rules = "/r" })
+      local busy = alert(yaml, "GPULedgerGpuBusy")
+      assert.matches("for: 2h", busy, 1, true)
+      assert.matches("severity: critical", busy, 1, true)
+      assert.matches("severity: warning", alert(yaml, "GPULedgerUnmanagedTenant"), 1, true)
+    end)
+  end)
+
+  describe("the for field", function()
+    it("takes Prometheus durations, largest unit first", function()
+      for _, good in ipairs { "10m", "1h30m", "90s", "500ms", "1d", "2w", "1y", "1h0m5s", "0s" } do
+        assert.is_true(ruleset.is_duration(good), good)
+      end
+      for _, bad in ipairs { "", "10", "m", "ten minutes", "1m1h", "1.5h", "10 m", "1h1h", "-5m", 10 } do
+        assert.is_false(ruleset.is_duration(bad), tostring(bad))
+      end
+    end)
+
+    it("a rule with a bad for is a load error naming the file", function()
+      local set = H.site_rules { ["late.lua"] = 'return { code = "late", level = "WARN", ["for"] = "ten minutes", evaluate = function() end }' }
+      assert.equal(1, #set.errors)
+      assert.matches('late%.lua: %["for"%] of late must be a duration', set.errors[1])
+    end)
+  end)
+end)
+
+describe("the sandbox stops each escape attempt with a clear rule-error", function()
+  -- Loads `body` as the evaluate of a site rule in file esc.lua (line 3 of
+  -- the file is body's first line) and runs it on a one-GPU ledger.
+  local function escape(body, thresholds)
+    local set = H.site_rules { ["esc.lua"] = "return { code = 'esc', level = 'WARN',\n  evaluate = function(ledger, policy, emit)\n" .. body .. "\nend }" }
+    assert.same({}, set.errors)
+    local found = H.run_rules(ledger { gpu {}, gpu { index = 1 } }, nil, thresholds, set)
+    return rule_errors(found), found
+  end
+
+  for _, case in ipairs {
+    { "io.open", 'local f = io.open("/etc/passwd")', "esc%.lua:3: attempt to index a nil value %(global 'io'%)" },
+    { "os.execute", 'os.execute("touch /tmp/gpuledger-spec-escaped")', "esc%.lua:3: attempt to call a nil value %(field 'execute'%)" },
+    { "os.getenv", 'local t = os.getenv("HOME")', "esc%.lua:3: attempt to call a nil value %(field 'getenv'%)" },
+    { 'require "ffi"', 'local ffi = require "ffi"', "esc%.lua:3: attempt to call a nil value %(global 'require'%)" },
+    { "debug.sethook", "debug.sethook()", "esc%.lua:3: attempt to index a nil value %(global 'debug'%)" },
+    { "load of bytecode", 'assert(load(string.dump(function() end)))', "attempt to load a binary chunk" },
+    { "setmetatable on the ledger", "setmetatable(ledger, {})", "esc%.lua:3: setmetatable: cannot change a protected metatable" },
+    { "setmetatable on gl", "setmetatable(gl, {})", "esc%.lua:3: setmetatable: cannot change a protected metatable" },
+    { "setmetatable on the policy", "setmetatable(policy, nil)", "esc%.lua:3: setmetatable: cannot change a protected metatable" },
+    { "a write to the ledger", 'ledger.entries[1].state = "free"', 'esc%.lua:3: cannot change field "state"' },
+    { "a finalizer", "setmetatable({}, { __gc = function() while true do end end })", "esc%.lua:3: setmetatable: __gc is not allowed" },
+    { "a global write", "seen = true", 'esc%.lua:3: assignment to global "seen"' },
+    { "a write through _G", "_G.seen = true", 'esc%.lua:3: assignment to global "seen"' },
+  } do
+    it(case[1], function()
+      local errors, found = escape(case[2])
+      assert.equal(1, #errors)
+      assert.equal("ERROR", errors[1].level)
+      assert.matches("^rule esc %(.-esc%.lua%): ", errors[1].message)
+      assert.matches(case[3], errors[1].message)
+      assert.is_true(#found > 1, "the default rules still ran")
+    end)
+  end
+
+  it("string.rep of 1 GB: the memory budget, naming the rule's file", function()
+    local errors = escape('local s = string.rep("x", 1024 * 1024 * 1024)')
+    assert.equal(1, #errors)
+    assert.matches("^rule esc %(.-esc%.lua%): stopped: it asked for more memory than its budget of 67108864 bytes", errors[1].message)
+  end)
+
+  it("while true do end: the instruction budget, naming the line", function()
+    local t0 = os.clock()
+    local errors = escape("while true do end", { rule_instructions = 1000000 })
+    assert.is_true(os.clock() - t0 < 5)
+    assert.equal(1, #errors)
+    assert.matches("esc%.lua:3: stopped after running past its budget of 1000000 instructions", errors[1].message)
+  end)
+
+  it("a loop that catches the budget error with pcall is still stopped", function()
+    local errors = escape("while true do pcall(function() while true do end end) end", { rule_instructions = 1000000 })
+    assert.equal(1, #errors)
+    assert.matches("stopped after running past its budget", errors[1].message)
+  end)
+
+  it("an error object with __tostring is not run outside the budget", function()
+    local errors = escape("error(setmetatable({}, { __tostring = function() while true do end end }))")
+    assert.equal(1, #errors)
+    assert.matches("esc%.lua%): %(error object is a table value%)", errors[1].message)
+  end)
+
+  it("a global write neither succeeds nor persists to the next evaluation of the same set", function()
+    local set = H.site_rules {
+      ["g.lua"] = [[
+return { code = "g", level = "OK", evaluate = function(ledger, policy, emit)
+  emit { message = "before: " .. tostring(counter) }
+  local ok = pcall(function() counter = 1 end)
+  emit { message = "write: " .. tostring(ok) .. ", after: " .. tostring(counter) }
+end }
+]],
+      ["h.lua"] = [[
+return { code = "h", level = "OK", evaluate = function()
+  counter = 1
+end }
+]],
+    }
+    local l = ledger { gpu {} }
+    for _ = 1, 2 do -- the same loaded set, twice, as serve does at each refresh
+      local found = H.run_rules(l, nil, nil, set)
+      local g = H.with_code(found, "g")
+      assert.equal("before: nil", g[1].message)
+      assert.equal("write: false, after: nil", g[2].message)
+      local errors = rule_errors(found)
+      assert.equal(1, #errors)
+      assert.matches('h%.lua:2: assignment to global "counter"', errors[1].message)
+    end
+  end)
+
+  it("a rule cannot change what the next rule sees", function()
+    local set = H.site_rules {
+      ["a_writer.lua"] = 'return { code = "a-writer", level = "OK", order = 1, evaluate = function(ledger) pcall(function() ledger.entries[1].model = "changed" end); pcall(table.insert, ledger.entries, {}) end }',
+      ["b_reader.lua"] = 'return { code = "b-reader", level = "OK", order = 2, evaluate = function(ledger, policy, emit) emit { message = ledger.entries[1].model .. " " .. #ledger.entries } end }',
+    }
+    local found = H.run_rules(ledger { gpu {} }, nil, nil, set)
+    assert.equal("NVIDIA L4 1", H.with_code(found, "b-reader")[1].message)
+  end)
+
+  it("a rule table with a metatable is refused at load (its metamethods would run outside the budget)", function()
+    local set = H.site_rules { ["meta.lua"] = 'return setmetatable({}, { __index = function() while true do end end })' }
+    assert.equal(1, #set.errors)
+    assert.matches("meta%.lua: returned a table with a metatable", set.errors[1])
+  end)
+
+  it("a site thresholds.lua cannot lift the budgets", function()
+    local set = H.site_rules { ["thresholds.lua"] = "return { rule_instructions = 0, rule_memory_bytes = -1, temp_max = 80 }" }
+    assert.equal(2, #set.errors)
+    assert.matches("thresholds%.lua: rule_instructions must be a positive integer", set.errors[1])
+    assert.is_true(set.thresholds.rule_instructions > 0)
+    assert.is_true(set.thresholds.rule_memory_bytes > 0)
+    assert.equal(80, set.thresholds.temp_max)
+  end)
+
+  it("a site thresholds.lua's __pairs does not run", function()
+    local set = H.site_rules { ["thresholds.lua"] = "return setmetatable({ temp_max = 70 }, { __pairs = function() while true do end end })" }
+    assert.same({}, set.errors)
+    assert.equal(70, set.thresholds.temp_max)
+  end)
+
+  it("next sees through read-only views", function()
+    local set = H.site_rules { ["n.lua"] = 'return { code = "n", level = "OK", evaluate = function(ledger, policy, emit) emit { message = tostring(next(ledger.entries[1].tenants) == nil) .. " " .. tostring(next(ledger.entries) ~= nil) } end }' }
+    local found = H.run_rules(ledger { gpu {} }, nil, nil, set)
+    assert.equal("true true", H.with_code(found, "n")[1].message)
+  end)
+end)
+
+describe("site scripts (the scripts directory)", function()
+  -- A searcher like the host's: finds `name` at origin with text.
+  local function searcher(text, origin)
+    return function(name)
+      return assert(load(text, "@" .. origin, "t")), origin, name
+    end
+  end
+
+  it("a module from the site directory runs in the script sandbox", function()
+    local searchers = { searcher("return { os = os, io = io, require = require, debug = debug, G = _G }", "/site/gpuledger/x.lua") }
+    assert.is_true(sandbox.guard_site_scripts(searchers))
+    local loader, origin = searchers[1]("gpuledger.x")
+    assert.equal("/site/gpuledger/x.lua", origin)
+    local env = loader()
+    assert.is_nil(env.os.execute)
+    assert.is_nil(env.os.getenv)
+    assert.is_function(env.os.time)
+    assert.is_nil(env.io.open)
+    assert.is_nil(env.io.popen)
+    assert.equal(io.stdout, env.io.stdout)
+    assert.is_nil(env.debug)
+    assert.are_not.equal(_G, env.G)
+    assert.is_table(env.require("gpuledger.text"))
+    assert.has_error(function() env.require("gpuledger.core") end, nil)
+    assert.has_error(function() env.require("io") end)
+    assert.has_error(function() env.require("ffi") end)
+  end)
+
+  it("an embedded module keeps the program's globals", function()
+    local searchers = { searcher("return _ENV", "[embedded] lua/gpuledger/x.lua") }
+    sandbox.guard_site_scripts(searchers)
+    assert.equal(_G, (searchers[1]("gpuledger.x"))())
+  end)
+
+  it("wraps once, and leaves a stock Lua's searchers alone", function()
+    local searchers = { searcher("return 1", "/s.lua") }
+    assert.is_true(sandbox.guard_site_scripts(searchers))
+    assert.is_false(sandbox.guard_site_scripts(searchers))
+    local stock = { searcher("return 1", "/a.lua"), searcher("return 2", "/b.lua") }
+    local first = stock[1]
+    assert.is_false(sandbox.guard_site_scripts(stock))
+    assert.equal(first, stock[1])
+  end)
+
+  it("a site script cannot assign globals", function()
+    local searchers = { searcher("x = 1", "/site/gpuledger/y.lua") }
+    sandbox.guard_site_scripts(searchers)
+    assert.has_error(searchers[1]("gpuledger.y"), nil)
+  end)
+end)

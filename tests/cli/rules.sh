@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# Site rules as a product (issue 5) through the whole binary: `rules` as a
+# table and JSON; overrides that take effect without a rebuild (a replaced
+# default, a new code, thresholds.lua, a default switched off, the
+# GPULEDGER_RULES equivalent); `rules --check [DIR]` on good and broken
+# directories over the demo node and --replay snapshots (exit 0 / 1 / 2,
+# every error with its file and line); `rules --prometheus` through
+# `promtool check rules`; the examples of rules/examples/ installed the way
+# docs/rules.md says; and site scripts (--scripts, GPULEDGER_SCRIPTS): the
+# ls columns override, and their sandbox. No GPU needed: --demo and
+# testdata/site-rules/snapshots/.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" err="" # what run leaves (with $rc)
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS PROMETHEUS_URL
+SITE=$TESTDATA/site-rules
+BROKEN=$TESTDATA/rules
+EXAMPLES=$SRC/rules/examples
+SNAP=$SITE/snapshots/ci-node.json
+NONE=$WORK/no-rules # no site rules, whatever this machine has in /etc
+mkdir "$NONE"
+
+# expect_lua NAME JSON EXPR: the Lua expression EXPR (or statements that
+# `return` the answer) over the decoded JSON (j, with cjson) is true.
+expect_lua() {
+    local got expr=$3
+    case $expr in *return*) expr="(function() $expr end)()" ;; esac
+    got=$(jq_lua "$expr" "$2" 2>&1)
+    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
+}
+
+# expect_no_crash NAME: the last run's stderr shows no crash.
+expect_no_crash() {
+    local word
+    for word in traceback AddressSanitizer "runtime error" LeakSanitizer Segmentation; do
+        expect_not_in "$1: no '$word' on stderr" "$err" "$word"
+    done
+}
+
+# timed NAME LIMIT_MS ARGS...: runs gpuledger ARGS and checks it took less
+# than LIMIT_MS. Leaves $out, $err, $rc.
+timed() {
+    local name=$1 limit=$2 started elapsed
+    shift 2
+    started=$(date +%s%N)
+    run "$@"
+    elapsed=$((($(date +%s%N) - started) / 1000000))
+    if [ "$elapsed" -lt "$limit" ]; then pass "$name: $elapsed ms (< $limit)"; else fail "$name: under $limit ms" "took $elapsed ms"; fi
+}
+
+DEFAULT_CODES='source-unavailable unreserved-tenant unmanaged-tenant contended reserved-idle encoder-saturated hot idle held'
+
+# --- rules: the effective set -------------------------------------------------
+run rules --rules "$NONE"
+expect_rc "rules: exit 0" 0
+expect_eq "rules: nothing on stderr" "$err" ""
+expect_in "rules: a table with a header" "$out" "│ code"
+for code in $DEFAULT_CODES; do
+    expect_in "rules: lists $code" "$out" "│ $code "
+done
+expect_in "rules: says where each came from" "$out" "embedded"
+
+run rules --json --rules "$NONE"
+expect_rc "rules --json: exit 0" 0
+expect_lua "rules --json: the 9 default codes in SPEC order, no errors" "$out" \
+    "local s = {}; for i, r in ipairs(j.rules) do s[i] = r.code end; return table.concat(s, ' ') == '$DEFAULT_CODES' and #j.errors == 0"
+expect_lua "rules --json: each has code, level, doc and origin" "$out" \
+    'for _, r in ipairs(j.rules) do if not (r.code and r.level and r.doc ~= "" and r.origin == "embedded") then return false end end; return true'
+expect_lua "rules --json: levels of SPEC §3.3" "$out" \
+    'local l = {}; for _, r in ipairs(j.rules) do l[r.code] = r.level end; return l["source-unavailable"] == "ERROR" and l["unmanaged-tenant"] == "BAD" and l.hot == "WARN" and l.idle == "OK"'
+expect_lua "rules --json: the examples are embedded but not loaded as rules" "$out" \
+    'for _, r in ipairs(j.rules) do if r.code == "memory-nearly-full" or r.code == "reserved-idle-long" then return false end end; return true'
+run rules --json --allow-unmanaged --rules "$NONE"
+expect_lua "rules --allow-unmanaged: unmanaged-tenant is WARN (level under the policy)" "$out" \
+    'for _, r in ipairs(j.rules) do if r.code == "unmanaged-tenant" then return r.level == "WARN" end end'
+
+# --- overrides take effect without a rebuild ------------------------------------
+site=$WORK/site
+cp -r "$SITE/good" "$site"
+run rules --json --rules "$site"
+expect_rc "site rules: rules exit 0" 0
+expect_lua "site rules: hot comes from the site file" "$out" \
+    "for _, r in ipairs(j.rules) do if r.code == 'hot' then return r.origin == '$site/hot.lua' and r.level == 'BAD' and r['for'] == '10m' end end"
+expect_lua "site rules: the new code gpu-busy is listed with its file" "$out" \
+    "for _, r in ipairs(j.rules) do if r.code == 'gpu-busy' then return r.origin == '$site/gpu_busy.lua' end end; return false"
+run check --demo --rules "$site"
+expect_in "site rules: the replaced hot rule judges (temp_max 80 from thresholds.lua)" "$out" "site hot: 84 °C, at or over 80 °C"
+expect_in "site rules: the new code finds" "$out" "busy: 97% util (busy_pct 85)"
+sed -i 's/site hot: /edited hot: /' "$site/hot.lua"
+run check --demo --rules "$site"
+expect_in "site rules: an edited file takes effect at the next run" "$out" "edited hot: 84 °C"
+printf 'return { temp_max = 90, busy_pct = 85 }\n' >"$site/thresholds.lua"
+run check --demo --rules "$site"
+expect_not_in "site rules: a changed thresholds.lua takes effect" "$out" "edited hot"
+run check --demo --rules "$site" --temp-max 70
+expect_in "site rules: a flag wins over thresholds.lua" "$out" "at or over 70 °C"
+printf 'return false\n' >"$site/idle.lua"
+run check --demo --json --rules "$site"
+expect_lua "site rules: a file returning false switches a default off" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "idle" then return false end end; return true'
+GPULEDGER_RULES=$site run rules --json
+expect_lua "GPULEDGER_RULES: the same as --rules" "$out" \
+    "for _, r in ipairs(j.rules) do if r.code == 'gpu-busy' then return r.origin == '$site/gpu_busy.lua' end end; return false"
+GPULEDGER_RULES=$WORK/missing run rules
+expect_rc "GPULEDGER_RULES naming a missing directory: usage error" 2
+run rules --rules relative/rules.d
+expect_rc "--rules relative: usage error" 2
+
+# --- rules --check DIR ---------------------------------------------------------
+run rules --check "$SITE/good" --replay "$SNAP"
+expect_rc "check good: exit 0" 0
+expect_in "check good: the demo node's findings" "$out" "site hot: 84 °C, at or over 80 °C"
+expect_in "check good: the replayed node" "$out" "gpu-ci-02"
+expect_in "check good: the replayed node's findings" "$out" "busy: 88% util (busy_pct 85)"
+expect_in "check good: says it is clean" "$out" "ok: no rule errors over 2 input(s)"
+run rules --check "$SITE/good" --replay "$SNAP" --replay "$SNAP" --json
+expect_rc "check good --json: exit 0" 0
+expect_lua "check good --json: ok, three inputs (demo and --replay twice), findings per input" "$out" \
+    'return j.ok == true and #j.inputs == 3 and j.inputs[1].input == "demo" and j.inputs[2].node == "gpu-ci-02" and #j.inputs[2].findings > 0 and #j.errors == 0'
+run rules --check --rules "$SITE/good"
+expect_rc "check without DIR: checks --rules" 0
+expect_in "check without DIR: names the --rules directory" "$out" "$SITE/good"
+run rules --check --rules "$NONE"
+expect_rc "check of an empty directory (the embedded defaults): exit 0" 0
+
+# check_broken NAME DIR WHERE...: rules --check DIR exits 1 in under 10 s
+# and names every WHERE (file, or file:line) in its report.
+check_broken() {
+    local name=$1 dir=$2 where
+    shift 2
+    timed "check $name" 10000 rules --check "$dir" --replay "$SNAP"
+    expect_rc "check $name: exit 1" 1
+    expect_no_crash "check $name"
+    for where in "$@"; do
+        expect_in "check $name: names ${where#"$dir"/}" "$out" "$where"
+    done
+    expect_in "check $name: says it failed" "$out" "FAIL:"
+}
+check_broken syntax-error "$BROKEN/syntax-error" "$BROKEN/syntax-error/broken.lua:8:"
+check_broken infinite-loop "$BROKEN/infinite-loop" "$BROKEN/infinite-loop/spin.lua:9:"
+check_broken raises "$BROKEN/raises" "$BROKEN/raises/raise.lua:8:"
+check_broken wrong-shape "$BROKEN/wrong-shape" "$BROKEN/wrong-shape/number.lua: returned a number"
+check_broken memory-hog "$BROKEN/memory-hog" "$BROKEN/memory-hog/hog.lua:9:"
+check_broken bad-for "$SITE/bad-for" "$SITE/bad-for/late.lua: [\"for\"] of late"
+check_broken level-fn "$SITE/level-fn" "$SITE/level-fn/moody.lua:5: no mood today"
+E=$SITE/escapes
+check_broken escapes "$E" "$E/io_open.lua:4:" "$E/os_execute.lua:4:" "$E/require_ffi.lua:4:" \
+    "$E/debug_sethook.lua:4:" "$E/spin.lua:4:" "$E/shared_metatable.lua:4:" "$E/ledger_write.lua:4:" \
+    "$E/global_write.lua:4:" "$E/finalizer.lua:4:" "rule string-rep ($E/string_rep.lua): stopped"
+expect_in "check escapes: ten rule errors" "$out" "10 rule error(s):"
+expect_in "check escapes: the other rules still ran" "$out" "reserved by worker/worker (alloc 4d1e6a9b)"
+if [ ! -e /tmp/gpuledger-escaped ]; then pass "check escapes: os.execute ran nothing"; else fail "check escapes: os.execute ran nothing" "/tmp/gpuledger-escaped exists"; fi
+run rules --check "$E" --json
+expect_lua "check escapes --json: ok false, ten errors, each a rule-error finding of the demo input" "$out" \
+    'local n = 0; for _, f in ipairs(j.inputs[1].findings) do if f.code == "rule-error" then n = n + 1 end end; return j.ok == false and #j.errors == 10 and n == 10'
+
+run rules --check "$WORK/missing"
+expect_rc "check of a missing DIR: usage error" 2
+expect_in "check of a missing DIR: names it" "$err" "$WORK/missing"
+run rules --check relative/dir
+expect_rc "check of a relative DIR: usage error" 2
+run rules --check "$SITE/good" "$SITE/good"
+expect_rc "check with two DIRs: usage error" 2
+run rules --check "$SITE/good" --replay "$WORK/missing.json"
+expect_rc "check with an unreadable --replay: exit 1" 1
+expect_in "check with an unreadable --replay: says so" "$out" "$WORK/missing.json: cannot be read"
+run check --demo --replay "$SNAP" --replay "$SNAP"
+expect_rc "--replay twice outside rules --check: usage error" 2
+run rules --check --prometheus
+expect_rc "--check with --prometheus: usage error" 2
+
+# --- rules --prometheus ----------------------------------------------------------
+# promtool comes with Debian's prometheus package: installed when missing,
+# and when it cannot be, its checks are skipped with the reason.
+promtool_why=""
+if ! command -v promtool >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        promtool_why="promtool is missing and apt-get cannot install it here (not root, or no apt-get)"
+    elif ! { timeout 300 apt-get install -y --no-install-recommends prometheus >"$WORK/apt.log" 2>&1 ||
+        { timeout 300 apt-get update >>"$WORK/apt.log" 2>&1 &&
+            timeout 300 apt-get install -y --no-install-recommends prometheus >>"$WORK/apt.log" 2>&1; }; }; then
+        promtool_why="apt-get install prometheus failed: $(tail -n 1 "$WORK/apt.log")"
+    elif ! command -v promtool >/dev/null 2>&1; then
+        promtool_why="the prometheus package installed no promtool"
+    fi
+fi
+
+# promtool_ok NAME FILE: promtool check rules FILE passes (or is skipped).
+promtool_ok() {
+    local said
+    if [ -n "$promtool_why" ]; then
+        skip "$1" "$promtool_why"
+    elif said=$(promtool check rules "$2" 2>&1); then
+        pass "$1"
+    else
+        fail "$1" "$said"
+    fi
+}
+
+run rules --prometheus --rules "$NONE"
+expect_rc "prometheus: exit 0" 0
+printf '%s\n' "$out" >"$WORK/default.rules.yml"
+promtool_ok "prometheus: promtool check rules passes" "$WORK/default.rules.yml"
+expect_in "prometheus: a rule group" "$out" "groups:"
+expect_in "prometheus: CamelCase alert names" "$out" "alert: GPULedgerReservedIdle"
+expect_in "prometheus: expr on gpuledger_findings of the code" "$out" 'expr: gpuledger_findings{code="reserved-idle"} > 0'
+# shellcheck disable=SC2016 # a Prometheus template, not a shell expansion
+expect_in "prometheus: summary templated with the node" "$out" '{{ $labels.node }}'
+expect_in "prometheus: an alert for rule-error" "$out" "alert: GPULedgerRuleError"
+expect_not_in "prometheus: no alert for OK codes (idle)" "$out" "alert: GPULedgerIdle"
+expect_not_in "prometheus: no alert for OK codes (held)" "$out" "alert: GPULedgerHeld"
+expect_in "prometheus: says why OK codes have none" "$out" "OK codes have no alert"
+alert_block() { awk -v a="alert: $1" '$0 ~ a"$" {on=1} on && /^$/ {exit} on' <<<"$2"; }
+block=$(alert_block GPULedgerReservedIdle "$out")
+expect_in "prometheus: WARN waits 15m" "$block" "for: 15m"
+expect_in "prometheus: WARN is severity warning" "$block" "severity: warning"
+block=$(alert_block GPULedgerUnmanagedTenant "$out")
+expect_in "prometheus: BAD waits 5m" "$block" "for: 5m"
+expect_in "prometheus: BAD is severity critical" "$block" "severity: critical"
+run rules --prometheus --rules "$NONE" --allow-unmanaged
+expect_in "prometheus --allow-unmanaged: unmanaged-tenant is a warning" "$(alert_block GPULedgerUnmanagedTenant "$out")" "severity: warning"
+
+run rules --prometheus --rules "$SITE/good"
+expect_rc "prometheus with site rules: exit 0" 0
+printf '%s\n' "$out" >"$WORK/site.rules.yml"
+promtool_ok "prometheus with site rules: promtool check rules passes" "$WORK/site.rules.yml"
+expect_in "prometheus with site rules: the site code has an alert" "$out" 'expr: gpuledger_findings{code="gpu-busy"} > 0'
+expect_in "prometheus with site rules: named GPULedgerGpuBusy" "$out" "alert: GPULedgerGpuBusy"
+block=$(alert_block GPULedgerHot "$out")
+expect_in "prometheus with site rules: for from the rule's [\"for\"]" "$block" "for: 10m"
+expect_in "prometheus with site rules: the replaced rule's level (BAD: critical)" "$block" "severity: critical"
+
+odd=$WORK/odd-doc
+mkdir "$odd"
+cat >"$odd/odd.lua" <<'EOF'
+return { code = "odd-doc", level = "WARN", ["for"] = "1h30m",
+  doc = [[quotes " and \ backslash, {{ braces }} and $value]],
+  evaluate = function() end }
+EOF
+run rules --prometheus --rules "$odd"
+printf '%s\n' "$out" >"$WORK/odd.rules.yml"
+promtool_ok "prometheus: a doc with quotes, backslashes and template braces still passes promtool" "$WORK/odd.rules.yml"
+expect_in "prometheus: a compound duration" "$out" "for: 1h30m"
+run rules --prometheus --rules "$BROKEN/syntax-error"
+expect_rc "prometheus with a broken rule: exit 1" 1
+expect_in "prometheus with a broken rule: names it on stderr" "$err" "broken.lua:8:"
+run rules --prometheus --json
+expect_rc "prometheus with --json: usage error" 2
+PROMETHEUS_URL=http://prom.example:9090 run rules --rules "$NONE"
+expect_in "PROMETHEUS_URL does not turn rules into --prometheus" "$out" "│ code"
+
+# --- the examples, installed as docs/rules.md says --------------------------------
+ex=$WORK/examples
+mkdir "$ex"
+cp "$EXAMPLES/memory_nearly_full.lua" "$EXAMPLES/reserved_idle_long.lua" "$EXAMPLES/thresholds.lua" "$ex/"
+cp "$EXAMPLES/allow_listed_container.lua" "$ex/unmanaged_tenant.lua"
+run rules --check "$ex" --replay "$SNAP" --json
+expect_rc "examples: rules --check exits 0" 0
+expect_lua "examples: memory-nearly-full on the replayed gpu0 (22100 of 23034 MiB, ratio 0.9)" "$out" \
+    'for _, f in ipairs(j.inputs[2].findings) do if f.code == "memory-nearly-full" then return f.gpu:sub(1, 4) == "gpu0" and f.message:find("96%", 1, true) ~= nil end end; return false'
+expect_lua "examples: the allow-listed dcgm-exporter is not reported" "$out" \
+    'for _, f in ipairs(j.inputs[2].findings) do if f.code == "unmanaged-tenant" then return false end end; return true'
+expect_lua "examples: an unmanaged container not on the list still is (demo ffmpeg-manual)" "$out" \
+    'for _, f in ipairs(j.inputs[1].findings) do if f.code == "unmanaged-tenant" and f.message:find("ffmpeg-manual", 1, true) then return true end end; return false'
+expect_lua "examples: thresholds.lua sets encoder_max 8" "$out" \
+    'for _, f in ipairs(j.inputs[1].findings) do if f.code == "encoder-saturated" then return f.message:find("limit of 8", 1, true) ~= nil end end; return false'
+expect_lua "examples: reserved-idle-long stays quiet without a history" "$out" \
+    'for _, i in ipairs(j.inputs) do for _, f in ipairs(i.findings) do if f.code == "reserved-idle-long" then return false end end end; return true'
+cp "$EXAMPLES/allow_listed_container.lua" "$ex/"
+run rules --rules "$ex"
+expect_rc "examples: allow_listed_container.lua under its own name defines unmanaged-tenant twice: exit 1" 1
+expect_in "examples: ... and says so" "$err" "already defined"
+
+# --- site scripts: the ls columns, and their sandbox ---------------------------------
+run ls --demo --rules "$NONE"
+plain=$out
+run ls --demo --rules "$NONE" --scripts "$EXAMPLES/scripts"
+expect_rc "columns override: exit 0" 0
+expect_in "columns override: a power column" "$out" "│ power │"
+expect_in "columns override: its cells" "$out" "│ 38 W  │"
+expect_in "columns override: the default columns stay" "$out" "│ reserved by (nomad) "
+GPULEDGER_SCRIPTS=$EXAMPLES/scripts run ls --demo --rules "$NONE"
+expect_in "GPULEDGER_SCRIPTS: the same as --scripts" "$out" "│ power │"
+run ls --demo --rules "$NONE" --scripts "$SRC/lua"
+expect_eq "--scripts at the checkout's lua/: the same ls" "$out" "$plain"
+run check --demo --rules "$NONE" --scripts "$SRC/lua"
+expect_in "--scripts at the checkout's lua/: check works" "$out" "10 findings: 2 OK, 4 WARN, 3 BAD, 1 ERROR"
+
+scripts=$WORK/scripts
+mkdir -p "$scripts/gpuledger/render"
+printf 'os.execute("touch %s/escaped")\nreturn {}\n' "$WORK" >"$scripts/gpuledger/render/columns.lua"
+run ls --demo --rules "$NONE" --scripts "$scripts"
+expect_rc "site script calling os.execute: fails" 1
+expect_in "site script calling os.execute: names the file and line" "$err" "gpuledger/render/columns.lua:1:"
+if [ ! -e "$WORK/escaped" ]; then pass "site script calling os.execute: ran nothing"; else fail "site script calling os.execute: ran nothing"; fi
+printf 'local core = require "gpuledger.core"\nreturn {}\n' >"$scripts/gpuledger/render/columns.lua"
+run ls --demo --rules "$NONE" --scripts "$scripts"
+expect_in "site script requiring gpuledger.core: refused" "$err" 'require "gpuledger.core"'
+printf 'return { columns = "nope" }\n' >"$scripts/gpuledger/render/columns.lua"
+run ls --demo --rules "$NONE" --scripts "$scripts"
+expect_in "a columns override of the wrong shape: says what it wants" "$err" "gpuledger.render.columns: want"
+run ls --demo --scripts "$WORK/missing"
+expect_rc "--scripts naming a missing directory: usage error" 2
+run ls --demo --scripts relative/scripts
+expect_rc "--scripts relative: usage error" 2
+
+finish
