@@ -31,6 +31,11 @@ end
 
 describe("gpuledger.render.table", function()
   describe("draw", function()
+    it("shows a list cell one item per line", function()
+      local out = render.draw({ "gpu", "tenants" }, { { "0", { "a", "bb" } } })
+      assert.same({ "│ gpu │ tenants │", "├─────┼─────────┤", "│ 0   │ a       │", "│     │ bb      │" }, lines(out))
+    end)
+
     it("pads cells by characters under a ├─┼─┤ rule", function()
       local out = render.draw({ "a", "temp" }, { { "long cell", "61 °C" }, { "x", "—" } })
       assert.same({
@@ -68,9 +73,19 @@ describe("gpuledger.render.table", function()
       contains("│ 3 ", row)
     end)
 
-    it("marks tenants: !unmanaged for non-Nomad, nothing for a reserved task", function()
-      local row = lines(render.ls(node()))[4]
-      contains("docker:gpu-d-new-c0 (2048 MiB) !unmanaged; nomad:gpu-gpud-restreamer/restreamer (1024 MiB); host:python3 (48 MiB) !unmanaged", row)
+    it("marks tenants, one per line: !unmanaged for non-Nomad, nothing for a reserved task", function()
+      local out = lines(render.ls(node()))
+      contains("│ docker:gpu-d-new-c0 (2048 MiB) !unmanaged ", out[4])
+      contains("│ nomad:gpu-gpud-restreamer/restreamer (1024 MiB) ", out[5])
+      assert.matches("^│ +│ +│", out[5])
+      contains("│ host:python3 (48 MiB) !unmanaged ", out[6])
+    end)
+
+    it("marks a task Nomad hid from the token, and says so when Nomad was not read", function()
+      local hidden = H.nomad_tenant { jobName = "train", taskName = "t", reserved = false, allocVisible = false }
+      contains("nomad:train/t (1024 MiB) ?alloc hidden from the token", render.ls(H.ledger { H.gpu { tenants = { hidden } } }))
+      local unread = H.ledger({ H.gpu { tenants = { hidden } } }, { nomadRead = false })
+      contains("nomad:train/t (1024 MiB) ?nomad not read", render.ls(unread))
     end)
 
     it("marks an unreserved Nomad task !unreserved", function()
@@ -88,7 +103,7 @@ describe("gpuledger.render.table", function()
     it("shows reservations as job/task, a dash when none", function()
       local out = lines(render.ls(node()))
       contains("│ gpu-gpud-restreamer/restreamer ", out[4])
-      contains("│ worker/w ", out[5])
+      contains("│ worker/w ", out[7])
       local free = lines(render.ls(H.ledger { H.gpu {} }))[4]
       contains("│ - ", free)
       assert.matches("│ %- +│$", free)
@@ -96,7 +111,7 @@ describe("gpuledger.render.table", function()
 
     it("the state cell carries the time in the state when known", function()
       local out = lines(render.ls(node()))
-      contains("│ reserved-idle 1h30m ", out[5])
+      contains("│ reserved-idle 1h30m ", out[7])
       contains("│ unaccounted ", out[4])
     end)
 

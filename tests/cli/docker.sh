@@ -225,7 +225,7 @@ expect_in "ls: the hand-started container by name" "$out" "docker:by-hand (4096 
 expect_in "ls: the container without a process" "$out" "docker:gpu1-holder (0 MiB) !unmanaged"
 expect_in "ls: the host process" "$out" "host:sleep (512 MiB) !unmanaged"
 expect_in "ls: the escaped task" "$out" "nomad:encode/enc (1024 MiB) !unreserved"
-expect_in "ls: the hidden task" "$out" "nomad:hidden/miner (8192 MiB) !unreserved"
+expect_in "ls: the hidden task is marked as hidden, not unreserved" "$out" "nomad:hidden/miner (8192 MiB) ?alloc hidden from the token"
 expect_in "ls: reserved by batch/render" "$out" "batch/render"
 expect_in "ls: sources line" "$out" "sources: nvidia read · proc read · docker read · podman off · nomad read"
 expect_not_in "ls: no process argument" "$out" "secret.mp4"

@@ -1,5 +1,5 @@
 -- The columns of `ls`, left to right: each a header and a cell function
--- (ledger, gpu) → text. A site changes the table by putting its own copy at
+-- (ledger, gpu) → a text, or a list of texts shown one per line. A site changes the table by putting its own copy at
 -- gpuledger/render/columns.lua in the scripts directory (--scripts,
 -- GPULEDGER_SCRIPTS): reorder, drop or add columns; the cells of the
 -- default columns are in gpuledger.render.table's `cells`

@@ -8,35 +8,56 @@ local text = require "gpuledger.text"
 local M = {}
 
 -- Draws rows (arrays of cells) under a header: "│ a │ b │" lines, cells
--- left-aligned and padded by characters, "├──┼──┤" under the header.
+-- left-aligned and padded by characters, "├──┼──┤" under the header. A
+-- cell is a text, or a list of texts shown one under the other (the row
+-- then takes as many lines as its longest list).
 function M.draw(header, rows)
   local widths = {}
+  local function lines_of(cell)
+    local list = type(cell) == "table" and cell or { cell }
+    local lines = {}
+    for i, piece in ipairs(list) do
+      lines[i] = text.printable(piece)
+    end
+    return lines
+  end
   local all = { header }
   for _, row in ipairs(rows) do
     all[#all + 1] = row
   end
   for _, row in ipairs(all) do
     for i, cell in ipairs(row) do
-      row[i] = text.printable(cell)
-      widths[i] = math.max(widths[i] or 0, text.width(row[i]))
+      row[i] = lines_of(cell)
+      for _, piece in ipairs(row[i]) do
+        widths[i] = math.max(widths[i] or 0, text.width(piece))
+      end
+      widths[i] = widths[i] or 0
     end
   end
-  local function line(row)
-    local cells = {}
-    for i, width in ipairs(widths) do
-      cells[i] = text.pad(row[i] or "", width)
+  local function lines(row)
+    local height = 1
+    for _, cell in ipairs(row) do
+      height = math.max(height, #cell)
     end
-    return "│ " .. table.concat(cells, " │ ") .. " │"
+    local out = {}
+    for n = 1, height do
+      local cells = {}
+      for i, width in ipairs(widths) do
+        cells[i] = text.pad(row[i] and row[i][n] or "", width)
+      end
+      out[n] = "│ " .. table.concat(cells, " │ ") .. " │"
+    end
+    return table.concat(out, "\n")
   end
   local rules = {}
   for i, width in ipairs(widths) do
     rules[i] = string.rep("─", width + 2)
   end
-  local lines = { line(header), "├" .. table.concat(rules, "┼") .. "┤" }
+  local out = { lines(header), "├" .. table.concat(rules, "┼") .. "┤" }
   for _, row in ipairs(rows) do
-    lines[#lines + 1] = line(row)
+    out[#out + 1] = lines(row)
   end
-  return table.concat(lines, "\n") .. "\n"
+  return table.concat(out, "\n") .. "\n"
 end
 
 -- A tenant's name (SPEC §6.2): job/task for a Nomad task with a job name,
@@ -54,14 +75,21 @@ function M.tenant_name(tenant)
   return table.concat(tenant.processes, ",")
 end
 
-local function tenant_cell(tenant)
+-- "kind:name (N MiB)" and a mark: !unmanaged outside Nomad, !unreserved for a
+-- task Nomad did not give this GPU, and ?… where that cannot be told (Nomad
+-- was not read, or hid the allocation from the token).
+local function tenant_cell(ledger, tenant)
   local cell = string.format("%s:%s (%d MiB)", tenant.kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
   if tenant.kind ~= "nomad" then
-    cell = cell .. " !unmanaged"
-  elseif not tenant.reserved then
-    cell = cell .. " !unreserved"
+    return cell .. " !unmanaged"
+  elseif tenant.reserved then
+    return cell
+  elseif not ledger.nomadRead then
+    return cell .. " ?nomad not read"
+  elseif not tenant.allocVisible then
+    return cell .. " ?alloc hidden from the token"
   end
-  return cell
+  return cell .. " !unreserved"
 end
 
 -- The state cell: "reserved-idle 1h30m" when its start is known.
@@ -70,7 +98,8 @@ function M.state_cell(ledger, gpu)
   return seconds and (gpu.state .. " " .. clock.human(seconds)) or gpu.state
 end
 
--- The cells of `ls`, each function(ledger, gpu) → text, by name; the
+-- The cells of `ls`, each function(ledger, gpu) → a text or a list of
+-- texts (one per line: reservations, tenants), by name; the
 -- columns (gpuledger.render.columns, which a site may override) pick them.
 M.cells = {
   gpu = function(_, gpu)
@@ -99,14 +128,14 @@ M.cells = {
     for i, reservation in ipairs(gpu.reservations) do
       reserved[i] = gl.job_task(reservation)
     end
-    return #reserved > 0 and table.concat(reserved, ", ") or "-"
+    return #reserved > 0 and reserved or "-"
   end,
-  tenants = function(_, gpu)
+  tenants = function(ledger, gpu)
     local tenants = {}
     for i, tenant in ipairs(gpu.tenants) do
-      tenants[i] = tenant_cell(tenant)
+      tenants[i] = tenant_cell(ledger, tenant)
     end
-    return #tenants > 0 and table.concat(tenants, "; ") or "-"
+    return #tenants > 0 and tenants or "-"
   end,
 }
 
@@ -144,7 +173,8 @@ function M.ls(ledger)
   for _, gpu in ipairs(ledger.entries) do
     local row = {}
     for i, column in ipairs(columns) do
-      row[i] = tostring(column.cell(ledger, gpu))
+      local cell = column.cell(ledger, gpu)
+      row[i] = type(cell) == "table" and cell or tostring(cell)
     end
     rows[#rows + 1] = row
   end
