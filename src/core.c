@@ -404,6 +404,204 @@ static int core_call_limited(lua_State *L)
     return lua_gettop(L) - base;
 }
 
+/* ==== serve and the history file (issue 4: http_server.c, atomic_file.c) ==== */
+#include "atomic_file.h"
+#include "http_server.h"
+
+/* core.write_atomic(path, bytes) → true, or nil, cause: the file at path is
+ * replaced whole or not at all (temp file, fsync, rename, fsync of the
+ * directory; missing parent directories are created; atomic_file.c). */
+static int core_write_atomic(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    size_t len;
+    const char *bytes = luaL_checklstring(L, 2, &len);
+    char cause[512];
+    if (atomic_file_write(path, bytes, len, cause, sizeof cause) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, cause);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* Message handler for serve's callbacks: the message, with a traceback
+ * under GPULEDGER_DEBUG=1. */
+static int serve_msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL)
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    if (host_debug())
+        luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* Protected: adds every response of the table at 1 ({[path] = {status=,
+ * content_type=, body=}}) to the set given as light userdata at 2. Raises
+ * on a malformed entry. */
+static int serve_fill_set(lua_State *L)
+{
+    struct http_set *set = lua_touserdata(L, 2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) { /* [responses, set, path, response] */
+        if (lua_type(L, -2) != LUA_TSTRING || lua_tostring(L, -2)[0] != '/')
+            return luaL_error(L, "refresh: each response is keyed by a path starting with /");
+        const char *path = lua_tostring(L, -2);
+        if (!lua_istable(L, -1))
+            return luaL_error(L, "refresh: the response for %s is not a table", path);
+        lua_getfield(L, -1, "status");
+        lua_getfield(L, -2, "content_type");
+        lua_getfield(L, -3, "body"); /* [.., path, response, status, type, body] */
+        int is_integer = 0;
+        lua_Integer status = lua_tointegerx(L, -3, &is_integer);
+        if (!is_integer || status < 100 || status > 599 || lua_type(L, -2) != LUA_TSTRING ||
+            lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "refresh: the response for %s wants status (100-599), content_type and body", path);
+        size_t len;
+        const char *body = lua_tolstring(L, -1, &len);
+        if (http_set_add(set, path, (unsigned)status, lua_tostring(L, -2), body, len) != 0)
+            return luaL_error(L, "refresh: not enough memory");
+        lua_pop(L, 4); /* [responses, set, path] */
+    }
+    return 0;
+}
+
+/* Calls callbacks.refresh() (callbacks at index `callbacks`) and turns its
+ * answer into a new response set. Returns the set with the stack as it
+ * was, or NULL with the error message pushed. */
+static struct http_set *serve_refresh(lua_State *L, int callbacks)
+{
+    int base = lua_gettop(L);
+    struct http_set *set = NULL;
+    lua_pushcfunction(L, serve_msghandler);
+    lua_getfield(L, callbacks, "refresh");          /* [handler, refresh] */
+    if (lua_pcall(L, 0, 1, base + 1) == LUA_OK) {   /* [handler, responses] */
+        set = http_set_new();
+        if (!set) {
+            lua_pushliteral(L, "not enough memory");
+        } else {
+            lua_pushcfunction(L, serve_fill_set);
+            lua_pushvalue(L, -2);
+            lua_pushlightuserdata(L, set);          /* [handler, responses, fill, responses, set] */
+            if (lua_pcall(L, 2, 0, base + 1) != LUA_OK) {
+                http_set_release(set);
+                set = NULL;
+            }
+        }
+    }
+    if (set) {
+        lua_settop(L, base);
+    } else {
+        lua_replace(L, base + 1);                   /* [message, ...] */
+        lua_settop(L, base + 1);
+    }
+    return set;
+}
+
+/* Calls callbacks[name](arg) if it is a function; an error is reported on
+ * stderr and goes no further. */
+static void serve_call(lua_State *L, int callbacks, const char *name, lua_Integer arg)
+{
+    int base = lua_gettop(L);
+    lua_pushcfunction(L, serve_msghandler);
+    if (lua_getfield(L, callbacks, name) == LUA_TFUNCTION) {
+        lua_pushinteger(L, arg);
+        if (lua_pcall(L, 1, 0, base + 1) != LUA_OK)
+            fprintf(stderr, "gpuledger: %s: %s\n", name, lua_tostring(L, -1));
+    }
+    lua_settop(L, base);
+}
+
+/* Milliseconds on the monotonic clock. */
+static long long monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* core.serve(opts, callbacks) → true, "SIGTERM"|"SIGINT" when a signal
+ * stopped it, or nil, cause when it could not start (listen failed, the
+ * first refresh failed). opts: listen (":9877", "HOST:PORT", "[::1]:PORT"),
+ * interval_ms. callbacks (all on this, the main thread): refresh() →
+ * {[path] = {status=, content_type=, body=}}, called once before the socket
+ * listens and then every interval_ms, each answer swapped in whole (a
+ * refresh that raises is reported and the previous answer stays);
+ * reload() on SIGHUP; listening(port) once the socket listens. Requests
+ * are answered on libmicrohttpd's threads from the current answer only
+ * (http_server.c). */
+static int core_serve(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 1, "listen");
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 1, "want opts.listen, a string");
+    char listen[512];
+    snprintf(listen, sizeof listen, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    lua_Integer interval_ms = opt_int_field(L, 1, "interval_ms", 0);
+    luaL_argcheck(L, interval_ms > 0, 1, "want opts.interval_ms > 0");
+    luaL_argcheck(L, lua_getfield(L, 2, "refresh") == LUA_TFUNCTION, 2, "want callbacks.refresh, a function");
+    lua_pop(L, 1);
+
+    sigset_t saved_mask;
+    http_signals_block(&saved_mask); /* the server's threads inherit it */
+    struct http_set *set = serve_refresh(L, 2);
+    if (!set) {
+        http_signals_restore(&saved_mask);
+        lua_pushnil(L);
+        lua_pushfstring(L, "refresh: %s", lua_tostring(L, -2));
+        return 2;
+    }
+    char cause[512];
+    int port = 0;
+    int fd = http_listen(listen, &port, cause, sizeof cause);
+    struct http_server *server = fd < 0 ? NULL : http_server_start(fd, set, cause, sizeof cause);
+    if (!server) {
+        if (fd < 0)
+            http_set_release(set);
+        http_signals_restore(&saved_mask);
+        lua_pushnil(L);
+        lua_pushstring(L, cause);
+        return 2;
+    }
+    serve_call(L, 2, "listening", port);
+
+    const char *stopped_by = NULL;
+    long long next = monotonic_ms() + interval_ms;
+    while (!stopped_by) {
+        long long wait = next - monotonic_ms();
+        int sig = http_signal_wait(wait > 0 ? (long)wait : 0);
+        if (sig == SIGTERM || sig == SIGINT) {
+            stopped_by = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        } else if (sig == SIGHUP) {
+            serve_call(L, 2, "reload", 0);
+        } else if (monotonic_ms() >= next) {
+            next += interval_ms;
+            set = serve_refresh(L, 2);
+            if (set) {
+                http_server_swap(server, set);
+            } else {
+                fprintf(stderr, "gpuledger: refresh failed, still serving the previous one: %s\n",
+                        lua_tostring(L, -1));
+                lua_pop(L, 1);
+            }
+            long long now = monotonic_ms();
+            if (next < now)
+                next = now; /* a refresh longer than the interval: no backlog */
+        }
+    }
+    http_server_stop(server);
+    http_signals_restore(&saved_mask);
+    lua_pushboolean(L, 1);
+    lua_pushstring(L, stopped_by);
+    return 2;
+}
+/* ==== end of serve and the history file ==== */
+
 static const luaL_Reg core_functions[] = {
     {"spawn", core_spawn},
     {"parse_csv", core_parse_csv},
@@ -420,6 +618,9 @@ static const luaL_Reg core_functions[] = {
     {"find_script", core_find_script},
     {"set_search_dirs", core_set_search_dirs},
     {"call_limited", core_call_limited},
+    /* serve and the history file (issue 4) */
+    {"write_atomic", core_write_atomic},
+    {"serve", core_serve},
     {NULL, NULL},
 };
 

@@ -49,7 +49,16 @@ local function build_ledger(opts)
   if not snap then
     return nil, why
   end
-  return require("gpuledger.ledger").build(snap)
+  -- --history (issue 4): read only, to annotate each GPU's stateSince; a
+  -- replayed node is read as of now, since the history is in live time.
+  if opts.history ~= "" and (opts.demo or opts.replay ~= "") then
+    snap.at = require("gpuledger.clock").format_time(core.now())
+  end
+  local ledger = require("gpuledger.ledger").build(snap)
+  if opts.history ~= "" then
+    require("gpuledger.history").annotate_file(core, opts.history, ledger, 3 * opts.interval)
+  end
+  return ledger
 end
 
 local function judge(opts, ledger)
@@ -106,6 +115,11 @@ end
 
 function commands.rules(opts)
   return require("gpuledger.rulescmd").run(core, opts)
+end
+
+-- serve (issue 4): gpuledger.serve runs it, getting each refresh's snapshot here.
+function commands.serve(opts)
+  return require("gpuledger.serve").run(core, opts, get_snapshot)
 end
 
 function commands.version()

@@ -1,0 +1,301 @@
+-- The history (SPEC §7 with decision D2): per GPU, its state and since when,
+-- and counters of seconds per state; per Nomad job, seconds it held its GPUs
+-- and seconds it left them reserved and idle. Pure: observe() and annotate()
+-- take the ledger (whose `at` is the time), so specs feed literal ledgers.
+-- serve observes every refresh and saves the file; ls and check only load
+-- and annotate. The file is pretty JSON (1-space indent):
+--   {"schema":1,"gpus":{uuid: {node,index,state,since,seen,seconds{state: s},uses}},
+--    "jobs":{"ns/job": {namespace,job,held,idle,seen}}}
+-- plus, on a GPU, "interrupted": the time of a read that could not vouch
+-- for it (D2), until the next good read starts its clock again.
+local clock = require "gpuledger.clock"
+local json = require "gpuledger.json"
+local ledger_mod = require "gpuledger.ledger"
+
+local M = {}
+
+M.SCHEMA = 1
+M.RETAIN = 7 * 86400
+M.MAX_BYTES = 64 * 1024 * 1024
+
+-- An empty history.
+function M.new()
+  return { schema = M.SCHEMA, gpus = {}, jobs = {} }
+end
+
+local function number_or_zero(v)
+  return type(v) == "number" and v or 0
+end
+
+-- Checks and normalises a decoded file (null arrays, missing tables, the
+-- original's files). Returns the history, or nil and why.
+local function normalise(doc)
+  if type(doc) ~= "table" or json.is_array(doc) or (#doc > 0) then
+    return nil, "not a history object"
+  end
+  local h = M.new()
+  for uuid, record in pairs(type(doc.gpus) == "table" and doc.gpus or {}) do
+    if type(record) ~= "table" or type(record.state) ~= "string" then
+      return nil, string.format("gpu %s: want an object with a state", tostring(uuid))
+    end
+    if not clock.parse_time(record.since) or not clock.parse_time(record.seen) then
+      return nil, string.format("gpu %s: since and seen must be RFC 3339 times", tostring(uuid))
+    end
+    local seconds = {}
+    for state, s in pairs(type(record.seconds) == "table" and record.seconds or {}) do
+      seconds[state] = number_or_zero(s)
+    end
+    local uses = json.array()
+    for _, use in ipairs(type(record.uses) == "table" and record.uses or {}) do
+      if type(use) == "table" and type(use.job) == "string" then
+        uses[#uses + 1] = { namespace = use.namespace or "default", job = use.job, held = use.held == true }
+      end
+    end
+    h.gpus[uuid] = {
+      node = type(record.node) == "string" and record.node or "",
+      index = math.tointeger(record.index) or 0,
+      state = record.state,
+      since = record.since,
+      seen = record.seen,
+      seconds = seconds,
+      uses = uses,
+      interrupted = clock.parse_time(record.interrupted) and record.interrupted or nil,
+    }
+  end
+  for key, job in pairs(type(doc.jobs) == "table" and doc.jobs or {}) do
+    if type(job) ~= "table" or not clock.parse_time(job.seen) then
+      return nil, string.format("job %s: want an object with seen", tostring(key))
+    end
+    h.jobs[key] = {
+      namespace = type(job.namespace) == "string" and job.namespace or "default",
+      job = type(job.job) == "string" and job.job or key,
+      held = number_or_zero(job.held),
+      idle = number_or_zero(job.idle),
+      seen = job.seen,
+    }
+  end
+  return h
+end
+
+-- Decodes the text of a history file. Returns the history, or nil and why.
+function M.decode(text)
+  local doc, why = json.decode(text)
+  if doc == nil then
+    return nil, why
+  end
+  return normalise(doc)
+end
+
+-- The file's text: pretty JSON, 1-space indent, schema 1.
+function M.encode(h)
+  local doc = { schema = M.SCHEMA, gpus = {}, jobs = {} }
+  for uuid, record in pairs(h.gpus) do
+    local seconds = {}
+    for state, s in pairs(record.seconds) do
+      seconds[state] = s
+    end
+    doc.gpus[uuid] = {
+      node = record.node, index = record.index, state = record.state, since = record.since,
+      seen = record.seen, seconds = seconds, uses = json.array(record.uses),
+      interrupted = record.interrupted,
+    }
+  end
+  for key, job in pairs(h.jobs) do
+    doc.jobs[key] = { namespace = job.namespace, job = job.job, held = job.held, idle = job.idle, seen = job.seen }
+  end
+  return json.encode(doc, " ") .. "\n"
+end
+
+-- Reads the history file at path with core. A missing file is an empty
+-- history. Returns the history, or nil and why (unreadable, not JSON, not
+-- a history).
+function M.load(core, path)
+  local kind, missing = core.stat(path)
+  if not kind then
+    if missing:find("No such file or directory", 1, true) then
+      return M.new()
+    end
+    return nil, missing
+  end
+  local text, why = core.read_file(path, M.MAX_BYTES)
+  if not text then
+    return nil, why
+  end
+  local h, err = M.decode(text)
+  if not h then
+    return nil, string.format("%s: %s", path, err)
+  end
+  return h
+end
+
+-- ls and check with --history: loads the file at path (never writing it)
+-- and annotates the ledger from it; a file that cannot be read or parsed
+-- becomes the ledger's source error "history: …" (SPEC §7).
+function M.annotate_file(core, path, ledger, max_gap)
+  local h, why = M.load(core, path)
+  if h then
+    M.annotate(h, ledger, max_gap)
+    return
+  end
+  ledger.errors = ledger.errors or json.array()
+  ledger.errors[#ledger.errors + 1] = "history: " .. why
+end
+
+-- Writes the history to path atomically with core.write_atomic. Returns
+-- true, or nil and why.
+function M.save(core, path, h)
+  return core.write_atomic(path, M.encode(h))
+end
+
+-- The jobs reserving an entry now (SPEC §7): one per ns/job, empty
+-- namespace "default", held when a tenant with one of the job's allocations
+-- is reserved.
+local function entry_uses(entry)
+  local reserved_allocs = {}
+  for _, tenant in ipairs(entry.tenants or {}) do
+    if tenant.reserved and tenant.allocId then
+      reserved_allocs[tenant.allocId] = true
+    end
+  end
+  local uses, by_key = json.array(), {}
+  for _, reservation in ipairs(entry.reservations or {}) do
+    local namespace = (reservation.namespace or "") ~= "" and reservation.namespace or "default"
+    local key = namespace .. "/" .. (reservation.jobId or "")
+    local use = by_key[key]
+    if not use then
+      use = { namespace = namespace, job = reservation.jobId or "", held = false }
+      by_key[key] = use
+      uses[#uses + 1] = use
+    end
+    if reserved_allocs[reservation.allocId] then
+      use.held = true
+    end
+  end
+  return uses
+end
+
+local function has_errors(ledger)
+  return ledger.errors ~= nil and #ledger.errors > 0
+end
+
+-- Records one refresh's ledger, with max_gap seconds (3 × interval) as the
+-- longest silence that still counts as continuous. A ledger with an error
+-- is not an observation (D2): it accrues nothing and ends the continuity of
+-- every GPU, so the next good read starts a new `since`. Otherwise each
+-- interval since a GPU's last good read (when continuous) accrues to the
+-- state, and the jobs' held or idle use, seen at its start. GPUs and jobs
+-- unseen for longer than RETAIN are forgotten.
+function M.observe(h, ledger, max_gap)
+  local at = clock.parse_time(ledger.at)
+  if not at then
+    return
+  end
+  if has_errors(ledger) then
+    for _, record in pairs(h.gpus) do
+      record.interrupted = record.interrupted or ledger.at
+    end
+    return
+  end
+  for _, entry in ipairs(ledger.entries or {}) do
+    local state = entry.state or ledger_mod.classify(entry)
+    local record = h.gpus[entry.uuid]
+    if not record then
+      record = { state = state, since = ledger.at, seen = ledger.at, seconds = {}, uses = json.array() }
+      h.gpus[entry.uuid] = record
+    end
+    local dt = at - (clock.parse_time(record.seen) or at)
+    local continuous = not record.interrupted and dt >= 0 and dt <= max_gap
+    if continuous and dt > 0 then
+      record.seconds[record.state] = (record.seconds[record.state] or 0) + dt
+      for _, use in ipairs(record.uses) do
+        local job = h.jobs[use.namespace .. "/" .. use.job]
+        if job then
+          if use.held then
+            job.held = job.held + dt
+          else
+            job.idle = job.idle + dt
+          end
+        end
+      end
+    end
+    if state ~= record.state or not continuous then
+      record.state = state
+      record.since = ledger.at
+    end
+    record.node = ledger.node
+    record.index = entry.index
+    record.seen = ledger.at
+    record.interrupted = nil
+    record.uses = entry_uses(entry)
+    for _, use in ipairs(record.uses) do
+      local key = use.namespace .. "/" .. use.job
+      local job = h.jobs[key]
+      if not job then
+        job = { namespace = use.namespace, job = use.job, held = 0, idle = 0 }
+        h.jobs[key] = job
+      end
+      job.seen = ledger.at
+    end
+  end
+  for uuid, record in pairs(h.gpus) do
+    if at - (clock.parse_time(record.seen) or at) > M.RETAIN then
+      h.gpus[uuid] = nil
+    end
+  end
+  for key, job in pairs(h.jobs) do
+    if at - (clock.parse_time(job.seen) or at) > M.RETAIN then
+      h.jobs[key] = nil
+    end
+  end
+end
+
+-- Sets entry.stateSince on each GPU of the ledger whose state the history
+-- vouches for: same state, no interruption since, last good read within
+-- max_gap of the ledger's time.
+function M.annotate(h, ledger, max_gap)
+  local at = clock.parse_time(ledger.at)
+  if not at then
+    return
+  end
+  for _, entry in ipairs(ledger.entries or {}) do
+    local record = h.gpus[entry.uuid]
+    local seen = record and clock.parse_time(record.seen)
+    if record and not record.interrupted and record.state == entry.state and seen and at - seen <= max_gap then
+      entry.stateSince = record.since
+    else
+      entry.stateSince = nil
+    end
+  end
+end
+
+-- The GPU records sorted by index then uuid: { {uuid=, record=}, … }.
+function M.sorted_gpus(h)
+  local list = {}
+  for uuid, record in pairs(h.gpus) do
+    list[#list + 1] = { uuid = uuid, record = record }
+  end
+  table.sort(list, function(a, b)
+    if a.record.index ~= b.record.index then
+      return a.record.index < b.record.index
+    end
+    return a.uuid < b.uuid
+  end)
+  return list
+end
+
+-- The job records sorted by namespace then job.
+function M.sorted_jobs(h)
+  local list = {}
+  for _, job in pairs(h.jobs) do
+    list[#list + 1] = job
+  end
+  table.sort(list, function(a, b)
+    if a.namespace ~= b.namespace then
+      return a.namespace < b.namespace
+    end
+    return a.job < b.job
+  end)
+  return list
+end
+
+return M

@@ -1,0 +1,172 @@
+-- serve's node page at / (SPEC §6.2): server-rendered HTML that reads well
+-- in light and dark (the stylesheet follows prefers-color-scheme), refreshes
+-- itself with <meta http-equiv="refresh">, and has no script and no inline
+-- style, so the Content-Security-Policy can forbid both. Every name that
+-- came from the node (containers, jobs, models, messages, errors) is escaped
+-- for where it lands; class names come from fixed sets only.
+local clock = require "gpuledger.clock"
+local gl = require "gpuledger.gl"
+local table_render = require "gpuledger.render.table"
+local text = require "gpuledger.text"
+
+local M = {}
+
+M.CONTENT_TYPE = "text/html; charset=utf-8"
+M.STYLESHEET = "lua/gpuledger/render/style.css"
+
+local ESCAPES = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&#34;", ["'"] = "&#39;" }
+
+-- s escaped for HTML text and quoted attribute values: & < > " ' as
+-- entities (quotes as &#34; and &#39;, as Go's html/template writes them),
+-- invalid UTF-8 and control characters as U+FFFD.
+function M.escape(s)
+  return (text.printable(tostring(s == nil and "" or s)):gsub("[&<>\"']", ESCAPES))
+end
+
+local LEVEL_CLASS = { OK = "OK", WARN = "WARN", BAD = "BAD", ERROR = "ERROR" }
+local STATE_CLASS = { held = "held", ["reserved-idle"] = "reserved-idle", unaccounted = "unaccounted", free = "free" }
+
+-- A level badge: <span class="level BAD">BAD</span>.
+local function level_badge(level)
+  return string.format('<span class="level %s">%s</span>', LEVEL_CLASS[level] or "unknown", M.escape(level))
+end
+
+-- The state cell: badge, and how long when the history knows.
+local function state_cell(ledger, gpu)
+  local out = string.format('<span class="state %s">%s</span>', STATE_CLASS[gpu.state] or "unknown", M.escape(gpu.state))
+  local seconds = gl.state_seconds(ledger, gpu)
+  if seconds then
+    out = out .. string.format(' <span class="since">%s</span>', M.escape(clock.human(seconds)))
+  end
+  return out
+end
+
+-- "restreamer/restreamer" per reservation, or a dash.
+local function reserved_cell(gpu)
+  local items = {}
+  for i, reservation in ipairs(gpu.reservations or {}) do
+    items[i] = M.escape(gl.job_task(reservation))
+  end
+  if #items == 0 then
+    return '<span class="none">-</span>'
+  end
+  return table.concat(items, "<br>")
+end
+
+-- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it
+-- should not be there).
+local function tenants_cell(gpu)
+  local items = {}
+  for i, tenant in ipairs(gpu.tenants or {}) do
+    local mark = ""
+    if tenant.kind ~= "nomad" then
+      mark = ' <span class="mark">· outside Nomad</span>'
+    elseif not tenant.reserved then
+      mark = ' <span class="mark">· not reserved</span>'
+    end
+    items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind),
+      M.escape(table_render.tenant_name(tenant)), tenant.usedMemoryMiB or 0, mark)
+  end
+  if #items == 0 then
+    return '<span class="none">-</span>'
+  end
+  return '<ul class="tenants">' .. table.concat(items) .. "</ul>"
+end
+
+local function gpu_table(ledger, out)
+  local entries = ledger.entries or {}
+  if #entries == 0 then
+    if ledger.sources and ledger.sources.nvidia == "failed" or (ledger.errors and #ledger.errors > 0) then
+      out[#out + 1] = '<p class="missing">No GPU data from this read: the sources above could not be read.</p>'
+    else
+      out[#out + 1] = '<p class="none">nvidia-smi reports no GPU on this node.</p>'
+    end
+    return
+  end
+  out[#out + 1] = "<table class=\"gpus\">"
+  out[#out + 1] = "<thead><tr><th>gpu</th><th>model</th><th>util</th><th>memory</th><th>temp</th>"
+    .. "<th>enc</th><th>state</th><th>reserved by</th><th>tenants</th></tr></thead>"
+  out[#out + 1] = "<tbody>"
+  for _, gpu in ipairs(entries) do
+    out[#out + 1] = string.format(
+      '<tr><td class="num">%s</td><td>%s</td><td class="num">%d%%</td><td class="num">%d/%d MiB</td>'
+        .. '<td class="num">%d °C</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>',
+      M.escape(gpu.index), M.escape(gpu.model), gpu.utilizationPct or 0, gpu.memoryUsedMiB or 0,
+      gpu.memoryTotalMiB or 0, gpu.temperatureC or 0, gpu.encoderSessions or 0,
+      state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
+  end
+  out[#out + 1] = "</tbody></table>"
+end
+
+local function findings_list(findings, out)
+  if #findings == 0 then
+    out[#out + 1] = '<p class="none">none</p>'
+    return
+  end
+  out[#out + 1] = '<table class="findings">'
+  out[#out + 1] = "<thead><tr><th>level</th><th>code</th><th>where</th><th>message</th></tr></thead>"
+  out[#out + 1] = "<tbody>"
+  for _, finding in ipairs(findings) do
+    out[#out + 1] = string.format("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+      level_badge(finding.level), M.escape(finding.code), M.escape(finding.gpu or finding.node), M.escape(finding.message))
+  end
+  out[#out + 1] = "</tbody></table>"
+end
+
+-- The node page. ledger: the annotated ledger of this refresh; findings:
+-- worst first; worst: their worst level; opts: interval (seconds; the page
+-- refreshes at that pace, at least every second) and version.
+function M.node(ledger, findings, worst, opts)
+  opts = opts or {}
+  local refresh = math.max(1, math.floor(opts.interval or 15))
+  local node = ledger.node or ""
+  local errors = ledger.errors or {}
+  local out = {
+    "<!DOCTYPE html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="color-scheme" content="light dark">',
+    string.format('<meta http-equiv="refresh" content="%d">', refresh),
+    string.format("<title>gpuledger · %s</title>", M.escape(node)),
+    '<link rel="stylesheet" href="style.css">',
+    "</head>",
+    "<body>",
+    "<header>",
+    string.format("<h1>%s %s</h1>", M.escape(node), level_badge(worst)),
+    string.format('<p class="meta">%d GPU(s) · read %s · refresh %d s · <a href="ledger">ledger</a> · '
+      .. '<a href="findings">findings</a> · <a href="metrics">metrics</a></p>',
+      #(ledger.entries or {}), M.escape(clock.format_stamp(clock.parse_time(ledger.at) or 0)), refresh),
+    "</header>",
+    "<main>",
+  }
+  if #errors > 0 then
+    out[#out + 1] = '<section class="sources">'
+    out[#out + 1] = "<h2>Sources that could not be read</h2>"
+    out[#out + 1] = '<p class="partial">This read is partial: what follows is only what the other sources '
+      .. "said now, not the last good read, and the history does not count it.</p>"
+    out[#out + 1] = '<ul class="errors">'
+    for _, err in ipairs(errors) do
+      out[#out + 1] = string.format("<li>%s %s</li>", level_badge("ERROR"), M.escape(err))
+    end
+    out[#out + 1] = "</ul>"
+    out[#out + 1] = "</section>"
+  end
+  out[#out + 1] = "<section>"
+  out[#out + 1] = "<h2>GPUs</h2>"
+  gpu_table(ledger, out)
+  out[#out + 1] = "</section>"
+  out[#out + 1] = "<section>"
+  out[#out + 1] = "<h2>Findings</h2>"
+  findings_list(findings, out)
+  out[#out + 1] = "</section>"
+  out[#out + 1] = "</main>"
+  out[#out + 1] = string.format("<footer>gpuledger %s · read-only: it reports what it sees and changes nothing.</footer>",
+    M.escape(opts.version or "dev"))
+  out[#out + 1] = "</body>"
+  out[#out + 1] = "</html>"
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

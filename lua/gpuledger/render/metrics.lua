@@ -1,0 +1,245 @@
+-- serve's /metrics (SPEC §5): Prometheus text format 0.0.4, rendered by
+-- hand. Every family is contiguous and carries HELP and TYPE even with no
+-- samples; every finding code of the effective rule set has a series (zero
+-- when absent). No label carries a process name, pid, image, path or
+-- command, and none is named job or instance (Nomad's job is nomad_job).
+local clock = require "gpuledger.clock"
+local history = require "gpuledger.history"
+local ledger_mod = require "gpuledger.ledger"
+local ruleset = require "gpuledger.ruleset"
+local text = require "gpuledger.text"
+
+local M = {}
+
+M.CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+-- A label value escaped for the text format: \ → \\, " → \", newline → \n
+-- (and valid UTF-8, which Prometheus requires).
+function M.escape(value)
+  local s = text.valid_utf8(tostring(value == nil and "" or value))
+  return (s:gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }))
+end
+
+-- A sample value: integers plain, floats in their shortest exact form
+-- (98.5, 12, 15.5), as Go's strconv 'g' -1 writes them.
+function M.number(n)
+  if type(n) == "boolean" then
+    return n and "1" or "0"
+  end
+  if math.type(n) == "integer" then
+    return tostring(n)
+  end
+  if n ~= n then
+    return "NaN"
+  elseif n == math.huge then
+    return "+Inf"
+  elseif n == -math.huge then
+    return "-Inf"
+  end
+  if n == math.floor(n) and math.abs(n) < 1e15 then
+    return string.format("%d", n)
+  end
+  for precision = 15, 17 do
+    local s = string.format("%." .. precision .. "g", n)
+    if tonumber(s) == n then
+      return s
+    end
+  end
+  return string.format("%.17g", n)
+end
+
+-- Collects the lines of the document, family by family.
+local function writer()
+  local lines = {}
+  local w = {}
+  -- Starts a family: its HELP and TYPE lines.
+  function w.family(name, kind, help)
+    lines[#lines + 1] = string.format("# HELP %s %s", name, (help:gsub("\\", "\\\\"):gsub("\n", "\\n")))
+    lines[#lines + 1] = string.format("# TYPE %s %s", name, kind)
+    w.name = name
+  end
+  -- A sample of the current family: labels is an array of {name, value}.
+  function w.sample(labels, value)
+    local parts = {}
+    for i, label in ipairs(labels) do
+      parts[i] = string.format('%s="%s"', label[1], M.escape(label[2]))
+    end
+    lines[#lines + 1] = string.format("%s{%s} %s", w.name, table.concat(parts, ","), M.number(value))
+  end
+  function w.text()
+    return table.concat(lines, "\n") .. "\n"
+  end
+  return w
+end
+
+-- {node, gpu, uuid} of a GPU, plus extra label pairs.
+local function gpu_labels(node, gpu, ...)
+  local labels = { { "node", node }, { "gpu", tostring(gpu.index) }, { "uuid", gpu.uuid } }
+  for _, extra in ipairs { ... } do
+    labels[#labels + 1] = extra
+  end
+  return labels
+end
+
+local MIB = 1024 * 1024
+
+local SORTED_STATES = {}
+for i, state in ipairs(ledger_mod.STATES) do
+  SORTED_STATES[i] = state
+end
+table.sort(SORTED_STATES)
+
+-- The per-GPU gauges, in SPEC order: name, help, value of a GPU (nil: no sample).
+local GPU_GAUGES = {
+  { "gpuledger_gpu_utilization_percent", "GPU utilisation in percent.", function(g) return g.utilizationPct end },
+  { "gpuledger_gpu_memory_used_bytes", "GPU memory in use, bytes.", function(g) return g.memoryUsedMiB * MIB end },
+  { "gpuledger_gpu_memory_total_bytes", "GPU memory in total, bytes.", function(g) return g.memoryTotalMiB * MIB end },
+  { "gpuledger_gpu_temperature_celsius", "GPU temperature in degrees Celsius.", function(g) return g.temperatureC end },
+  { "gpuledger_gpu_power_watts", "GPU power draw in watts.", function(g) return g.powerW end },
+  { "gpuledger_gpu_encoder_sessions", "NVENC sessions open on the GPU.", function(g) return g.encoderSessions end },
+  { "gpuledger_gpu_thermal_margin_celsius",
+    "Degrees Celsius before the card's own slowdown temperature, only when the driver reports it.",
+    function(g) return g.thermalMarginC end },
+  { "gpuledger_gpu_thermal_slowdown", "1 while the driver reports thermal slowdown, 0 when it reports none; absent when unreported.",
+    function(g) if g.thermalSlowdown == nil then return nil end return g.thermalSlowdown and 1 or 0 end },
+  { "gpuledger_gpu_tenants", "Containers and host processes holding the GPU.", function(g) return #(g.tenants or {}) end },
+  { "gpuledger_gpu_reservations", "Nomad reservations naming the GPU.", function(g) return #(g.reservations or {}) end },
+}
+
+-- A tenant's labels after the GPU's.
+local function tenant_labels(node, gpu, tenant)
+  return gpu_labels(node, gpu,
+    { "kind", tenant.kind }, { "container", tenant.container or "" }, { "container_id", tenant.containerId or "" },
+    { "nomad_job", tenant.jobName or "" }, { "task", tenant.taskName or "" }, { "alloc", tenant.allocId or "" },
+    { "namespace", tenant.namespace or "" })
+end
+
+local function tenants_by_name(gpu)
+  local tenants = {}
+  for i, tenant in ipairs(gpu.tenants or {}) do
+    tenants[i] = tenant
+  end
+  table.sort(tenants, function(a, b)
+    if (a.container or "") ~= (b.container or "") then
+      return (a.container or "") < (b.container or "")
+    end
+    return (a.containerId or "") < (b.containerId or "")
+  end)
+  return tenants
+end
+
+-- The node's /metrics. ledger: the annotated ledger of this refresh;
+-- findings: its findings; codes: ruleset.codes(set, policy) ({code, level}
+-- per code, for the zero series); h: the history (nil: no counter samples);
+-- rules: {loaded = number of effective rules, errors = number of rule
+-- errors} (nil: no samples).
+function M.node(ledger, findings, codes, h, rules)
+  local w = writer()
+  local node = ledger.node or ""
+  local entries = ledger.entries or {}
+  local up = not (ledger.errors and #ledger.errors > 0)
+
+  w.family("gpuledger_up", "gauge", "1 when every source was read at the last refresh, 0 when one failed.")
+  w.sample({ { "node", node } }, up and 1 or 0)
+
+  w.family("gpuledger_findings", "gauge", "Findings of each code at the last refresh.")
+  local counts, order, levels = {}, {}, {}
+  for _, entry in ipairs(codes or {}) do
+    if not levels[entry.code] then
+      order[#order + 1] = entry.code
+      levels[entry.code] = entry.level
+      counts[entry.code] = 0
+    end
+  end
+  for _, finding in ipairs(findings or {}) do
+    if not levels[finding.code] then
+      order[#order + 1] = finding.code
+      levels[finding.code] = finding.level
+      counts[finding.code] = 0
+    end
+    counts[finding.code] = counts[finding.code] + 1
+  end
+  for _, code in ipairs(order) do
+    w.sample({ { "node", node }, { "code", code }, { "level", levels[code] } }, counts[code])
+  end
+
+  w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
+  local worst = 0
+  for _, finding in ipairs(findings or {}) do
+    worst = math.max(worst, ruleset.LEVELS[finding.level] or 0)
+  end
+  w.sample({ { "node", node } }, worst)
+
+  w.family("gpuledger_gpu_info", "gauge", "One series per GPU naming its model and PCI bus id; always 1.")
+  for _, gpu in ipairs(entries) do
+    w.sample(gpu_labels(node, gpu, { "model", gpu.model or "" }, { "bus", gpu.busId or "" }), 1)
+  end
+  for _, gauge in ipairs(GPU_GAUGES) do
+    w.family(gauge[1], "gauge", gauge[2])
+    for _, gpu in ipairs(entries) do
+      local value = gauge[3](gpu)
+      if value ~= nil then
+        w.sample(gpu_labels(node, gpu), value)
+      end
+    end
+  end
+
+  w.family("gpuledger_gpu_state", "gauge", "The GPU's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
+  for _, gpu in ipairs(entries) do
+    w.sample(gpu_labels(node, gpu, { "state", gpu.state or ledger_mod.classify(gpu) }), 1)
+  end
+  w.family("gpuledger_gpu_state_since_timestamp_seconds", "gauge",
+    "Unix time the GPU entered its current state, when the history knows it.")
+  for _, gpu in ipairs(entries) do
+    local since = gpu.stateSince and clock.parse_time(gpu.stateSince)
+    if since then
+      w.sample(gpu_labels(node, gpu, { "state", gpu.state }), since)
+    end
+  end
+
+  w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")
+  for _, gpu in ipairs(entries) do
+    for _, tenant in ipairs(tenants_by_name(gpu)) do
+      w.sample(tenant_labels(node, gpu, tenant), (tenant.usedMemoryMiB or 0) * MIB)
+    end
+  end
+  w.family("gpuledger_tenant_reserved", "gauge", "1 when Nomad reserved the GPU for the tenant, else 0.")
+  for _, gpu in ipairs(entries) do
+    for _, tenant in ipairs(tenants_by_name(gpu)) do
+      w.sample(tenant_labels(node, gpu, tenant), tenant.reserved and 1 or 0)
+    end
+  end
+
+  w.family("gpuledger_gpu_state_seconds_total", "counter",
+    "Seconds each remembered GPU spent in each state, between consecutive good reads.")
+  if h then
+    for _, item in ipairs(history.sorted_gpus(h)) do
+      local record = item.record
+      for _, state in ipairs(SORTED_STATES) do
+        w.sample({ { "node", record.node }, { "gpu", tostring(record.index) }, { "uuid", item.uuid }, { "state", state } },
+          record.seconds[state] or 0)
+      end
+    end
+  end
+  w.family("gpuledger_job_gpu_seconds_total", "counter",
+    "GPU-seconds each Nomad job held (use=held) or left reserved and idle (use=idle).")
+  if h then
+    for _, job in ipairs(history.sorted_jobs(h)) do
+      for _, use in ipairs { "held", "idle" } do
+        w.sample({ { "node", node }, { "namespace", job.namespace }, { "nomad_job", job.job }, { "use", use } }, job[use])
+      end
+    end
+  end
+
+  w.family("gpuledger_rules_loaded", "gauge", "Finding rules in the effective rule set.")
+  if rules then
+    w.sample({ { "node", node } }, rules.loaded)
+  end
+  w.family("gpuledger_rule_errors", "gauge", "Rule files that failed to load (the last good set stays in use after a reload).")
+  if rules then
+    w.sample({ { "node", node } }, rules.errors)
+  end
+  return w.text()
+end
+
+return M

@@ -1,0 +1,185 @@
+-- `gpuledger serve` (SPEC §6.2, DESIGN.md "serve"): the node agent. Each
+-- refresh, on the main thread, reads the node (or --replay / --demo),
+-- builds the ledger, records it in the history (SPEC §7, D2), judges it and
+-- renders every response once; core.serve swaps the set in whole and
+-- answers requests from it on its own threads. SIGHUP reloads the site
+-- rules, keeping the last good set when the new one has errors;
+-- SIGTERM/SIGINT stop it, and the history is saved once more.
+local clock = require "gpuledger.clock"
+local findings_mod = require "gpuledger.findings"
+local history = require "gpuledger.history"
+local ledger_mod = require "gpuledger.ledger"
+local html = require "gpuledger.render.html"
+local metrics = require "gpuledger.render.metrics"
+local render_json = require "gpuledger.render.json"
+local ruleset = require "gpuledger.ruleset"
+local text = require "gpuledger.text"
+
+local M = {}
+
+local PLAIN = "text/plain; charset=utf-8"
+local JSON = "application/json"
+local CSS = "text/css; charset=utf-8"
+
+local function warn(message)
+  io.stderr:write("gpuledger: ", text.printable(message), "\n")
+  io.stderr:flush()
+end
+
+-- Removes temp files a writer killed mid-write left next to path
+-- ("<base>.XXXXXX.tmp", atomic_file.c).
+local function remove_stale_temps(core, path)
+  local dir, base = path:match("^(.*)/([^/]+)$")
+  if not dir then
+    dir, base = ".", path
+  elseif dir == "" then
+    dir = "/"
+  end
+  local pattern = "^" .. base:gsub("%W", "%%%0") .. "%.%w%w%w%w%w%w%.tmp$"
+  for _, name in ipairs(core.listdir(dir) or {}) do
+    if name:match(pattern) then
+      os.remove(dir .. "/" .. name)
+    end
+  end
+end
+
+-- The /healthz response: 200 "ok", or 503 with the source errors.
+local function healthz(ledger)
+  local errors = ledger.errors or {}
+  if #errors == 0 then
+    return { status = 200, content_type = PLAIN, body = "ok\n" }
+  end
+  local lines = {}
+  for i, err in ipairs(errors) do
+    lines[i] = text.printable(err)
+  end
+  return { status = 503, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
+end
+
+-- Every response of one refresh, from the ledger and the rule set.
+function M.responses(core, ledger, set, h, opts)
+  local policy = findings_mod.policy(set.thresholds, opts)
+  local found = findings_mod.evaluate(core, set, ledger, policy)
+  local worst = findings_mod.worst(found)
+  return {
+    ["/metrics"] = {
+      status = 200, content_type = metrics.CONTENT_TYPE,
+      body = metrics.node(ledger, found, ruleset.codes(set, policy), h, { loaded = #set.rules, errors = #set.errors }),
+    },
+    ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(ledger) },
+    ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(ledger, found, worst) },
+    ["/healthz"] = healthz(ledger),
+    ["/"] = {
+      status = 200, content_type = html.CONTENT_TYPE,
+      body = html.node(ledger, found, worst, { interval = opts.interval, version = core.version }),
+    },
+    ["/style.css"] = { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) },
+  }
+end
+
+-- What every path answers when a refresh itself failed (a bug, or a site
+-- script that raises): an honest 500, and 503 on /healthz.
+local function failed_responses(core, message)
+  local body = "gpuledger: the last refresh failed: " .. text.printable(message) .. "\n"
+  local responses = {}
+  for _, path in ipairs { "/", "/metrics", "/ledger", "/findings" } do
+    responses[path] = { status = 500, content_type = PLAIN, body = body }
+  end
+  responses["/healthz"] = { status = 503, content_type = PLAIN, body = body }
+  responses["/style.css"] = {
+    status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)),
+  }
+  return responses
+end
+
+-- Runs serve with core and opts (the command line); get_snapshot(opts)
+-- returns this refresh's snapshot or nil and why (cli.lua: the node, the
+-- --replay file read again, or the demo). Returns the exit status.
+function M.run(core, opts, get_snapshot)
+  local max_gap = 3 * opts.interval
+  local path = opts.history ~= "" and opts.history or nil
+  local set = ruleset.load(core, opts.rules)
+  for _, err in ipairs(set.errors) do
+    warn("rule-error: " .. err)
+  end
+  local h = history.new()
+  if path then
+    local loaded, why = history.load(core, path)
+    if loaded then
+      h = loaded
+    else
+      warn(string.format("history %s: %s; starting a fresh history", path, why))
+    end
+    remove_stale_temps(core, path)
+  end
+  local last_node = opts.node
+
+  local function save()
+    if path then
+      local ok, why = history.save(core, path, h)
+      if not ok then
+        warn("history: " .. why)
+      end
+    end
+  end
+
+  local function refresh()
+    local ok, responses = xpcall(function()
+      local now = core.now()
+      local snap, why = get_snapshot(opts)
+      if not snap then
+        snap = { node = last_node, at = clock.format_time(now), sources = {}, errors = { why } }
+      elseif opts.demo or opts.replay ~= "" then
+        snap.at = clock.format_time(now) -- a replayed node is served as if read now
+      end
+      local ledger = ledger_mod.build(snap)
+      last_node = ledger.node
+      history.observe(h, ledger, max_gap)
+      history.annotate(h, ledger, max_gap)
+      save()
+      return M.responses(core, ledger, set, h, opts)
+    end, debug.traceback)
+    if not ok then
+      warn("refresh: " .. tostring(responses))
+      return failed_responses(core, tostring(responses):match("^[^\n]*"))
+    end
+    return responses
+  end
+
+  local function reload()
+    local fresh = ruleset.load(core, opts.rules)
+    if #fresh.errors > 0 then
+      warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
+        opts.rules, #fresh.errors, #set.rules))
+      for _, err in ipairs(fresh.errors) do
+        warn("rule-error: " .. err)
+      end
+      return
+    end
+    set = fresh
+    warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", opts.rules, #set.rules))
+  end
+
+  local function listening(port)
+    local shown = opts.listen
+    if shown:match(":0$") then
+      shown = shown:gsub(":0$", ":" .. port)
+    end
+    io.stderr:write(string.format("gpuledger %s serving on %s (refresh %s)\n", core.version, shown,
+      clock.format_duration(opts.interval)))
+    io.stderr:flush()
+  end
+
+  local ok, why = core.serve(
+    { listen = opts.listen, interval_ms = math.max(1, math.floor(opts.interval * 1000 + 0.5)) },
+    { refresh = refresh, reload = reload, listening = listening })
+  if not ok then
+    warn(why)
+    return 1
+  end
+  save()
+  warn(string.format("%s: stopped", why))
+  return 0
+end
+
+return M

@@ -1,0 +1,249 @@
+-- The history (SPEC §7, §11 "history", with decision D2: a refresh in which
+-- a source failed accrues nothing and restarts the clock).
+local H = require "helper"
+local history = require "gpuledger.history"
+local json = require "gpuledger.json"
+
+local MAX_GAP = 45
+
+-- A one-GPU ledger at H.AT + t seconds in `state` (held: a reserved Nomad
+-- tenant; reserved-idle: the reservation only; free: nothing).
+local function at(t, state, fields)
+  fields = fields or {}
+  local reservations, tenants = {}, {}
+  if state == "held" or state == "reserved-idle" then
+    reservations = { H.reservation { jobId = fields.job or "worker", namespace = fields.namespace } }
+  end
+  if state == "held" then
+    tenants = { H.nomad_tenant() }
+  elseif state == "unaccounted" then
+    tenants = { H.docker_tenant() }
+  end
+  local stamp = require("gpuledger.clock").format_time(require("gpuledger.clock").parse_time(H.AT) + t)
+  return H.ledger({ H.gpu { index = 0, reservations = reservations, tenants = tenants } },
+    { at = stamp, errors = fields.errors, node = fields.node })
+end
+
+-- Observes the ledgers in order on h (a new history by default).
+local function observe_all(ledgers, h)
+  h = h or history.new()
+  for _, l in ipairs(ledgers) do
+    history.observe(h, l, MAX_GAP)
+  end
+  return h
+end
+
+local function since_of(h, l)
+  history.annotate(h, l, MAX_GAP)
+  return l.entries[1].stateSince
+end
+
+local function record(h)
+  return h.gpus[H.UUID0]
+end
+
+describe("history.observe and annotate", function()
+  it("keeps the first since while the state stays the same", function()
+    local h = observe_all { at(0, "held"), at(15, "held"), at(30, "held") }
+    assert.equal(H.AT, since_of(h, at(30, "held")))
+  end)
+
+  it("starts a new since when the state changes", function()
+    local h = observe_all { at(0, "held"), at(15, "held"), at(30, "reserved-idle") }
+    assert.equal(at(30, "x").at, record(h).since)
+    assert.equal(at(30, "x").at, since_of(h, at(30, "reserved-idle")))
+  end)
+
+  it("starts a new since after a silence longer than the max gap", function()
+    local h = observe_all { at(0, "held"), at(15, "held"), at(15 + 46, "held") }
+    assert.equal(at(61, "x").at, record(h).since)
+  end)
+
+  it("does not annotate long after the last good read", function()
+    local h = observe_all { at(0, "held"), at(15, "held") }
+    assert.is_nil(since_of(h, at(15 + 46, "held")))
+    assert.is_not_nil(since_of(h, at(15 + 45, "held")))
+  end)
+
+  it("does not annotate a GPU whose state differs from the record", function()
+    local h = observe_all { at(0, "held") }
+    assert.is_nil(since_of(h, at(10, "free")))
+  end)
+
+  it("restarts the clock across a partial read between two held reads (D2)", function()
+    local h = observe_all {
+      at(0, "held"), at(15, "held"), at(30, "held", { errors = { "docker: connection refused" } }), at(45, "held"),
+    }
+    assert.equal(at(45, "x").at, record(h).since)
+    assert.equal(15, record(h).seconds.held) -- 0→15 only; nothing across the partial read
+  end)
+
+  it("vouches for nothing on the partial read itself, nor in the file after it", function()
+    local h = observe_all { at(0, "held"), at(15, "held") }
+    local partial = at(30, "held", { errors = { "nomad: HTTP 500" } })
+    history.observe(h, partial, MAX_GAP)
+    assert.is_nil(since_of(h, partial))
+    local reloaded = assert(history.decode(history.encode(h)))
+    assert.is_nil(since_of(reloaded, at(31, "held")))
+  end)
+
+  it("accrues nothing for a partial read after a long gap, then counts from the next good read", function()
+    local h = observe_all {
+      at(0, "held"), at(600, "held"), at(615, "held", { errors = { "nvidia-smi query-gpu: exit status 9" } }),
+      at(630, "held"), at(645, "held"),
+    }
+    assert.equal(15, record(h).seconds.held) -- only 630→645
+    assert.equal(at(630, "x").at, record(h).since)
+  end)
+
+  it("accrues to the state seen at the start of each interval: held, held, free, free", function()
+    local h = observe_all { at(0, "held"), at(15, "held"), at(30, "free"), at(45, "free") }
+    assert.equal(30, record(h).seconds.held)
+    assert.equal(15, record(h).seconds.free)
+    assert.is_nil(record(h).seconds.unaccounted)
+  end)
+
+  it("accrues a job's held and idle time: held, held, idle, idle", function()
+    local h = observe_all { at(0, "held"), at(15, "held"), at(30, "reserved-idle"), at(45, "reserved-idle") }
+    local job = h.jobs["video/worker"]
+    assert.equal(30, job.held)
+    assert.equal(15, job.idle)
+    assert.equal("video", job.namespace)
+    assert.equal("worker", job.job)
+  end)
+
+  it("counts a job whose reservation has no namespace under default", function()
+    local h = observe_all { at(0, "reserved-idle", { namespace = "" }), at(15, "reserved-idle", { namespace = "" }) }
+    assert.equal(15, h.jobs["default/worker"].idle)
+  end)
+
+  it("does not count backwards when the clock goes back", function()
+    local h = observe_all { at(100, "held"), at(50, "held") }
+    assert.is_nil(record(h).seconds.held)
+    assert.equal(at(50, "x").at, record(h).since)
+  end)
+
+  it("forgets GPUs and jobs unseen for more than 7 days", function()
+    local other = H.gpu { index = 1, reservations = { H.reservation { jobId = "train", deviceIds = { H.UUID1 } } } }
+    local h = observe_all { H.ledger({ other }, { at = H.AT }), at(1, "held") }
+    assert.is_not_nil(h.gpus[H.UUID1])
+    assert.is_not_nil(h.jobs["video/train"])
+    observe_all({ at(7 * 86400 + 2, "held") }, h)
+    assert.is_nil(h.gpus[H.UUID1])
+    assert.is_nil(h.jobs["video/train"])
+    assert.is_not_nil(h.gpus[H.UUID0])
+  end)
+
+  it("takes the state from the join when an entry carries none", function()
+    local l = at(0, "held")
+    l.entries[1].state = nil
+    local h = observe_all { l }
+    assert.equal("held", record(h).state)
+  end)
+end)
+
+describe("history file", function()
+  local dir
+  before_each(function()
+    dir = H.tempdir()
+  end)
+  after_each(function()
+    H.remove(dir)
+  end)
+
+  local function read(path)
+    local f = assert(io.open(path))
+    local s = f:read("a")
+    f:close()
+    return s
+  end
+
+  it("round-trips through save and load, counters continuing after", function()
+    local path = dir .. "/data/history.json"
+    local h = observe_all { at(0, "held"), at(15, "held"), at(30, "reserved-idle") }
+    assert.is_true(history.save(H.core, path, h))
+    local text = read(path)
+    assert.truthy(text:find(H.UUID0, 1, true))
+    assert.falsy(text:find('"pid', 1, true))
+    assert.truthy(text:find('\n "schema": 1', 1, true)) -- pretty, 1-space indent
+    local loaded = assert(history.load(H.core, path))
+    assert.same(h, loaded)
+    observe_all({ at(45, "reserved-idle") }, loaded)
+    assert.equal(30, loaded.jobs["video/worker"].held)
+    assert.equal(15, loaded.jobs["video/worker"].idle)
+    assert.equal(30, record(loaded).seconds.held)
+    assert.equal(15, record(loaded).seconds["reserved-idle"])
+  end)
+
+  it("leaves no temp file behind", function()
+    local path = dir .. "/history.json"
+    assert.is_true(history.save(H.core, path, observe_all { at(0, "held") }))
+    assert.same({ "history.json" }, H.core.listdir(dir))
+  end)
+
+  it("writes the documented shape", function()
+    local path = dir .. "/history.json"
+    history.save(H.core, path, observe_all { at(0, "held"), at(15, "held") })
+    local doc = assert(json.decode(read(path)))
+    assert.equal(1, doc.schema)
+    local r = doc.gpus[H.UUID0]
+    assert.same({ "index", "node", "seconds", "seen", "since", "state", "uses" }, (function()
+      local keys = {}
+      for k in pairs(r) do
+        keys[#keys + 1] = k
+      end
+      table.sort(keys)
+      return keys
+    end)())
+    assert.same({ { namespace = "video", job = "worker", held = true } }, r.uses)
+    assert.same({ namespace = "video", job = "worker", held = 15, idle = 0, seen = at(15, "x").at }, doc.jobs["video/worker"])
+  end)
+
+  it("treats a missing file as an empty history", function()
+    local h = assert(history.load(H.core, dir .. "/none.json"))
+    assert.same(history.new(), h)
+  end)
+
+  it("refuses a file that is not JSON, or not a history", function()
+    local path = dir .. "/history.json"
+    H.write(path, "{not json")
+    local h, why = history.load(H.core, path)
+    assert.is_nil(h)
+    assert.truthy(why:find(path, 1, true))
+    H.write(path, '[1, 2]')
+    assert.is_nil((history.load(H.core, path)))
+    H.write(path, '{"gpus": {"GPU-x": {"state": "held", "since": "yesterday", "seen": "now"}}}')
+    assert.is_nil((history.load(H.core, path)))
+  end)
+
+  it("reads the original's files, null arrays included", function()
+    local h = assert(history.decode([[{"schema":1,"gpus":{"GPU-a":{"node":"n","index":0,"state":"free",
+      "since":"2026-11-29T07:00:00Z","seen":"2026-11-29T08:00:00Z","seconds":{"free":30},"uses":null}},"jobs":null}]]))
+    assert.equal(30, h.gpus["GPU-a"].seconds.free)
+    assert.same({}, h.gpus["GPU-a"].uses)
+    assert.same({}, h.jobs)
+  end)
+
+  it("reports a directory it cannot write to", function()
+    local blocked = dir .. "/file"
+    H.write(blocked, "x")
+    local ok, why = history.save(H.core, blocked .. "/history.json", history.new())
+    assert.is_nil(ok)
+    assert.truthy(why:find("history.json", 1, true))
+  end)
+
+  it("annotates ls and check from the file, and turns a corrupt one into a source error", function()
+    local path = dir .. "/history.json"
+    history.save(H.core, path, observe_all { at(0, "held"), at(15, "held") })
+    local l = at(20, "held")
+    history.annotate_file(H.core, path, l, MAX_GAP)
+    assert.equal(H.AT, l.entries[1].stateSince)
+    assert.is_nil(l.errors)
+    H.write(path, "{not json")
+    l = at(20, "held")
+    history.annotate_file(H.core, path, l, MAX_GAP)
+    assert.is_nil(l.entries[1].stateSince)
+    assert.equal(1, #l.errors)
+    assert.truthy(l.errors[1]:find("^history: "))
+  end)
+end)

@@ -1,0 +1,91 @@
+-- The node page and its stylesheet (SPEC §6.2, §11 "HTTP handlers").
+local H = require "helper"
+local html = require "gpuledger.render.html"
+
+local HOSTILE = '<script>alert("x")</script>'
+
+local function page(ledger, interval, flags)
+  local found, worst = H.run_rules(ledger, flags)
+  return html.node(ledger, found, worst, { interval = interval or 15, version = "dev" })
+end
+
+local function node()
+  return H.ledger {
+    H.gpu { index = 0, utilizationPct = 72, memoryUsedMiB = 2048, memoryTotalMiB = 8192, temperatureC = 66,
+      tenants = { H.docker_tenant { container = HOSTILE } } },
+    H.gpu { index = 1, reservations = { H.reservation { deviceIds = { H.UUID1 } } }, stateSince = H.ago(5400) },
+  }
+end
+
+describe("render.html", function()
+  it("shows the GPUs with util, memory, temperature, state, since and reservation", function()
+    local text = page(node())
+    assert.truthy(text:find('<meta http-equiv="refresh" content="15">', 1, true))
+    assert.truthy(text:find('<link rel="stylesheet" href="style.css">', 1, true))
+    assert.truthy(text:find("72%", 1, true))
+    assert.truthy(text:find("2048/8192 MiB", 1, true))
+    assert.truthy(text:find("66 °C", 1, true))
+    assert.truthy(text:find('<span class="state reserved-idle">reserved-idle</span> <span class="since">1h30m</span>', 1, true))
+    assert.truthy(text:find("worker/w", 1, true))
+    assert.truthy(text:find('<span class="level BAD">BAD</span>', 1, true))
+    assert.truthy(text:find("<title>gpuledger · gpud</title>", 1, true))
+    assert.truthy(text:find("2 GPU(s)", 1, true))
+    assert.truthy(text:find("read 2026-11-29 08:00:00Z", 1, true))
+  end)
+
+  it("escapes a hostile container name and has no script and no inline style", function()
+    local text = page(node())
+    assert.truthy(text:find("&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", 1, true))
+    assert.falsy(text:find("<script", 1, true))
+    assert.falsy(text:find("style=", 1, true))
+    assert.falsy(text:find("<style", 1, true))
+    assert.falsy(text:find("onclick", 1, true))
+  end)
+
+  it("escapes the node name, messages and errors too", function()
+    local l = H.ledger({}, { node = 'gpuf"><b>x', errors = { "docker: <b>refused</b> & 'gone'" } })
+    local text = page(l)
+    assert.truthy(text:find("gpuf&#34;&gt;&lt;b&gt;x", 1, true))
+    assert.falsy(text:find("<b>", 1, true))
+    assert.truthy(text:find("docker: &lt;b&gt;refused&lt;/b&gt; &amp; &#39;gone&#39;", 1, true))
+  end)
+
+  it("lists the sources that failed with an ERROR badge, and says GPU data is missing", function()
+    local l = H.ledger({}, { errors = { "nvidia-smi query-gpu: nvidia-smi: exit status 9" } })
+    l.sources = { nvidia = "failed" }
+    local text = page(l)
+    assert.truthy(text:find("Sources that could not be read", 1, true))
+    assert.truthy(text:find('<li><span class="level ERROR">ERROR</span> nvidia-smi query-gpu', 1, true))
+    assert.truthy(text:find("No GPU data from this read", 1, true))
+    assert.truthy(text:find("not the last good read", 1, true))
+  end)
+
+  it("marks tenants outside Nomad and Nomad tasks that were not reserved", function()
+    local l = H.ledger { H.gpu { index = 0, tenants = { H.nomad_tenant { reserved = false }, H.host_tenant() } } }
+    local text = page(l)
+    assert.truthy(text:find("nomad: worker/worker, 1024 MiB <span class=\"mark\">· not reserved</span>", 1, true))
+    assert.truthy(text:find("host: python3, 48 MiB <span class=\"mark\">· outside Nomad</span>", 1, true))
+  end)
+
+  it("lists findings worst first, and none when there are none", function()
+    local text = page(node())
+    local bad = text:find("unmanaged-tenant", 1, true)
+    local warn = text:find("reserved-idle</td>", 1, true)
+    assert.truthy(bad and warn and bad < warn)
+    assert.truthy(page(H.ledger {}, 15, { ["no-idle"] = true }):find('<p class="none">none</p>', 1, true))
+  end)
+
+  it("refreshes at least every second", function()
+    assert.truthy(page(H.ledger {}, 0.5):find('content="1"', 1, true))
+    assert.truthy(page(H.ledger {}, 90):find('content="90"', 1, true))
+  end)
+
+  it("has a stylesheet with a dark scheme and level badges", function()
+    local f = assert(io.open("lua/gpuledger/render/style.css"))
+    local css = f:read("a")
+    f:close()
+    assert.truthy(css:find("prefers-color-scheme: dark", 1, true))
+    assert.truthy(css:find(".level.BAD", 1, true))
+    assert.equal("lua/gpuledger/render/style.css", html.STYLESHEET)
+  end)
+end)

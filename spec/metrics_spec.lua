@@ -1,0 +1,231 @@
+-- /metrics (SPEC §5, §11 "metrics").
+local H = require "helper"
+local history = require "gpuledger.history"
+local metrics = require "gpuledger.render.metrics"
+local ruleset = require "gpuledger.ruleset"
+local findings_mod = require "gpuledger.findings"
+
+local FAMILIES = {
+  "gpuledger_up", "gpuledger_findings", "gpuledger_worst_level", "gpuledger_gpu_info",
+  "gpuledger_gpu_utilization_percent", "gpuledger_gpu_memory_used_bytes", "gpuledger_gpu_memory_total_bytes",
+  "gpuledger_gpu_temperature_celsius", "gpuledger_gpu_power_watts", "gpuledger_gpu_encoder_sessions",
+  "gpuledger_gpu_thermal_margin_celsius", "gpuledger_gpu_thermal_slowdown", "gpuledger_gpu_tenants",
+  "gpuledger_gpu_reservations", "gpuledger_gpu_state", "gpuledger_gpu_state_since_timestamp_seconds",
+  "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
+  "gpuledger_job_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
+}
+
+-- Renders ledger with the embedded rules (or `set`) and history h.
+local function render(ledger, h, set, flags)
+  set = set or H.rule_set()
+  local policy = findings_mod.policy(set.thresholds, H.opts(flags))
+  local found = findings_mod.evaluate(H.core, set, ledger, policy)
+  return metrics.node(ledger, found, ruleset.codes(set, policy), h, { loaded = #set.rules, errors = #set.errors })
+end
+
+local function lines_of(text)
+  local lines = {}
+  for line in text:gmatch("[^\n]+") do
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+-- The samples of family `name`: their lines.
+local function samples(text, name)
+  local out = {}
+  for _, line in ipairs(lines_of(text)) do
+    if line:sub(1, #name + 1) == name .. "{" then
+      out[#out + 1] = line
+    end
+  end
+  return out
+end
+
+local function has_line(text, line)
+  for _, l in ipairs(lines_of(text)) do
+    if l == line then
+      return true
+    end
+  end
+  return false
+end
+
+local function busy_node()
+  return H.ledger {
+    H.gpu { index = 0, model = 'Quadro "RTX" 4000', busId = "", memoryUsedMiB = 1, powerW = 4.5, tenants = {
+      H.docker_tenant { container = false, containerId = "cccccccccccc", image = "secret/image:1", pids = { 777 }, processes = { "HandBrakeCLI" } },
+      H.docker_tenant { container = false, containerId = "bbbbbbbbbbbb", image = "secret/image:1", pids = { 778 }, processes = { "ffmpeg" } },
+      H.host_tenant(),
+    } },
+    H.gpu { index = 1, reservations = { H.reservation { deviceIds = { H.UUID1 } } } },
+  }
+end
+
+describe("render.metrics", function()
+  it("has every family in order, each contiguous, with HELP then TYPE, even without samples", function()
+    local text = render(H.ledger {}, nil)
+    local seen, order = {}, {}
+    local current
+    for _, line in ipairs(lines_of(text)) do
+      local help = line:match("^# HELP (%S+) ")
+      if help then
+        assert.is_nil(seen[help], "family twice: " .. help)
+        seen[help] = true
+        order[#order + 1] = help
+        current = help
+      elseif line:match("^# TYPE ") then
+        assert.equal(current, line:match("^# TYPE (%S+) "))
+      else
+        assert.equal(current, line:match("^([%w_]+){"), "sample outside its family: " .. line)
+      end
+    end
+    assert.same(FAMILIES, order)
+  end)
+
+  it("writes labels and numbers in the text format", function()
+    local text = render(busy_node(), nil)
+    assert.truthy(has_line(text, string.format(
+      'gpuledger_gpu_info{node="gpud",gpu="0",uuid="%s",model="Quadro \\"RTX\\" 4000",bus=""} 1', H.UUID0)))
+    assert.truthy(has_line(text, string.format('gpuledger_gpu_memory_used_bytes{node="gpud",gpu="0",uuid="%s"} 1048576', H.UUID0)))
+    assert.truthy(has_line(text, string.format('gpuledger_gpu_power_watts{node="gpud",gpu="0",uuid="%s"} 4.5', H.UUID0)))
+    assert.truthy(has_line(text, string.format('gpuledger_gpu_power_watts{node="gpud",gpu="1",uuid="%s"} 30', H.UUID1)))
+    assert.equal("text/plain; version=0.0.4; charset=utf-8", metrics.CONTENT_TYPE)
+  end)
+
+  it("escapes backslashes, quotes and newlines in label values", function()
+    assert.equal('a\\\\b\\"c\\nd', metrics.escape('a\\b"c\nd'))
+    local l = H.ledger({}, { node = 'evil"\nnode\\' })
+    assert.truthy(render(l, nil):find('gpuledger_up{node="evil\\"\\nnode\\\\"} 1', 1, true))
+  end)
+
+  it("never puts a process name, pid, image or path in a label, nor job or instance", function()
+    local text = render(busy_node(), nil)
+    for _, secret in ipairs { "HandBrakeCLI", "ffmpeg", "python3", "777", "6060", "secret/image", "/" } do
+      for _, line in ipairs(lines_of(text)) do
+        if not line:match("^#") then
+          local labels = line:match("{(.*)}")
+          assert.falsy(labels:find(secret, 1, true), secret .. " in " .. line)
+        end
+      end
+    end
+    assert.falsy(text:find('[{,]job="'))
+    assert.falsy(text:find('[{,]instance="'))
+  end)
+
+  it("keeps two unnamed containers apart by container_id", function()
+    local text = render(busy_node(), nil)
+    local tenant_lines = samples(text, "gpuledger_tenant_memory_bytes")
+    assert.equal(3, #tenant_lines)
+    assert.truthy(tenant_lines[1]:find('kind="host",container="",container_id=""', 1, true))
+    assert.truthy(tenant_lines[2]:find('container_id="bbbbbbbbbbbb"', 1, true))
+    assert.truthy(tenant_lines[3]:find('container_id="cccccccccccc"', 1, true))
+  end)
+
+  it("says up 0 when a source failed", function()
+    local text = render(H.ledger({}, { errors = { "docker: connection refused" } }), nil)
+    assert.truthy(has_line(text, 'gpuledger_up{node="gpud"} 0'))
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="source-unavailable",level="ERROR"} 1'))
+    assert.truthy(has_line(text, 'gpuledger_worst_level{node="gpud"} 3'))
+  end)
+
+  it("has one series per finding code, zero when absent, with counts and the worst level", function()
+    local l = H.ledger {
+      H.gpu { index = 0, tenants = { H.docker_tenant(), H.host_tenant() } },
+      H.gpu { index = 1 },
+    }
+    local text = render(l, nil)
+    local lines = samples(text, "gpuledger_findings")
+    assert.equal(9, #lines)
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="unmanaged-tenant",level="BAD"} 2'))
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="contended",level="WARN"} 1'))
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="idle",level="OK"} 1'))
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="hot",level="WARN"} 0'))
+    assert.truthy(has_line(text, 'gpuledger_worst_level{node="gpud"} 2'))
+    local allowed = render(l, nil, nil, { ["allow-unmanaged"] = true })
+    assert.truthy(has_line(allowed, 'gpuledger_findings{node="gpud",code="unmanaged-tenant",level="WARN"} 2'))
+  end)
+
+  it("gives a site rule's code its zero series too, and counts the rules", function()
+    local set = H.site_rules {
+      ["mig.lua"] = [[return { code = "mig-misconfigured", level = "WARN", evaluate = function() end }]],
+    }
+    local text = render(H.ledger {}, nil, set)
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="mig-misconfigured",level="WARN"} 0'))
+    assert.truthy(has_line(text, string.format('gpuledger_rules_loaded{node="gpud"} %d', #set.rules)))
+    assert.truthy(has_line(text, 'gpuledger_rule_errors{node="gpud"} 0'))
+  end)
+
+  it("counts rule errors and shows the rule-error findings", function()
+    local set = H.site_rules { ["broken.lua"] = "return {" }
+    local text = render(H.ledger {}, nil, set)
+    assert.truthy(has_line(text, 'gpuledger_rule_errors{node="gpud"} 1'))
+    assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="rule-error",level="ERROR"} 1'))
+  end)
+
+  it("has one state series per GPU, and since only when the history knows it", function()
+    local l = busy_node()
+    local text = render(l, nil)
+    assert.equal(2, #samples(text, "gpuledger_gpu_state"))
+    assert.truthy(has_line(text, string.format('gpuledger_gpu_state{node="gpud",gpu="1",uuid="%s",state="reserved-idle"} 1', H.UUID1)))
+    assert.equal(0, #samples(text, "gpuledger_gpu_state_since_timestamp_seconds"))
+    l.entries[2].stateSince = H.ago(5400)
+    text = render(l, nil)
+    local since = require("gpuledger.clock").parse_time(H.AT) - 5400
+    assert.truthy(has_line(text, string.format(
+      'gpuledger_gpu_state_since_timestamp_seconds{node="gpud",gpu="1",uuid="%s",state="reserved-idle"} %d', H.UUID1, since)))
+  end)
+
+  it("has thermal series only for what the driver reported", function()
+    local l = H.ledger {
+      H.gpu { index = 0, thermalMarginC = 0, thermalSlowdown = false },
+      H.gpu { index = 1 },
+    }
+    local text = render(l, nil)
+    assert.same({ string.format('gpuledger_gpu_thermal_margin_celsius{node="gpud",gpu="0",uuid="%s"} 0', H.UUID0) },
+      samples(text, "gpuledger_gpu_thermal_margin_celsius"))
+    assert.same({ string.format('gpuledger_gpu_thermal_slowdown{node="gpud",gpu="0",uuid="%s"} 0', H.UUID0) },
+      samples(text, "gpuledger_gpu_thermal_slowdown"))
+  end)
+
+  it("has no counter samples without a history", function()
+    local text = render(busy_node(), nil)
+    assert.falsy(text:find("_seconds_total{", 1, true))
+    assert.truthy(text:find("# TYPE gpuledger_gpu_state_seconds_total counter", 1, true))
+    assert.truthy(text:find("# TYPE gpuledger_job_gpu_seconds_total counter", 1, true))
+  end)
+
+  it("has four state counters per remembered GPU and two per job", function()
+    local h = history.new()
+    local function at(t, reservations, tenants)
+      local clock = require "gpuledger.clock"
+      return H.ledger({ H.gpu { index = 0, reservations = reservations, tenants = tenants } },
+        { at = clock.format_time(clock.parse_time(H.AT) + t) })
+    end
+    local held = { { H.reservation() }, { H.nomad_tenant() } }
+    history.observe(h, at(0, table.unpack(held)), 45)
+    history.observe(h, at(15, table.unpack(held)), 45)
+    history.observe(h, at(30, table.unpack(held)), 45)
+    history.observe(h, at(45.5, { H.reservation() }, {}), 45)
+    local text = render(at(45.5, { H.reservation() }, {}), h)
+    assert.same({
+      string.format('gpuledger_gpu_state_seconds_total{node="gpud",gpu="0",uuid="%s",state="free"} 0', H.UUID0),
+      string.format('gpuledger_gpu_state_seconds_total{node="gpud",gpu="0",uuid="%s",state="held"} 45.5', H.UUID0),
+      string.format('gpuledger_gpu_state_seconds_total{node="gpud",gpu="0",uuid="%s",state="reserved-idle"} 0', H.UUID0),
+      string.format('gpuledger_gpu_state_seconds_total{node="gpud",gpu="0",uuid="%s",state="unaccounted"} 0', H.UUID0),
+    }, samples(text, "gpuledger_gpu_state_seconds_total"))
+    assert.same({
+      'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="held"} 45.5',
+      'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="idle"} 0',
+    }, samples(text, "gpuledger_job_gpu_seconds_total"))
+  end)
+
+  it("writes numbers the way Go does", function()
+    assert.equal("30", metrics.number(30.0))
+    assert.equal("15.5", metrics.number(15.5))
+    assert.equal("98.5", metrics.number(98.5))
+    assert.equal("0.1", metrics.number(0.1))
+    assert.equal("7", metrics.number(7))
+    assert.equal("1", metrics.number(true))
+  end)
+end)

@@ -1,0 +1,444 @@
+/* serve's HTTP server: libmicrohttpd (epoll, a small thread pool) answering
+ * GET and HEAD from a reference-counted set of responses rendered by the
+ * last refresh, with the security headers of SPEC §6.1 on every response,
+ * errors included. Knows nothing of Lua. */
+#include "http_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#define THREADS 2
+#define CONNECTION_LIMIT 1024u  /* lowered to fit RLIMIT_NOFILE */
+#define PER_IP_LIMIT 64u        /* one flooding client cannot take every slot */
+#define IDLE_TIMEOUT_S 10u      /* a connection silent this long is closed */
+/* libmicrohttpd's default pool: a request head larger than this gets its own
+ * 414/431 without our headers (a larger pool costs half the throughput, as
+ * 0.9.75 zeroes it between requests: bench/README.md) */
+#define MEMORY_PER_CONNECTION (32u * 1024u)
+#define MAX_URL 8192            /* longer request targets get our 414 */
+
+/* ---- response sets ------------------------------------------------------ */
+
+struct http_entry {
+    char *path;
+    unsigned status;
+    struct MHD_Response *response;
+};
+
+struct http_set {
+    atomic_int refs;
+    size_t count, cap;
+    struct http_entry *entries;
+};
+
+/* Adds the headers every response carries (SPEC §6.1). Returns 0 or -1. */
+static int add_common_headers(struct MHD_Response *response)
+{
+    static const char *const headers[][2] = {
+        {"Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; "
+                                    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+        {"X-Content-Type-Options", "nosniff"},
+        {"Referrer-Policy", "no-referrer"},
+        {"X-Frame-Options", "DENY"},
+        {"Cache-Control", "no-store"},
+    };
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
+        if (MHD_add_response_header(response, headers[i][0], headers[i][1]) != MHD_YES)
+            return -1;
+    return 0;
+}
+
+/* A response holding a copy of body, with the common headers and
+ * content_type. Returns it, or NULL when out of memory. */
+static struct MHD_Response *make_response(const char *content_type, const char *body, size_t len)
+{
+    struct MHD_Response *response =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!response)
+        return NULL;
+    if (add_common_headers(response) != 0 ||
+        MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES) {
+        MHD_destroy_response(response);
+        return NULL;
+    }
+    return response;
+}
+
+struct http_set *http_set_new(void)
+{
+    struct http_set *set = calloc(1, sizeof *set);
+    if (set)
+        atomic_init(&set->refs, 1);
+    return set;
+}
+
+int http_set_add(struct http_set *set, const char *path, unsigned status, const char *content_type,
+                 const char *body, size_t body_len)
+{
+    struct MHD_Response *response = make_response(content_type, body, body_len);
+    char *path_copy = strdup(path);
+    if (!response || !path_copy) {
+        if (response)
+            MHD_destroy_response(response);
+        free(path_copy);
+        return -1;
+    }
+    for (size_t i = 0; i < set->count; i++) {
+        if (strcmp(set->entries[i].path, path) == 0) {
+            MHD_destroy_response(set->entries[i].response);
+            free(set->entries[i].path);
+            set->entries[i] = (struct http_entry){path_copy, status, response};
+            return 0;
+        }
+    }
+    if (set->count == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 8;
+        struct http_entry *entries = realloc(set->entries, cap * sizeof *entries);
+        if (!entries) {
+            MHD_destroy_response(response);
+            free(path_copy);
+            return -1;
+        }
+        set->entries = entries;
+        set->cap = cap;
+    }
+    set->entries[set->count++] = (struct http_entry){path_copy, status, response};
+    return 0;
+}
+
+/* Adds a reference to set. */
+static void set_retain(struct http_set *set)
+{
+    atomic_fetch_add_explicit(&set->refs, 1, memory_order_relaxed);
+}
+
+void http_set_release(struct http_set *set)
+{
+    if (!set || atomic_fetch_sub_explicit(&set->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (size_t i = 0; i < set->count; i++) {
+        MHD_destroy_response(set->entries[i].response); /* connections still sending keep theirs */
+        free(set->entries[i].path);
+    }
+    free(set->entries);
+    free(set);
+}
+
+/* The entry for path in set, or NULL. */
+static const struct http_entry *set_find(const struct http_set *set, const char *path)
+{
+    for (size_t i = 0; i < set->count; i++)
+        if (strcmp(set->entries[i].path, path) == 0)
+            return &set->entries[i];
+    return NULL;
+}
+
+/* ---- the listening socket ----------------------------------------------- */
+
+/* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" into host (possibly "") and
+ * port. Returns 0, or -1 when the text has another shape. */
+static int split_listen(const char *listen, char *host, size_t host_cap, char *port, size_t port_cap)
+{
+    const char *colon;
+    size_t host_len;
+    const char *host_start = listen;
+    if (listen[0] == '[') {
+        const char *close = strchr(listen, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        host_start = listen + 1;
+        host_len = (size_t)(close - host_start);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (!colon)
+            return -1;
+        host_len = (size_t)(colon - listen);
+        if (memchr(listen, ':', host_len)) /* an IPv6 address needs brackets */
+            return -1;
+    }
+    const char *port_text = colon + 1;
+    size_t port_len = strlen(port_text);
+    if (host_len >= host_cap || port_len == 0 || port_len >= port_cap ||
+        strspn(port_text, "0123456789") != port_len || atol(port_text) > 65535)
+        return -1;
+    memcpy(host, host_start, host_len);
+    host[host_len] = '\0';
+    memcpy(port, port_text, port_len + 1);
+    return 0;
+}
+
+/* Binds and listens a socket for one resolved address. Returns the socket,
+ * or -1 with *step naming what failed and errno set. */
+static int listen_on(const struct addrinfo *ai, int dual_stack, const char **step)
+{
+    *step = "socket";
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0)
+        return -1;
+    int on = 1, off = 0;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (ai->ai_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual_stack ? &off : &on, sizeof on);
+    *step = "bind";
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+        *step = "listen";
+        if (listen(fd, 1024) == 0)
+            return fd;
+    }
+    int err = errno;
+    close(fd);
+    errno = err;
+    return -1;
+}
+
+/* The port a listening socket got. */
+static int bound_port(int fd)
+{
+    struct sockaddr_storage address;
+    socklen_t len = sizeof address;
+    if (getsockname(fd, (struct sockaddr *)&address, &len) != 0)
+        return -1;
+    if (address.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&address)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&address)->sin_port);
+}
+
+int http_listen(const char *listen, int *port, char *err, size_t err_cap)
+{
+    char host[256], port_text[8];
+    if (split_listen(listen, host, sizeof host, port_text, sizeof port_text) != 0) {
+        snprintf(err, err_cap, "listen %s: want :PORT, HOST:PORT or [IPV6]:PORT", listen);
+        return -1;
+    }
+    struct addrinfo hints = {0}, *found = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    hints.ai_family = host[0] ? AF_UNSPEC : AF_INET6;
+    int rc = getaddrinfo(host[0] ? host : NULL, port_text, &hints, &found);
+    if (rc != 0 && !host[0]) { /* no IPv6 on this host: every IPv4 address */
+        hints.ai_family = AF_INET;
+        rc = getaddrinfo(NULL, port_text, &hints, &found);
+    }
+    if (rc != 0) {
+        snprintf(err, err_cap, "listen tcp %s: %s", listen, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, saved_errno = 0;
+    const char *step = "socket";
+    for (const struct addrinfo *ai = found; ai && fd < 0; ai = ai->ai_next) {
+        fd = listen_on(ai, host[0] == '\0', &step);
+        saved_errno = errno;
+        if (fd < 0 && !host[0] && ai->ai_family == AF_INET6 && step[0] == 's') {
+            /* IPv6 sockets unsupported: fall back to IPv4 for ":PORT" */
+            struct addrinfo v4hints = hints, *v4 = NULL;
+            v4hints.ai_family = AF_INET;
+            if (getaddrinfo(NULL, port_text, &v4hints, &v4) == 0) {
+                fd = listen_on(v4, 0, &step);
+                saved_errno = errno;
+                freeaddrinfo(v4);
+            }
+        }
+    }
+    freeaddrinfo(found);
+    if (fd < 0) {
+        snprintf(err, err_cap, "listen tcp %s: %s: %s", listen, step, strerror(saved_errno));
+        return -1;
+    }
+    *port = bound_port(fd);
+    return fd;
+}
+
+/* ---- the server --------------------------------------------------------- */
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    pthread_mutex_t lock; /* guards current: held only to swap or to take a reference */
+    struct http_set *current;
+    struct MHD_Response *not_found, *not_allowed, *too_long;
+};
+
+/* The current set, with a reference the caller releases. */
+static struct http_set *acquire_current(struct http_server *server)
+{
+    pthread_mutex_lock(&server->lock);
+    struct http_set *set = server->current;
+    set_retain(set);
+    pthread_mutex_unlock(&server->lock);
+    return set;
+}
+
+/* libmicrohttpd's access handler: called on a server thread for each
+ * request; answers from memory and never blocks on the main thread. Errors
+ * are answered at once, which makes libmicrohttpd close the connection
+ * without reading a body; a good request is answered on the next call
+ * (its first call only marks it), which keeps the connection alive. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **request_state)
+{
+    static int seen_once;
+    (void)version;
+    (void)upload_data;
+    struct http_server *server = cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, server->not_allowed);
+    if (strlen(url) > MAX_URL)
+        return MHD_queue_response(connection, MHD_HTTP_URI_TOO_LONG, server->too_long);
+    if (*request_state != &seen_once) {
+        *request_state = &seen_once;
+        return MHD_YES;
+    }
+    if (*upload_data_size != 0) { /* a GET with a body: ignored */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    struct http_set *set = acquire_current(server);
+    const struct http_entry *entry = set_find(set, url);
+    enum MHD_Result result = entry ? MHD_queue_response(connection, entry->status, entry->response)
+                                   : MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, server->not_found);
+    http_set_release(set);
+    return result;
+}
+
+/* Builds the fixed error responses. Returns 0, or -1 when out of memory. */
+static int make_error_responses(struct http_server *server)
+{
+    static const char text[] = "text/plain; charset=utf-8";
+    static const char not_found[] = "404 page not found\n";
+    static const char not_allowed[] = "405 method not allowed: gpuledger is read-only, use GET or HEAD\n";
+    static const char too_long[] = "414 request target too long\n";
+    server->not_found = make_response(text, not_found, strlen(not_found));
+    server->not_allowed = make_response(text, not_allowed, strlen(not_allowed));
+    server->too_long = make_response(text, too_long, strlen(too_long));
+    if (!server->not_found || !server->not_allowed || !server->too_long)
+        return -1;
+    if (MHD_add_response_header(server->not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
+        return -1;
+    return 0;
+}
+
+/* Frees the fixed error responses (NULL ones are skipped). */
+static void free_error_responses(struct http_server *server)
+{
+    struct MHD_Response *responses[] = {server->not_found, server->not_allowed, server->too_long};
+    for (size_t i = 0; i < sizeof responses / sizeof responses[0]; i++)
+        if (responses[i])
+            MHD_destroy_response(responses[i]);
+}
+
+/* How many connections fit in the descriptors this process may open. */
+static unsigned connection_limit(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return CONNECTION_LIMIT;
+    rlim_t room = limit.rlim_cur > 64 ? limit.rlim_cur - 64 : 16;
+    return room < CONNECTION_LIMIT ? (unsigned)room : CONNECTION_LIMIT;
+}
+
+struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err, size_t err_cap)
+{
+    struct http_server *server = calloc(1, sizeof *server);
+    if (!server || make_error_responses(server) != 0) {
+        snprintf(err, err_cap, "serve: not enough memory");
+        goto fail;
+    }
+    pthread_mutex_init(&server->lock, NULL);
+    server->current = set;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    server->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, server,
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_PER_CONNECTION,
+        MHD_OPTION_END);
+    if (!server->daemon) {
+        snprintf(err, err_cap, "serve: libmicrohttpd could not start on the listening socket");
+        pthread_mutex_destroy(&server->lock);
+        goto fail;
+    }
+    return server;
+fail:
+    close(listen_fd);
+    http_set_release(set);
+    if (server)
+        free_error_responses(server);
+    free(server);
+    return NULL;
+}
+
+void http_server_swap(struct http_server *server, struct http_set *set)
+{
+    pthread_mutex_lock(&server->lock);
+    struct http_set *old = server->current;
+    server->current = set;
+    pthread_mutex_unlock(&server->lock);
+    http_set_release(old);
+}
+
+void http_server_stop(struct http_server *server)
+{
+    if (!server)
+        return;
+    MHD_stop_daemon(server->daemon); /* joins the threads, closes the listening socket */
+    http_set_release(server->current);
+    free_error_responses(server);
+    pthread_mutex_destroy(&server->lock);
+    free(server);
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+/* SIGTERM, SIGINT and SIGHUP. */
+static void serve_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+}
+
+void http_signals_block(sigset_t *saved)
+{
+    sigset_t set;
+    serve_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+int http_signal_wait(long timeout_ms)
+{
+    sigset_t set;
+    serve_signals(&set);
+    if (timeout_ms < 0)
+        timeout_ms = 0;
+    struct timespec timeout = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+    int sig = sigtimedwait(&set, NULL, &timeout);
+    return sig > 0 ? sig : 0; /* EAGAIN: time is up; EINTR: another signal, the caller looks again */
+}
+
+void http_signals_restore(const sigset_t *saved)
+{
+    sigset_t set;
+    serve_signals(&set);
+    struct timespec now = {0, 0};
+    while (sigtimedwait(&set, NULL, &now) > 0)
+        ;
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
