@@ -53,17 +53,18 @@ local function reserved_cell(gpu)
   return table.concat(items, "<br>")
 end
 
+local MARKS = {
+  unmanaged = "outside Nomad", unreserved = "not reserved",
+  hidden = "allocation hidden from the token", unknown = "Nomad not read",
+}
+
 -- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it
--- should not be there).
-local function tenants_cell(gpu)
+-- should not be there, or when that cannot be told).
+local function tenants_cell(ledger, gpu)
   local items = {}
   for i, tenant in ipairs(gpu.tenants or {}) do
-    local mark = ""
-    if tenant.kind ~= "nomad" then
-      mark = ' <span class="mark">· outside Nomad</span>'
-    elseif not tenant.reserved then
-      mark = ' <span class="mark">· not reserved</span>'
-    end
+    local verdict = MARKS[gl.tenant_verdict(ledger, tenant)]
+    local mark = verdict and (' <span class="mark">· ' .. verdict .. "</span>") or ""
     items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind),
       M.escape(table_render.tenant_name(tenant)), tenant.usedMemoryMiB or 0, mark)
   end
@@ -93,7 +94,7 @@ local function gpu_table(ledger, out)
         .. '<td class="num">%d °C</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>',
       M.escape(gpu.index), M.escape(gpu.model), gpu.utilizationPct or 0, gpu.memoryUsedMiB or 0,
       gpu.memoryTotalMiB or 0, gpu.temperatureC or 0, gpu.encoderSessions or 0,
-      state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
+      state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(ledger, gpu))
   end
   out[#out + 1] = "</tbody></table>"
 end

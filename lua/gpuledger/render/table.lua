@@ -78,18 +78,14 @@ end
 -- "kind:name (N MiB)" and a mark: !unmanaged outside Nomad, !unreserved for a
 -- task Nomad did not give this GPU, and ?… where that cannot be told (Nomad
 -- was not read, or hid the allocation from the token).
+local MARKS = {
+  unmanaged = " !unmanaged", unreserved = " !unreserved",
+  hidden = " ?alloc hidden from the token", unknown = " ?nomad not read",
+}
+
 local function tenant_cell(ledger, tenant)
   local cell = string.format("%s:%s (%d MiB)", tenant.kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
-  if tenant.kind ~= "nomad" then
-    return cell .. " !unmanaged"
-  elseif tenant.reserved then
-    return cell
-  elseif not ledger.nomadRead then
-    return cell .. " ?nomad not read"
-  elseif not tenant.allocVisible then
-    return cell .. " ?alloc hidden from the token"
-  end
-  return cell .. " !unreserved"
+  return cell .. (MARKS[gl.tenant_verdict(ledger, tenant)] or "")
 end
 
 -- The state cell: "reserved-idle 1h30m" when its start is known.
