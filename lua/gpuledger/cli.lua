@@ -18,6 +18,12 @@ local function usage_error(message)
   return 2
 end
 
+-- Reports a failure of the command itself (not of a source) and gives its status.
+local function failure(why)
+  say(io.stderr, "gpuledger: " .. why .. "\n")
+  return 1
+end
+
 -- A site directory given on the command line or in the environment must
 -- exist; the built-in default may be missing (no site files).
 local function check_site_dir(opts, flag, variable)
@@ -74,8 +80,7 @@ local commands = {}
 function commands.ls(opts)
   local ledger, why = build_ledger(opts)
   if not ledger then
-    say(io.stderr, "gpuledger: " .. why .. "\n")
-    return 1
+    return failure(why)
   end
   if opts.json then
     say(io.stdout, require("gpuledger.render.json").ledger(ledger))
@@ -91,8 +96,7 @@ end
 function commands.check(opts)
   local ledger, why = build_ledger(opts)
   if not ledger then
-    say(io.stderr, "gpuledger: " .. why .. "\n")
-    return 1
+    return failure(why)
   end
   local found, worst, findings = judge(opts, ledger)
   if opts.json then
@@ -106,8 +110,7 @@ end
 function commands.snapshot(opts)
   local snap, why = get_snapshot(opts)
   if not snap then
-    say(io.stderr, "gpuledger: " .. why .. "\n")
-    return 1
+    return failure(why)
   end
   say(io.stdout, json.encode(snap, "  ") .. "\n")
   return 0

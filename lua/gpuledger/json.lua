@@ -62,23 +62,30 @@ local function encode_string(s)
   return '"' .. s .. '"'
 end
 
--- Shortest text that reads back as the same float (Go's strconv 'g'-like).
-local function encode_number(n)
+-- The shortest text that reads back as the same finite number: integers
+-- plain, floats as Go's strconv 'g' -1 writes them (98.5, 12, 15.5). Also
+-- used for Prometheus sample values.
+function M.number_text(n)
   if math.type(n) == "integer" then
     return tostring(n)
-  end
-  if n ~= n or n == math.huge or n == -math.huge then
-    return "null"
   end
   if n == math.floor(n) and math.abs(n) < 1e15 then
     return string.format("%d", n)
   end
-  for precision = 15, 17 do
+  for precision = 15, 16 do
     local s = string.format("%." .. precision .. "g", n)
     if tonumber(s) == n then
       return s
     end
   end
+  return string.format("%.17g", n)
+end
+
+local function encode_number(n)
+  if n ~= n or n == math.huge or n == -math.huge then
+    return "null"
+  end
+  return M.number_text(n)
 end
 
 local function is_sequence(t)

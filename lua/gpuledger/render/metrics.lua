@@ -5,6 +5,7 @@
 -- command, and none is named job or instance (Nomad's job is nomad_job).
 local clock = require "gpuledger.clock"
 local history = require "gpuledger.history"
+local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
 local ruleset = require "gpuledger.ruleset"
 local text = require "gpuledger.text"
@@ -26,9 +27,6 @@ function M.number(n)
   if type(n) == "boolean" then
     return n and "1" or "0"
   end
-  if math.type(n) == "integer" then
-    return tostring(n)
-  end
   if n ~= n then
     return "NaN"
   elseif n == math.huge then
@@ -36,16 +34,7 @@ function M.number(n)
   elseif n == -math.huge then
     return "-Inf"
   end
-  if n == math.floor(n) and math.abs(n) < 1e15 then
-    return string.format("%d", n)
-  end
-  for precision = 15, 17 do
-    local s = string.format("%." .. precision .. "g", n)
-    if tonumber(s) == n then
-      return s
-    end
-  end
-  return string.format("%.17g", n)
+  return json.number_text(n)
 end
 
 -- Collects the lines of the document, family by family.
