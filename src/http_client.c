@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "units.h"
+
 #ifndef GPULEDGER_VERSION
 #define GPULEDGER_VERSION "dev"
 #endif
@@ -64,18 +66,6 @@ static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
         va_end(ap);
     }
     return -1;
-}
-
-/* Writes "8 MiB", "20 KiB" or "1000 bytes" for a byte count into out. */
-static void format_size(size_t bytes, char *out, size_t outlen)
-{
-    const size_t kib = 1024, mib = 1024 * 1024;
-    if (bytes >= mib && bytes % mib == 0)
-        snprintf(out, outlen, "%zu MiB", bytes / mib);
-    else if (bytes >= kib && bytes % kib == 0)
-        snprintf(out, outlen, "%zu KiB", bytes / kib);
-    else
-        snprintf(out, outlen, "%zu bytes", bytes);
 }
 
 /* Appends the whole file at path to buf (at most CA_BYTES_MAX in all).
@@ -445,7 +435,7 @@ static void describe_failure(const struct http_request *request, CURL *curl, CUR
 {
     if (t->too_big) {
         char size[32];
-        format_size(t->max_bytes, size, sizeof size);
+        format_size(size, sizeof size, t->max_bytes);
         fail(errbuf, errlen, "answer exceeds %s", size);
         return;
     }

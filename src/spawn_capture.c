@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "units.h"
+
 extern char **environ;
 
 enum {
@@ -87,18 +89,6 @@ static void format_duration(char *buf, size_t len, int ms)
             fraction[i] = '\0';
         snprintf(buf, len, "%d.%ss", ms / 1000, fraction);
     }
-}
-
-/* "4 MiB", "64 KiB", "1000 bytes": the largest unit that divides bytes. */
-static void format_size(char *buf, size_t len, size_t bytes)
-{
-    const size_t kib = 1024, mib = 1024 * 1024;
-    if (bytes >= mib && bytes % mib == 0)
-        snprintf(buf, len, "%zu MiB", bytes / mib);
-    else if (bytes >= kib && bytes % kib == 0)
-        snprintf(buf, len, "%zu KiB", bytes / kib);
-    else
-        snprintf(buf, len, "%zu bytes", bytes);
 }
 
 /* Reaps the abandoned children that have died since; forgets those that are
