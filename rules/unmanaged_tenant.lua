@@ -7,6 +7,7 @@ return {
   end,
   doc = "a container outside Nomad or a host process holds a GPU",
   order = 20,
+  ["for"] = "15m", -- a container started by hand for a quick test is not yet an alert
   evaluate = function(ledger, _, emit)
     for _, gpu in ipairs(ledger.entries) do
       for _, tenant in ipairs(gpu.tenants) do
