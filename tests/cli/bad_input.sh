@@ -25,23 +25,6 @@ smi() {
     FAKE_SMI_DIR=$dir run "$@" --nvidia-smi "$binary" "${COMMON[@]}" --rules "$WORK/no-rules"
 }
 
-# expect_lua NAME JSON EXPR: the Lua expression EXPR (or statements that
-# `return` the answer) over the decoded JSON (j, with cjson) is true.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
-# expect_no_crash NAME: the last run's stderr shows no crash.
-expect_no_crash() {
-    local word
-    for word in traceback AddressSanitizer "runtime error" LeakSanitizer "Segmentation"; do
-        expect_not_in "$1: no '$word' on stderr" "$err" "$word"
-    done
-}
-
 # source_error NAME DIR BINARY NEEDLE...: the nvidia source fails with one
 # error naming every NEEDLE: check --json has exactly one
 # source-unavailable ERROR (a single line) holding them, ls --json carries it

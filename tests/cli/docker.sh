@@ -20,6 +20,8 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/containers.sh
 . "$SRC/tests/lib/containers.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG MY_TOKEN NOMAD_TOKEN NOMAD_ADDR DOCKER_HOST \
@@ -35,60 +37,10 @@ ALLOC_H=dddd0000-0000-4000-8000-00000000000d # secret/hidden, miners, miner: hid
 SECRET_ENV=env-secret-93c1d    # an environment value that must never be read
 SECRET_LABEL=label-secret-5f0a # a non-Nomad label value that must never be kept
 mkdir "$WORK/no-rules"
-
-# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
-# (bound to j, with cjson) is true; EXPR may be statements that `return`.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:2000}"; fi
-}
-
-# same_json NAME A B: A and B decode to the same value, "at" left out.
-same_json() {
-    local got
-    got=$(A=$2 B=$3 lua5.4 -e '
-local cjson = require "cjson"
-local function canon(v)
-  if type(v) ~= "table" then return cjson.encode(v) end
-  local keys, parts = {}, {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
-  for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. canon(v[k]) end
-  return "{" .. table.concat(parts, ",") .. "}"
-end
-local a, b = cjson.decode(os.getenv("A")), cjson.decode(os.getenv("B"))
-a.at, b.at = nil, nil
-print(canon(a) == canon(b))' 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "differ: $got" "a: ${2:0:1500}" "b: ${3:0:1500}"; fi
-}
-
-# wait_file FILE PID: waits up to 10 s for FILE to be written while PID runs.
-wait_file() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        [ -s "$1" ] && return 0
-        kill -0 "$2" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
-}
-
-# stop_pid PID: stops a fake this script started.
-# shellcheck disable=SC2317 # called from the at_exit hooks
-stop_pid() { kill "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
+expect_lua_shown=2000 # a failing expect_lua shows more of the six-GPU documents
 
 # --- the fake Nomad ------------------------------------------------------------
-python3 "$FAKES/fake_nomad.py" "$TESTDATA/nomad/docker-node.json" --port-file "$WORK/nomad.port" \
-    --log "$WORK/nomad.log" --max-seconds 300 2>"$WORK/nomad.stderr" &
-nomad_pid=$!
-at_exit "stop_pid $nomad_pid"
-if ! wait_file "$WORK/nomad.port" "$nomad_pid"; then
-    fail "fake Nomad starts" "$(cat "$WORK/nomad.stderr")"
-    finish
-fi
-NOMAD=http://127.0.0.1:$(cat "$WORK/nomad.port")
+fake_nomad_up "$TESTDATA/nomad/docker-node.json"
 
 # --- the real dockerd and its containers --------------------------------------------
 at_exit "docker_down '$WORK/docker'"

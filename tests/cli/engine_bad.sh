@@ -9,6 +9,8 @@
 # GPUs of the fake nvidia-smi stay in the ledger and `ls` exits 0.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG DOCKER_HOST NOMAD_ADDR
@@ -16,30 +18,6 @@ G0=GPU-e0e0e0e0-0000-4000-8000-0000000000e0
 G1=GPU-e1e1e1e1-1111-4111-8111-1111111111e1
 FIXTURE=$TESTDATA/engine/containers.json
 mkdir "$WORK/no-rules"
-
-# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
-# (bound to j, with cjson) is true; EXPR may be statements that `return`.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
-# wait_file FILE PID: waits up to 10 s for FILE to be written while PID runs.
-wait_file() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        [ -s "$1" ] && return 0
-        kill -0 "$2" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
-}
-
-# stop_pid PID: stops a fake this script started.
-# shellcheck disable=SC2317 # also called from the at_exit hooks
-stop_pid() { kill "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
 
 # engine_up ARGS...: starts fake_engine.py with ARGS on $WORK/engine.sock
 # (and, with --port-file, on TCP: the port is then in $engine_port), its
@@ -49,11 +27,7 @@ engine_up() {
     engine_down
     rm -f "$WORK/engine.ready" "$WORK/engine.port"
     : >"$WORK/engine.log"
-    python3 "$FAKES/fake_engine.py" --socket "$WORK/engine.sock" --ready-file "$WORK/engine.ready" \
-        --log "$WORK/engine.log" --max-seconds 120 "$@" 2>>"$WORK/engine.stderr" &
-    engine_pid=$!
-    at_exit "stop_pid $engine_pid"
-    if ! wait_file "$WORK/engine.ready" "$engine_pid"; then
+    if ! fake_engine_start engine --max-seconds 120 "$@"; then
         fail "fake engine starts ($*)" "$(tail -n 5 "$WORK/engine.stderr")"
         finish
     fi
@@ -222,10 +196,10 @@ with open(sys.argv[1] + ".ready", "w") as ready:
     ready.write("1\n")
 server.serve_forever()
 EOF
-timeout 120 python3 "$WORK/short_engine.py" "$WORK/short.sock" "$WORK/short.log" 2>"$WORK/short.stderr" &
-short_pid=$!
-at_exit "stop_pid $short_pid"
-if wait_file "$WORK/short.sock.ready" "$short_pid"; then
+fake_start "$WORK/short.stderr" "$WORK/short.sock.ready" \
+    timeout 120 python3 "$WORK/short_engine.py" "$WORK/short.sock" "$WORK/short.log"
+short_started=$? short_pid=$fake_pid
+if [ "$short_started" -eq 0 ]; then
     gl "unix://$WORK/short.sock" check --json
     expect_rc "short id, inspect 404: check exits 0 (no crash)" 0
     expect_lua "short id, inspect 404: the container is skipped, no source-unavailable" "$out" \

@@ -19,6 +19,8 @@
 #                                                              → unreserved-tenant
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR DOCKER_HOST MY_TOKEN \
@@ -32,30 +34,6 @@ UNKNOWN_TOKEN=c1a5e7f0-0000-4000-8000-0000000bad00  # not in the config
 G0=GPU-f0f0f0f0-0000-4000-8000-0000000000f0
 G2=GPU-f2f2f2f2-2222-4222-8222-2222222222f2
 mkdir "$WORK/no-rules"
-
-# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
-# (bound to j, with cjson) is true; EXPR may be statements that `return`.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
-# wait_file FILE PID: waits up to 10 s for FILE to be written while PID runs.
-wait_file() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        [ -s "$1" ] && return 0
-        kill -0 "$2" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
-}
-
-# stop_pid PID: stops a fake this script started.
-# shellcheck disable=SC2317 # also called from the at_exit hooks
-stop_pid() { kill "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
 
 # variant NAME JSON: writes $WORK/NAME.json, the base config with the
 # top-level keys of JSON replaced.
@@ -75,24 +53,15 @@ nomad_up() {
     nomad_down
     rm -f "$WORK/nomad.port"
     : >"$WORK/nomad.log"
-    python3 "$FAKES/fake_nomad.py" "$config" --port-file "$WORK/nomad.port" --log "$WORK/nomad.log" \
-        --max-seconds 120 "$@" 2>>"$WORK/nomad.stderr" &
-    nomad_pid=$!
-    at_exit "stop_pid $nomad_pid"
-    if ! wait_file "$WORK/nomad.port" "$nomad_pid"; then
+    if ! fake_nomad_start "$config" --max-seconds 120 "$@"; then
         fail "fake Nomad starts ($config $*)" "$(tail -n 5 "$WORK/nomad.stderr")"
         finish
     fi
-    nomad_port=$(cat "$WORK/nomad.port")
 }
 nomad_down() { [ -z "$nomad_pid" ] || stop_pid "$nomad_pid"; nomad_pid=""; }
 
 # The fake Docker engine: the container of escape/enc.
-python3 "$FAKES/fake_engine.py" --socket "$WORK/engine.sock" --ready-file "$WORK/engine.ready" \
-    --fixture "$TESTDATA/engine/nomad-task.json" --max-seconds 300 2>"$WORK/engine.stderr" &
-engine_pid=$!
-at_exit "stop_pid $engine_pid"
-if ! wait_file "$WORK/engine.ready" "$engine_pid"; then
+if ! fake_engine_start engine --fixture "$TESTDATA/engine/nomad-task.json" --max-seconds 300; then
     fail "fake engine starts" "$(cat "$WORK/engine.stderr")"
     finish
 fi

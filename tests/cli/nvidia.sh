@@ -23,16 +23,6 @@ smi() {
     FAKE_SMI_DIR=$dir run "$@" "${HOST[@]}"
 }
 
-# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
-# (bound to j, with cjson) is true. EXPR may also be statements that
-# `return` the answer.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
 # --- H100 under load -------------------------------------------------------
 smi "$H100" ls --json
 expect_rc "h100 ls --json: exit 0" 0

@@ -15,6 +15,8 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/containers.sh
 . "$SRC/tests/lib/containers.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG MY_TOKEN NOMAD_TOKEN NOMAD_ADDR DOCKER_HOST \
@@ -26,58 +28,11 @@ TASK_NAME=enc-$ALLOC
 G0=GPU-e0e0e0e0-0000-4000-8000-0000000000e0
 mkdir "$WORK/no-rules"
 
-# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
-# (bound to j, with cjson) is true; EXPR may be statements that `return`.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
-# same_json NAME A B: A and B decode to the same value, "at" left out.
-same_json() {
-    local got
-    got=$(A=$2 B=$3 lua5.4 -e '
-local cjson = require "cjson"
-local function canon(v)
-  if type(v) ~= "table" then return cjson.encode(v) end
-  local keys, parts = {}, {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
-  for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. canon(v[k]) end
-  return "{" .. table.concat(parts, ",") .. "}"
-end
-local a, b = cjson.decode(os.getenv("A")), cjson.decode(os.getenv("B"))
-a.at, b.at = nil, nil
-print(canon(a) == canon(b))' 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "differ: $got" "a: ${2:0:1500}" "b: ${3:0:1500}"; fi
-}
-
-# wait_file FILE PID: waits up to 10 s for FILE to be written while PID runs.
-wait_file() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        [ -s "$1" ] && return 0
-        kill -0 "$2" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
-}
-
-# stop_pid PID: stops a fake this script started.
-# shellcheck disable=SC2317 # called from the at_exit hooks
-stop_pid() { kill "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
-
 # engine NAME ARGS...: starts fake_engine.py on $WORK/NAME.sock with ARGS.
 engine() {
-    local name=$1 pid
+    local name=$1
     shift
-    python3 "$FAKES/fake_engine.py" --socket "$WORK/$name.sock" --ready-file "$WORK/$name.ready" \
-        --log "$WORK/$name.log" --max-seconds 300 "$@" 2>"$WORK/$name.stderr" &
-    pid=$!
-    at_exit "stop_pid $pid"
-    if ! wait_file "$WORK/$name.ready" "$pid"; then
+    if ! fake_engine_start "$name" --max-seconds 300 "$@"; then
         fail "fake engine $name starts" "$(cat "$WORK/$name.stderr")"
         finish
     fi
@@ -86,15 +41,7 @@ engine() {
 # --- the fakes ---------------------------------------------------------------------
 engine docker --fixture "$TESTDATA/engine/docker-side.json"
 DOCKER=unix://$WORK/docker.sock
-python3 "$FAKES/fake_nomad.py" "$TESTDATA/nomad/podman-node.json" --port-file "$WORK/nomad.port" \
-    --log "$WORK/nomad.log" --max-seconds 300 2>"$WORK/nomad.stderr" &
-nomad_pid=$!
-at_exit "stop_pid $nomad_pid"
-if ! wait_file "$WORK/nomad.port" "$nomad_pid"; then
-    fail "fake Nomad starts" "$(cat "$WORK/nomad.stderr")"
-    finish
-fi
-NOMAD=http://127.0.0.1:$(cat "$WORK/nomad.port")
+fake_nomad_up "$TESTDATA/nomad/podman-node.json"
 
 # The fake nvidia-smi: two L4s; compute-apps is written once a process exists.
 mkdir "$WORK/smi"

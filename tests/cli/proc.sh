@@ -58,15 +58,6 @@ why_host=([6060]="v2 user slice" [6161]="process_api hash" [7171]="libpod-conmon
 # Containers resolved through /proc, no engine that knows them.
 ENGINES=(--no-nomad --podman off --docker "unix://$WORK/absent.sock")
 
-# expect_lua NAME JSON EXPR: the Lua expression EXPR (or statements that
-# `return` the answer) over the decoded JSON (j, with cjson) is true.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
 gl() {
     run "$@" --nvidia-smi "$FAKES/nvidia-smi" --proc "$PROC" --node proc-node --rules "$WORK/no-rules"
 }

@@ -21,23 +21,6 @@ SNAP=$SITE/snapshots/ci-node.json
 NONE=$WORK/no-rules # no site rules, whatever this machine has in /etc
 mkdir "$NONE"
 
-# expect_lua NAME JSON EXPR: the Lua expression EXPR (or statements that
-# `return` the answer) over the decoded JSON (j, with cjson) is true.
-expect_lua() {
-    local got expr=$3
-    case $expr in *return*) expr="(function() $expr end)()" ;; esac
-    got=$(jq_lua "$expr" "$2" 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:1500}"; fi
-}
-
-# expect_no_crash NAME: the last run's stderr shows no crash.
-expect_no_crash() {
-    local word
-    for word in traceback AddressSanitizer "runtime error" LeakSanitizer Segmentation; do
-        expect_not_in "$1: no '$word' on stderr" "$err" "$word"
-    done
-}
-
 # timed NAME LIMIT_MS ARGS...: runs gpuledger ARGS and checks it took less
 # than LIMIT_MS. Leaves $out, $err, $rc.
 timed() {
@@ -215,9 +198,11 @@ alert_block() { awk -v a="alert: $1" '$0 ~ a"$" {on=1} on && /^$/ {exit} on' <<<
 block=$(alert_block GPULedgerReservedIdle "$out")
 expect_in "prometheus: WARN waits 15m" "$block" "for: 15m"
 expect_in "prometheus: WARN is severity warning" "$block" "severity: warning"
-block=$(alert_block GPULedgerUnmanagedTenant "$out")
+block=$(alert_block GPULedgerUnreservedTenant "$out")
 expect_in "prometheus: BAD waits 5m" "$block" "for: 5m"
 expect_in "prometheus: BAD is severity critical" "$block" "severity: critical"
+block=$(alert_block GPULedgerUnmanagedTenant "$out")
+expect_in "prometheus: a rule's own for wins (unmanaged-tenant 15m)" "$block" "for: 15m"
 run rules --prometheus --rules "$NONE" --allow-unmanaged
 expect_in "prometheus --allow-unmanaged: unmanaged-tenant is a warning" "$(alert_block GPULedgerUnmanagedTenant "$out")" "severity: warning"
 

@@ -155,7 +155,7 @@ time.sleep(60)
 EOF
     python3 "$WORK/idle.py" "$port" "$WORK/idle.ready" &
     idle_pid=$!
-    at_exit "kill $idle_pid 2>/dev/null"
+    at_exit "stop_pid $idle_pid"
     wait_for "the idle connections are open" 30 test -s "$WORK/idle.ready"
     expect_eq "500 idle connections held" "$(cut -d' ' -f1 "$WORK/idle.ready")" 500
     ok=0 slow=0
@@ -166,8 +166,7 @@ EOF
     done
     expect_eq "50 scrapes answered while 700 connections are held" "$ok" 50
     expect_eq "no scrape took over a second" "$slow" 0
-    kill "$idle_pid" 2>/dev/null
-    wait "$idle_pid" 2>/dev/null
+    stop_pid "$idle_pid"
     http GET "$URL/healthz"
     expect_eq "serving after the idle connections went" "$status" 200
 else

@@ -73,7 +73,7 @@ YAML
 prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
     --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
 prom_pid=$!
-at_exit "kill $prom_pid 2>/dev/null; wait $prom_pid 2>/dev/null"
+at_exit "stop_pid $prom_pid"
 wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
 
 prom_has "gpuledger_up is 1" 30 'gpuledger_up' \

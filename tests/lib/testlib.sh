@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # the variables set here are the callers'
 # Shared by the whole-binary tests in tests/cli/*.sh: source it, call `check`
 # and friends, end with `finish`. Each script prints one line per check and
 # closes with "N passed, N failed" (", N skipped" when some were skipped, each
@@ -64,6 +65,63 @@ local function show(v)
 end
 print(show(load("return " .. os.getenv("EXPR"), "expr", "t", setmetatable({j = j, cjson = cjson}, {__index = _G}))()))' <<<"$2"
 }
+
+# expect_lua NAME JSON EXPR: the Lua expression EXPR over the decoded JSON
+# (bound to j, with cjson) is true; EXPR may be statements that `return`
+# the answer. A failure shows the first $expect_lua_shown characters of JSON
+# (a script whose documents are long may raise it).
+expect_lua_shown=1500
+expect_lua() {
+    local got expr=$3
+    case $expr in *return*) expr="(function() $expr end)()" ;; esac
+    got=$(jq_lua "$expr" "$2" 2>&1)
+    if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:$expect_lua_shown}"; fi
+}
+
+# same_json NAME A B: A and B decode to the same value, "at" left out.
+same_json() {
+    local got
+    got=$(A=$2 B=$3 lua5.4 -e '
+local cjson = require "cjson"
+local function canon(v)
+  if type(v) ~= "table" then return cjson.encode(v) end
+  local keys, parts = {}, {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys, function(x, y) return tostring(x) < tostring(y) end)
+  for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. canon(v[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+local a, b = cjson.decode(os.getenv("A")), cjson.decode(os.getenv("B"))
+a.at, b.at = nil, nil
+print(canon(a) == canon(b))' 2>&1)
+    if [ "$got" = true ]; then pass "$1"; else fail "$1" "differ: $got" "a: ${2:0:1500}" "b: ${3:0:1500}"; fi
+}
+
+# expect_no_crash NAME: the last run's stderr ($err) shows no crash: no
+# traceback, sanitizer report or segmentation fault (one check per word).
+expect_no_crash() {
+    local word
+    for word in traceback AddressSanitizer "runtime error" LeakSanitizer Segmentation; do
+        expect_not_in "$1: no '$word' on stderr" "$err" "$word"
+    done
+}
+
+# wait_file FILE PID: waits up to 10 s for FILE to be written while PID
+# runs. Returns 1 when PID died first or FILE stayed empty.
+wait_file() {
+    local i
+    for ((i = 0; i < 200; i++)); do
+        [ -s "$1" ] && return 0
+        kill -0 "$2" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
+# stop_pid PID: stops (SIGTERM) a background process this script started
+# and reaps it; never fails, whether or not PID still runs.
+# shellcheck disable=SC2317 # also called from the at_exit hooks
+stop_pid() { kill "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
 
 finish() {
     if [ "$skipped" -gt 0 ]; then

@@ -1,0 +1,57 @@
+# shellcheck shell=bash disable=SC2034 # the variables set here are the callers'
+# Shared by the whole-binary tests that run the fakes of tests/fakes/ (source
+# it after testlib.sh): start fake_nomad.py or fake_engine.py in the
+# background, wait until it listens, and have it stopped when the script
+# ends, however it ends. What to do when one does not start (fail which
+# check, with what, and whether to go on) is the caller's.
+
+# fake_start ERRFILE READY COMMAND...: runs COMMAND in the background, its
+# stderr added to ERRFILE, stopped (stop_pid) when the script ends, and
+# waits up to 10 s for it to write READY (wait_file). Sets fake_pid.
+# Returns 1 when READY did not come (COMMAND died first, or was too slow).
+fake_start() {
+    local errfile=$1 ready=$2
+    shift 2
+    "$@" 2>>"$errfile" &
+    fake_pid=$!
+    at_exit "stop_pid $fake_pid"
+    wait_file "$ready" "$fake_pid"
+}
+
+# fake_nomad_start CONFIG ARGS...: starts fake_nomad.py on CONFIG with ARGS
+# (--max-seconds, TLS), its port written to $WORK/nomad.port, its request
+# log $WORK/nomad.log, its stderr added to $WORK/nomad.stderr. Once it
+# listens, sets nomad_pid and nomad_port. Returns 1 when it did not start.
+fake_nomad_start() {
+    local config=$1
+    shift
+    fake_start "$WORK/nomad.stderr" "$WORK/nomad.port" python3 "$FAKES/fake_nomad.py" "$config" \
+        --port-file "$WORK/nomad.port" --log "$WORK/nomad.log" "$@" || return 1
+    nomad_pid=$fake_pid
+    nomad_port=$(cat "$WORK/nomad.port")
+}
+
+# fake_nomad_up CONFIG: starts the fake Nomad on CONFIG for the whole
+# script (it exits by itself after 300 s) and sets NOMAD, its http://
+# address. When it cannot start, fails "fake Nomad starts" with its stderr
+# and ends the script.
+fake_nomad_up() {
+    if ! fake_nomad_start "$1" --max-seconds 300; then
+        fail "fake Nomad starts" "$(cat "$WORK/nomad.stderr")"
+        finish
+    fi
+    NOMAD=http://127.0.0.1:$nomad_port
+}
+
+# fake_engine_start NAME ARGS...: starts fake_engine.py with ARGS (--mode,
+# --fixture, --max-seconds, --port-file) on the socket $WORK/NAME.sock, its
+# request log $WORK/NAME.log, its stderr added to $WORK/NAME.stderr; it is
+# up once it writes $WORK/NAME.ready. Once it is, sets engine_pid. Returns
+# 1 when it did not start.
+fake_engine_start() {
+    local name=$1
+    shift
+    fake_start "$WORK/$name.stderr" "$WORK/$name.ready" python3 "$FAKES/fake_engine.py" \
+        --socket "$WORK/$name.sock" --ready-file "$WORK/$name.ready" --log "$WORK/$name.log" "$@" || return 1
+    engine_pid=$fake_pid
+}
