@@ -158,12 +158,8 @@ expect_rc "--check with --prometheus: usage error" 2
 # and when it cannot be, its checks are skipped with the reason.
 promtool_why=""
 if ! command -v promtool >/dev/null 2>&1; then
-    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-        promtool_why="promtool is missing and apt-get cannot install it here (not root, or no apt-get)"
-    elif ! { timeout 300 apt-get install -y --no-install-recommends prometheus >"$WORK/apt.log" 2>&1 ||
-        { timeout 300 apt-get update >>"$WORK/apt.log" 2>&1 &&
-            timeout 300 apt-get install -y --no-install-recommends prometheus >>"$WORK/apt.log" 2>&1; }; }; then
-        promtool_why="apt-get install prometheus failed: $(tail -n 1 "$WORK/apt.log")"
+    if ! "$SRC/scripts/install-missing" prometheus >"$WORK/apt.log" 2>&1; then
+        promtool_why="prometheus (promtool) cannot be installed: $(tail -n 1 "$WORK/apt.log")"
     elif ! command -v promtool >/dev/null 2>&1; then
         promtool_why="the prometheus package installed no promtool"
     fi

@@ -43,27 +43,13 @@ ct_alive() {
     [ "${stat%% *}" != Z ]
 }
 
-# ct_apt PKG...: installs the Debian packages not yet installed (apt-get update
-# only when the first try fails). Returns non-zero, with apt's last lines, when
-# they cannot be installed.
+# ct_apt PKG...: installs the Debian packages not yet installed
+# (scripts/install-missing). Returns non-zero, with apt's last lines in
+# CT_WHY, when they cannot be installed.
 ct_apt() {
-    local pkg missing=() log
-    [ "$(id -u)" = 0 ] || { ct_fail "installing $* needs root"; return 1; }
-    for pkg in "$@"; do
-        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q ' installed$' || missing+=("$pkg")
-    done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    ct_say "installing ${missing[*]}"
-    log=$(mktemp)
-    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
-        ct_say "install failed, running apt-get update first"
-        if ! { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
-            ct_fail "apt-get install ${missing[*]}: $(tail -n 3 "$log" | tr '\n' ' ')"
-            rm -f "$log"
-            return 1
-        fi
-    fi
-    rm -f "$log"
+    local said
+    said=$("$GPULEDGER_SOURCE_DIR/scripts/install-missing" "$@" 2>&1) || { ct_fail "$said"; return 1; }
+    [ -z "$said" ] || ct_say "$said"
 }
 
 # ct_busybox_tar DIR: writes DIR/busybox.tar, a root filesystem holding only a

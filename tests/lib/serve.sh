@@ -113,16 +113,11 @@ expect_clean_log() {
 }
 
 # need_program PROGRAM PACKAGE: PROGRAM is on PATH, installing the Debian
-# PACKAGE first when it is not (as root, with apt-get). Returns 1 when it
-# cannot be had; the apt output is in $WORK/apt.log.
+# PACKAGE first when it is not (scripts/install-missing). Returns 1 when it
+# cannot be had; why is in $WORK/apt.log.
 need_program() {
     command -v "$1" >/dev/null && return 0
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y --no-install-recommends "$2" >"$WORK/apt.log" 2>&1 ||
-            { apt-get update >>"$WORK/apt.log" 2>&1 &&
-                apt-get install -y --no-install-recommends "$2" >>"$WORK/apt.log" 2>&1; }
-    fi
+    "$SRC/scripts/install-missing" "$2" >"$WORK/apt.log" 2>&1
     command -v "$1" >/dev/null
 }
 
