@@ -109,7 +109,7 @@ describe("gpuledger.collect", function()
   end)
 
   it("a failed nvidia-smi asks nothing else of it", function()
-    local fake = fake_core { spawn = function(argv)
+    local fake = fake_core { spawn = function(_)
       return nil, "posix_spawn: No such file or directory"
     end }
     local snap = collect.collect(fake, opts { ["no-docker"] = true, ["no-nomad"] = true })

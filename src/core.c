@@ -67,7 +67,8 @@ static int core_spawn(lua_State *L)
 
     struct spawn_result result = {0};
     char cause[256];
-    if (spawn_capture((char *const *)argv, timeout_ms, max_bytes, &result, cause, sizeof cause) != 0) {
+    if (spawn_capture((char *const *)argv, timeout_ms, max_bytes, &result, cause, sizeof cause) !=
+        0) {
         lua_pushnil(L);
         lua_pushstring(L, cause);
         return 2;
@@ -459,7 +460,9 @@ static int serve_fill_set(lua_State *L)
         lua_Integer status = lua_tointegerx(L, -3, &is_integer);
         if (!is_integer || status < 100 || status > 599 || lua_type(L, -2) != LUA_TSTRING ||
             lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "refresh: the response for %s wants status (100-599), content_type and body", path);
+            return luaL_error(
+                L, "refresh: the response for %s wants status (100-599), content_type and body",
+                path);
         size_t len;
         const char *body = lua_tolstring(L, -1, &len);
         if (http_set_add(set, path, (unsigned)status, lua_tostring(L, -2), body, len) != 0)
@@ -477,15 +480,15 @@ static struct http_set *serve_refresh(lua_State *L, int callbacks)
     int base = lua_gettop(L);
     struct http_set *set = NULL;
     lua_pushcfunction(L, serve_msghandler);
-    lua_getfield(L, callbacks, "refresh");          /* [handler, refresh] */
-    if (lua_pcall(L, 0, 1, base + 1) == LUA_OK) {   /* [handler, responses] */
+    lua_getfield(L, callbacks, "refresh");        /* [handler, refresh] */
+    if (lua_pcall(L, 0, 1, base + 1) == LUA_OK) { /* [handler, responses] */
         set = http_set_new();
         if (!set) {
             lua_pushliteral(L, "not enough memory");
         } else {
             lua_pushcfunction(L, serve_fill_set);
             lua_pushvalue(L, -2);
-            lua_pushlightuserdata(L, set);          /* [handler, responses, fill, responses, set] */
+            lua_pushlightuserdata(L, set); /* [handler, responses, fill, responses, set] */
             if (lua_pcall(L, 2, 0, base + 1) != LUA_OK) {
                 http_set_release(set);
                 set = NULL;
@@ -495,7 +498,7 @@ static struct http_set *serve_refresh(lua_State *L, int callbacks)
     if (set) {
         lua_settop(L, base);
     } else {
-        lua_replace(L, base + 1);                   /* [message, ...] */
+        lua_replace(L, base + 1); /* [message, ...] */
         lua_settop(L, base + 1);
     }
     return set;
@@ -544,7 +547,8 @@ static int core_serve(lua_State *L)
     lua_pop(L, 1);
     lua_Integer interval_ms = opt_int_field(L, 1, "interval_ms", 0);
     luaL_argcheck(L, interval_ms > 0, 1, "want opts.interval_ms > 0");
-    luaL_argcheck(L, lua_getfield(L, 2, "refresh") == LUA_TFUNCTION, 2, "want callbacks.refresh, a function");
+    luaL_argcheck(L, lua_getfield(L, 2, "refresh") == LUA_TFUNCTION, 2,
+                  "want callbacks.refresh, a function");
     lua_pop(L, 1);
 
     sigset_t saved_mask;

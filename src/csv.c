@@ -20,7 +20,7 @@ struct line {
 struct line_reader {
     const char *next; /* first byte not read yet */
     const char *end;
-    size_t line_no;   /* of the line read last; 0 before the first */
+    size_t line_no; /* of the line read last; 0 before the first */
 };
 
 /* The fields of the record being read: their bytes, each followed by a NUL,
@@ -63,7 +63,12 @@ static int read_line(struct line_reader *reader, struct line *line)
 static size_t space_len(const unsigned char *text, size_t len)
 {
     switch (text[0]) {
-    case ' ': case '\t': case '\n': case '\v': case '\f': case '\r':
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\v':
+    case '\f':
+    case '\r':
         return 1;
     case 0xC2: /* U+0085, U+00A0 */
         return len >= 2 && (text[1] == 0x85 || text[1] == 0xA0) ? 2 : 0;
@@ -165,7 +170,7 @@ static enum read_result read_record(struct line_reader *reader, struct record_bu
     rec->nfields = 0;
     const char *cur = line.text;
     size_t rest = line.len; /* bytes left before the newline */
-    for (;;) { /* one field per turn */
+    for (;;) {              /* one field per turn */
         size_t skip;
         while (rest > 0 && (skip = space_len((const unsigned char *)cur, rest)) > 0) {
             cur += skip;
@@ -242,8 +247,7 @@ static enum read_result read_record(struct line_reader *reader, struct record_bu
 
 /* As csv.h says. A field keeps any NUL byte of the input (a C string view of
  * it stops there); the whole input is parsed or none of it. */
-int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbuf,
-              size_t errlen)
+int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbuf, size_t errlen)
 {
     struct line_reader reader = {text, text + len, 0};
     struct record_buf rec = {0};

@@ -19,8 +19,7 @@ struct csv_table {
  * Returns 0 with *table filled (free with csv_free), or -1 with a message in
  * errbuf naming the line ("line 3: bare \" in non-quoted field", "line 1:
  * extraneous or missing \" in quoted field") and nothing to free. */
-int csv_parse(const char *text, size_t len, struct csv_table *table,
-              char *errbuf, size_t errlen);
+int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbuf, size_t errlen);
 
 /* Frees a table filled by csv_parse; safe on a zeroed table. */
 void csv_free(struct csv_table *table);

@@ -14,10 +14,10 @@
 
 #include "embedded.h"
 
-#define SEARCH_DIRS_KEY "gpuledger.search_dirs"
-#define DEFAULT_RULES_DIR "/etc/gpuledger/rules.d"
+#define SEARCH_DIRS_KEY     "gpuledger.search_dirs"
+#define DEFAULT_RULES_DIR   "/etc/gpuledger/rules.d"
 #define DEFAULT_SCRIPTS_DIR "/etc/gpuledger/scripts"
-#define MAX_SCRIPT_BYTES (4 << 20)
+#define MAX_SCRIPT_BYTES    (4 << 20)
 
 int host_debug(void)
 {
@@ -74,8 +74,8 @@ static void push_search_dir(lua_State *L, const char *field)
         lua_pushnil(L); /* [nil]: host_open never ran (core.so under lua5.4) */
         return;
     }
-    lua_getfield(L, -1, field);                          /* [dirs, dir] */
-    lua_remove(L, -2);                                   /* [dir] */
+    lua_getfield(L, -1, field); /* [dirs, dir] */
+    lua_remove(L, -2);          /* [dir] */
 }
 
 /* Writes prefix + name with dots turned into slashes + ".lua" into out.
@@ -189,11 +189,11 @@ void host_open(lua_State *L)
     lua_pop(L, 1);
 
     /* package.searchers = { search_scripts }: no ./?.lua, no C modules. */
-    lua_getglobal(L, "package");                 /* [package] */
-    lua_createtable(L, 1, 0);                    /* [package, searchers] */
+    lua_getglobal(L, "package"); /* [package] */
+    lua_createtable(L, 1, 0);    /* [package, searchers] */
     lua_pushcfunction(L, search_scripts);
     lua_rawseti(L, -2, 1);
-    lua_setfield(L, -2, "searchers");            /* [package] */
+    lua_setfield(L, -2, "searchers"); /* [package] */
     lua_pushstring(L, "");
     lua_setfield(L, -2, "path");
     lua_pushstring(L, "");
@@ -237,7 +237,8 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     void *block = limits->inner_alloc(limits->inner_ud, ptr, osize, nsize);
     if (block || nsize == 0)
         limits->grown += (long long)nsize - (long long)old_size;
-    if (limits->max_bytes > 0 && limits->grown > (long long)limits->max_bytes && !limits->over_budget) {
+    if (limits->max_bytes > 0 && limits->grown > (long long)limits->max_bytes &&
+        !limits->over_budget) {
         limits->over_budget = 1;
         lua_sethook(limits->L, instruction_hook, LUA_MASKCOUNT, 1);
     }
@@ -281,8 +282,8 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     raise_here(L, what);
 }
 
-int host_call_limited(lua_State *L, int nargs, int nresults,
-                      long max_instructions, size_t max_bytes)
+int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructions,
+                      size_t max_bytes)
 {
     struct call_limits limits = {0};
     limits.L = L;

@@ -35,8 +35,8 @@ const struct embedded_file *host_embedded_file(const char *path);
  * of N bytes", or Lua's "not enough memory" for one request past twice the
  * budget); 0 lifts either limit. Returns the lua_pcall status with the
  * results or the error message on the stack. Not reentrant. */
-int host_call_limited(lua_State *L, int nargs, int nresults,
-                      long max_instructions, size_t max_bytes);
+int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructions,
+                      size_t max_bytes);
 
 /* 1 when GPULEDGER_DEBUG=1 asks for tracebacks in error reports. */
 int host_debug(void);

@@ -23,7 +23,7 @@
 #endif
 
 /* A CA file or directory bigger than this is refused rather than read. */
-#define CA_BYTES_MAX ((size_t)16 * 1024 * 1024)
+#define CA_BYTES_MAX  ((size_t)16 * 1024 * 1024)
 #define PEM_CERT_MARK "-----BEGIN CERTIFICATE-----"
 
 /* A growable byte buffer, always NUL-terminated once anything was put in it. */
@@ -295,7 +295,7 @@ out:
 struct transfer {
     struct buffer body;
     size_t max_bytes;
-    int too_big;     /* the answer is (or announced itself) over max_bytes */
+    int too_big; /* the answer is (or announced itself) over max_bytes */
     int out_of_mem;
 };
 
@@ -510,8 +510,8 @@ static int setup_tls(CURL *curl, const struct http_request *request, struct buff
             return -1;
         if (load_ca_path(ca_path, ca_blob, errbuf, errlen) != 0)
             return -1;
-        struct curl_blob blob = {.data = ca_blob->data, .len = ca_blob->len,
-                                 .flags = CURL_BLOB_NOCOPY};
+        struct curl_blob blob = {
+            .data = ca_blob->data, .len = ca_blob->len, .flags = CURL_BLOB_NOCOPY};
         curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob);
     } else if (ca_file) {
         if (load_ca_file(ca_file, NULL, errbuf, errlen) != 0)
@@ -584,8 +584,8 @@ int http_get(const struct http_request *request, struct http_response *response,
         if (line_break) {
             /* name the header (never its value) */
             const char *colon = strchr(*line, ':');
-            int name_len = colon && colon < line_break && colon - *line <= 64
-                               ? (int)(colon - *line) : 0;
+            int name_len =
+                colon && colon < line_break && colon - *line <= 64 ? (int)(colon - *line) : 0;
             fail(errbuf, errlen, "header %.*s: the value holds a line break", name_len, *line);
             goto out;
         }

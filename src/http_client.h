@@ -4,12 +4,12 @@
 
 /* One GET. Every string is borrowed for the call. */
 struct http_request {
-    const char *url;             /* "http://h:p/path" or "https://…"; over a unix
-                                    socket, "http://localhost/path" */
-    const char *unix_socket;     /* path of a unix socket to connect to, or NULL */
-    const char *const *headers;  /* "Name: value" lines, NULL-terminated, or NULL */
-    long timeout_ms;             /* whole request, connect included (> 0) */
-    size_t max_bytes;            /* a longer body is an error, never truncated */
+    const char *url;            /* "http://h:p/path" or "https://…"; over a unix
+                                   socket, "http://localhost/path" */
+    const char *unix_socket;    /* path of a unix socket to connect to, or NULL */
+    const char *const *headers; /* "Name: value" lines, NULL-terminated, or NULL */
+    long timeout_ms;            /* whole request, connect included (> 0) */
+    size_t max_bytes;           /* a longer body is an error, never truncated */
     /* TLS, all optional; with none set the system roots are used */
     const char *ca_file;         /* PEM bundle */
     const char *ca_path;         /* directory: every *.pem and *.crt in it is trusted */
@@ -19,8 +19,8 @@ struct http_request {
 };
 
 struct http_response {
-    long status;        /* HTTP status */
-    char *body;         /* NUL-terminated, owned: free with http_response_free */
+    long status; /* HTTP status */
+    char *body;  /* NUL-terminated, owned: free with http_response_free */
     size_t body_len;
     char *content_type; /* owned, or NULL */
 };
@@ -36,8 +36,8 @@ struct http_response {
  * check; here: "ca_path /x: no .pem or .crt file", "ca_path /x: <strerror>").
  * The caller prefixes the source and address. Header values (tokens) never
  * appear in errbuf. */
-int http_get(const struct http_request *request, struct http_response *response,
-             char *errbuf, size_t errlen);
+int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
+             size_t errlen);
 
 /* Frees what http_get filled in; safe on a zeroed response. */
 void http_response_free(struct http_response *response);

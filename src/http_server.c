@@ -20,15 +20,15 @@
 
 #include <microhttpd.h>
 
-#define THREADS 2
-#define CONNECTION_LIMIT 1024u  /* lowered to fit RLIMIT_NOFILE */
-#define PER_IP_LIMIT 64u        /* one flooding client cannot take every slot */
-#define IDLE_TIMEOUT_S 10u      /* a connection silent this long is closed */
+#define THREADS          2
+#define CONNECTION_LIMIT 1024u /* lowered to fit RLIMIT_NOFILE */
+#define PER_IP_LIMIT     64u   /* one flooding client cannot take every slot */
+#define IDLE_TIMEOUT_S   10u   /* a connection silent this long is closed */
 /* libmicrohttpd's default pool: a request head larger than this gets its own
  * 414/431 without our headers (a larger pool costs half the throughput, as
  * 0.9.75 zeroes it between requests: bench/README.md) */
 #define MEMORY_PER_CONNECTION (32u * 1024u)
-#define MAX_URL 8192            /* longer request targets get our 414 */
+#define MAX_URL               8192 /* longer request targets get our 414 */
 
 /* ---- response sets ------------------------------------------------------ */
 
@@ -150,7 +150,8 @@ static const struct http_entry *set_find(const struct http_set *set, const char 
 
 /* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" into host (possibly "") and
  * port. Returns 0, or -1 when the text has another shape. */
-static int split_listen(const char *listen, char *host, size_t host_cap, char *port, size_t port_cap)
+static int split_listen(const char *listen, char *host, size_t host_cap, char *port,
+                        size_t port_cap)
 {
     const char *colon;
     size_t host_len;
@@ -308,8 +309,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
     }
     struct http_set *set = acquire_current(server);
     const struct http_entry *entry = set_find(set, url);
-    enum MHD_Result result = entry ? MHD_queue_response(connection, entry->status, entry->response)
-                                   : MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, server->not_found);
+    enum MHD_Result result =
+        entry ? MHD_queue_response(connection, entry->status, entry->response)
+              : MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, server->not_found);
     http_set_release(set);
     return result;
 }
@@ -319,7 +321,8 @@ static int make_error_responses(struct http_server *server)
 {
     static const char text[] = "text/plain; charset=utf-8";
     static const char not_found[] = "404 page not found\n";
-    static const char not_allowed[] = "405 method not allowed: gpuledger is read-only, use GET or HEAD\n";
+    static const char not_allowed[] =
+        "405 method not allowed: gpuledger is read-only, use GET or HEAD\n";
     static const char too_long[] = "414 request target too long\n";
     server->not_found = make_response(text, not_found, strlen(not_found));
     server->not_allowed = make_response(text, not_allowed, strlen(not_allowed));
@@ -350,7 +353,8 @@ static unsigned connection_limit(void)
     return room < CONNECTION_LIMIT ? (unsigned)room : CONNECTION_LIMIT;
 }
 
-struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err, size_t err_cap)
+struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err,
+                                      size_t err_cap)
 {
     struct http_server *server = calloc(1, sizeof *server);
     if (!server || make_error_responses(server) != 0) {
@@ -361,14 +365,11 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
     server->current = set;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     server->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, server,
-        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS,
-        MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
-        MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_PER_CONNECTION,
-        MHD_OPTION_END);
+        flags, 0, NULL, NULL, on_request, server, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT,
+        connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
+        MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)MEMORY_PER_CONNECTION, MHD_OPTION_END);
     if (!server->daemon) {
         snprintf(err, err_cap, "serve: libmicrohttpd could not start on the listening socket");
         pthread_mutex_destroy(&server->lock);
@@ -430,7 +431,8 @@ int http_signal_wait(long timeout_ms)
         timeout_ms = 0;
     struct timespec timeout = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
     int sig = sigtimedwait(&set, NULL, &timeout);
-    return sig > 0 ? sig : 0; /* EAGAIN: time is up; EINTR: another signal, the caller looks again */
+    return sig > 0 ? sig
+                   : 0; /* EAGAIN: time is up; EINTR: another signal, the caller looks again */
 }
 
 void http_signals_restore(const sigset_t *saved)

@@ -43,7 +43,8 @@ struct http_server;
  * pool, a connection limit, a per-IP limit and an idle timeout. Takes
  * ownership of both, also on failure. Returns the server, or NULL with the
  * cause in err. */
-struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err, size_t err_cap);
+struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err,
+                                      size_t err_cap);
 
 /* Makes `set` the one new requests are answered from (taking its
  * reference); requests already in flight finish with the old one. */

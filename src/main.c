@@ -36,18 +36,18 @@ static int pmain(lua_State *L)
     luaL_requiref(L, "cjson", luaopen_cjson, 0);
     lua_pop(L, 1);
 
-    lua_pushcfunction(L, msghandler);                 /* [.., handler] */
+    lua_pushcfunction(L, msghandler); /* [.., handler] */
     int handler = lua_gettop(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuledger.cli");
-    if (lua_pcall(L, 1, 1, handler) != LUA_OK)        /* [.., handler, cli] */
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK) /* [.., handler, cli] */
         return lua_error(L);
-    lua_getfield(L, -1, "main");                      /* [.., cli, main] */
+    lua_getfield(L, -1, "main"); /* [.., cli, main] */
     lua_createtable(L, argc, 0);
     for (int i = 1; i < argc; i++) {
         lua_pushstring(L, argv[i]);
         lua_rawseti(L, -2, i);
-    }                                                 /* [.., cli, main, args] */
+    } /* [.., cli, main, args] */
     if (lua_pcall(L, 1, 1, handler) != LUA_OK)
         return lua_error(L);
     lua_Integer status = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;

@@ -58,8 +58,7 @@ static const char *line_runtime(const char *line, size_t len)
 }
 
 /* As procfs.h says; id_out is "" when NULL is returned. */
-const char *cgroup_container_id(const char *text, size_t len,
-                                char id_out[CONTAINER_ID_LEN + 1])
+const char *cgroup_container_id(const char *text, size_t len, char id_out[CONTAINER_ID_LEN + 1])
 {
     id_out[0] = '\0';
     if (!text)

@@ -10,8 +10,7 @@
  * nomad or libpod) wins. Writes the id and a NUL into id_out and returns the
  * runtime's name ("libpod", "docker", "containerd" or "nomad", most specific
  * first); returns NULL for a host process. */
-const char *cgroup_container_id(const char *text, size_t len,
-                                char id_out[CONTAINER_ID_LEN + 1]);
+const char *cgroup_container_id(const char *text, size_t len, char id_out[CONTAINER_ID_LEN + 1]);
 
 /* Reads <proc_root>/<pid>/cgroup into buf (at most cap-1 bytes, NUL added).
  * Returns the length, or -1 when it is missing or unreadable (a vanished or

@@ -364,8 +364,8 @@ static void describe_end(enum run_end end, int timeout_ms, size_t max_bytes, int
 /* As spawn_capture.h says; a timeout_ms <= 0 means no time limit. A child that
  * closes its output but runs on, or leaves a process holding it, counts as
  * running until the deadline. Safe to call from several threads. */
-int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes,
-                  struct spawn_result *result, char *errbuf, size_t errlen)
+int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes, struct spawn_result *result,
+                  char *errbuf, size_t errlen)
 {
     struct capture out = {-1, NULL, 0, 0}, err = {-1, NULL, 0, 0};
     pid_t pid = 0;

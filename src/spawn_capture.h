@@ -21,8 +21,8 @@ struct spawn_result {
  * timeout_ms ("timed out after 10s": the whole group is killed and reaped), or
  * wrote more than max_bytes on stdout or stderr ("output exceeds 4 MiB";
  * killed and reaped too). Never leaves a zombie or an open descriptor. */
-int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes,
-                  struct spawn_result *result, char *errbuf, size_t errlen);
+int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes, struct spawn_result *result,
+                  char *errbuf, size_t errlen);
 
 /* Frees what spawn_capture filled in; safe on a zeroed result. */
 void spawn_result_free(struct spawn_result *result);

@@ -37,11 +37,11 @@ local function run_file(core, text, chunkname, env)
   end
   local ok, value = core.call_limited(chunk, LOAD_INSTRUCTIONS, LOAD_BYTES)
   if not ok then
-    local why = M.full_source(sandbox.error_text(value), chunkname:sub(2))
-    if not why:match("^[^\n]-:%d+: ") then
-      why = string.format("%s: %s", chunkname:sub(2), why) -- no line: name the file
+    local err = M.full_source(sandbox.error_text(value), chunkname:sub(2))
+    if not err:match("^[^\n]-:%d+: ") then
+      err = string.format("%s: %s", chunkname:sub(2), err) -- no line: name the file
     end
-    return nil, why
+    return nil, err
   end
   return value == nil and false or value
 end

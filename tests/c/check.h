@@ -37,9 +37,9 @@ static inline int check_long_equal(long got, long want, const char *file, int li
 }
 
 /* Each returns whether the check held, for tests that must stop early. */
-#define CHECK(cond) check_record(!!(cond), __FILE__, __LINE__, #cond)
+#define CHECK(cond)          check_record(!!(cond), __FILE__, __LINE__, #cond)
 #define CHECK_STR(got, want) check_str_equal((got), (want), __FILE__, __LINE__, #got " == " #want)
-#define CHECK_INT(got, want) \
+#define CHECK_INT(got, want)                                                                       \
     check_long_equal((long)(got), (long)(want), __FILE__, __LINE__, #got " == " #want)
 
 static inline int check_finish(void)

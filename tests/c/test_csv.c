@@ -32,14 +32,15 @@ static void check_row(const struct csv_row *row, const char *const *want, int li
 static void test_nvidia_rows(void)
 {
     struct csv_table t;
-    CHECK_INT(parse("0, GPU-aaa, NVIDIA L4, 00000000:01:00.0, 3120, 23034, 72, 30, 66, 35.51, 2, 59.5\n"
-                    "1, GPU-bbb, NVIDIA L4, 00000000:02:00.0, [N/A], 23034, [Not Supported], 0, 41, "
-                    "[N/A], 0, 0\n",
-                    &t),
-              0);
+    CHECK_INT(
+        parse("0, GPU-aaa, NVIDIA L4, 00000000:01:00.0, 3120, 23034, 72, 30, 66, 35.51, 2, 59.5\n"
+              "1, GPU-bbb, NVIDIA L4, 00000000:02:00.0, [N/A], 23034, [Not Supported], 0, 41, "
+              "[N/A], 0, 0\n",
+              &t),
+        0);
     if (CHECK_INT(t.nrows, 2)) {
-        ROW(&t.rows[0], "0", "GPU-aaa", "NVIDIA L4", "00000000:01:00.0", "3120", "23034", "72", "30",
-            "66", "35.51", "2", "59.5");
+        ROW(&t.rows[0], "0", "GPU-aaa", "NVIDIA L4", "00000000:01:00.0", "3120", "23034", "72",
+            "30", "66", "35.51", "2", "59.5");
         ROW(&t.rows[1], "1", "GPU-bbb", "NVIDIA L4", "00000000:02:00.0", "[N/A]", "23034",
             "[Not Supported]", "0", "41", "[N/A]", "0", "0");
     }
@@ -192,7 +193,8 @@ static void test_odd_bytes(void)
     CHECK_INT(csv_parse(with_nul, sizeof with_nul - 1, &t, errbuf, sizeof errbuf), 0);
     if (CHECK_INT(t.nrows, 3)) {
         CHECK_INT(t.rows[0].nfields, 2);
-        CHECK(memcmp(t.rows[0].fields[0], "a\0b", 4) == 0); /* kept, though a C string stops at it */
+        CHECK(memcmp(t.rows[0].fields[0], "a\0b", 4) ==
+              0); /* kept, though a C string stops at it */
         CHECK_STR(t.rows[0].fields[1], "c");
         CHECK_INT(t.rows[1].nfields, 1);
         CHECK(memcmp(t.rows[1].fields[0], "\0", 2) == 0);
@@ -206,9 +208,16 @@ static void test_odd_bytes(void)
     csv_free(&t);
 
     /* Go trims Unicode white space: NBSP, U+3000, tab, vertical tab */
-    CHECK_INT(parse("a,\xc2\xa0" "b,\xe3\x80\x80" "c,\t\v d, \xe2\x80\x8b" "e\n", &t), 0);
+    CHECK_INT(parse("a,\xc2\xa0"
+                    "b,\xe3\x80\x80"
+                    "c,\t\v d, \xe2\x80\x8b"
+                    "e\n",
+                    &t),
+              0);
     if (CHECK_INT(t.nrows, 1)) /* U+200B is not white space */
-        ROW(&t.rows[0], "a", "b", "c", "d", "\xe2\x80\x8b" "e");
+        ROW(&t.rows[0], "a", "b", "c", "d",
+            "\xe2\x80\x8b"
+            "e");
     csv_free(&t);
 }
 
@@ -235,10 +244,12 @@ static void test_go_reader_cases(void)
         {"a,b,c\n", "[a|b|c]"},
         {"a,b\r\nc,d\r\n", "[a|b][c|d]"},
         {"a,b\rc,d\r\n", "[a|b\rc|d]"},
-        {"#field1,field2,field3\n\"aaa\",\"bb\nb\",\"ccc\"\n\"a,a\",\"b\"\"bb\",\"ccc\"\nzzz,yyy,xxx\n",
+        {"#field1,field2,field3\n\"aaa\",\"bb\nb\",\"ccc\"\n\"a,a\",\"b\"\"bb\",\"ccc\"\nzzz,yyy,"
+         "xxx\n",
          "[#field1|field2|field3][aaa|bb\nb|ccc][a,a|b\"bb|ccc][zzz|yyy|xxx]"},
         {"a,b,c", "[a|b|c]"},
-        {"\"two\nline\",\"one line\",\"three\nline\nfield\"", "[two\nline|one line|three\nline\nfield]"},
+        {"\"two\nline\",\"one line\",\"three\nline\nfield\"",
+         "[two\nline|one line|three\nline\nfield]"},
         {"a,b,c\n\nd,e,f\n\n", "[a|b|c][d|e|f]"},
         {" a,  b,   c\n", "[a|b|c]"},
         {" \"a\",\" b\",c", "[a| b|c]"},

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TOKEN "tok-SECRET-7f3a9c41-do-not-print"
+#define TOKEN   "tok-SECRET-7f3a9c41-do-not-print"
 #define NODE_ID "f7476465-4d6e-c0de-26d0-e383c49be941"
 
 static char fakes_dir[4096];
@@ -256,12 +256,10 @@ static const char *token_headers[] = {"X-Nomad-Token: " TOKEN, "Accept: applicat
 /* A request with the token header and a 5 s timeout, 8 MiB cap. */
 static struct http_request base_request(const char *url)
 {
-    struct http_request request = {.url = url, .headers = token_headers, .timeout_ms = 5000,
-                                   .max_bytes = 8u * 1024 * 1024};
+    struct http_request request = {
+        .url = url, .headers = token_headers, .timeout_ms = 5000, .max_bytes = 8u * 1024 * 1024};
     return request;
 }
-
-
 
 /* Every error message is checked for the token. */
 static int get(const struct http_request *request, struct http_response *response, char *errbuf,
@@ -327,8 +325,8 @@ static void expect_status(const char *what, const struct http_request *request, 
         return;
     }
     CHECK_INT(response.status, status);
-    if (body_part && !check_record(strstr(response.body, body_part) != NULL, __FILE__, __LINE__,
-                                   what))
+    if (body_part &&
+        !check_record(strstr(response.body, body_part) != NULL, __FILE__, __LINE__, what))
         printf("  wanted \"%s\" in the body\n", body_part);
     http_response_free(&response);
 }
@@ -481,9 +479,9 @@ static void test_refused_and_timeouts(void)
     }
     request.headers = token_headers;
 
-    int port = start_fake("fake_nomad.py", tmp_path("hang.port"),
-                          (const char *[]){tmp_path("hang.json"), "--port-file",
-                                           tmp_path("hang.port"), NULL});
+    int port = start_fake(
+        "fake_nomad.py", tmp_path("hang.port"),
+        (const char *[]){tmp_path("hang.json"), "--port-file", tmp_path("hang.port"), NULL});
     request.timeout_ms = 1000;
     request.url = format("http://127.0.0.1:%d/v1/agent/self", port);
     double start = now_ms();
@@ -537,8 +535,7 @@ static void test_unix_socket(void)
         size_t max_bytes;
     } cases[] = {
         {"huge", NULL, "20 MiB answer, 8 MiB cap", "answer exceeds 8 MiB", 8u << 20},
-        {"huge", "--chunked", "20 MiB chunked answer, 8 MiB cap", "answer exceeds 8 MiB",
-         8u << 20},
+        {"huge", "--chunked", "20 MiB chunked answer, 8 MiB cap", "answer exceeds 8 MiB", 8u << 20},
         {"huge", "--chunked", "20 MiB chunked answer, 20 KiB cap", "answer exceeds 20 KiB",
          20u << 10},
         {"hang-mid-answer", NULL, "engine stops mid-answer", "timeout", 8u << 20},
@@ -586,8 +583,8 @@ static int start_tls_nomad(const char *name, const char *cert, const char *key,
     char port_name[64];
     snprintf(port_name, sizeof port_name, "%s.port", name);
     const char *port_file = tmp_path(port_name);
-    const char *args[16] = {tmp_path("nomad.json"), "--port-file", port_file, "--tls-cert",
-                            cert_path(cert), "--tls-key", cert_path(key)};
+    const char *args[16] = {tmp_path("nomad.json"), "--port-file", port_file,     "--tls-cert",
+                            cert_path(cert),        "--tls-key",   cert_path(key)};
     int argc = 7;
     if (client_ca) {
         args[argc++] = "--client-ca";
@@ -709,9 +706,9 @@ static void test_tls(void)
 
 static void test_tls_to_plain(void)
 {
-    int port = start_fake("fake_nomad.py", tmp_path("plain2.port"),
-                          (const char *[]){tmp_path("nomad.json"), "--port-file",
-                                           tmp_path("plain2.port"), NULL});
+    int port = start_fake(
+        "fake_nomad.py", tmp_path("plain2.port"),
+        (const char *[]){tmp_path("nomad.json"), "--port-file", tmp_path("plain2.port"), NULL});
     struct http_request request = base_request(format("https://127.0.0.1:%d/v1/agent/self", port));
     request.ca_file = cert_path("ca.pem");
     expect_tls_failure("https to a plain port", &request);
@@ -748,8 +745,8 @@ int main(int argc, char **argv)
         return 77;
     }
     /* the fakes are on loopback: no proxy from the environment may intervene */
-    const char *proxies[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
-                             "no_proxy", "NO_PROXY"};
+    const char *proxies[] = {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                             "ALL_PROXY",  "no_proxy",    "NO_PROXY"};
     for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++)
         unsetenv(proxies[i]);
 

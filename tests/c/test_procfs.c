@@ -35,7 +35,7 @@ static void check_cgroup(const char *cgroup, const char *want_runtime, const cha
 }
 
 #define CONTAINER(cgroup, runtime, id) check_cgroup((cgroup), (runtime), (id), __LINE__)
-#define HOST(cgroup) check_cgroup((cgroup), "", "", __LINE__)
+#define HOST(cgroup)                   check_cgroup((cgroup), "", "", __LINE__)
 
 static void test_container_forms(void)
 {
@@ -60,7 +60,9 @@ static void test_host_forms(void)
     HOST("");
     HOST("\n\n\n");
     /* 63 and 65 hex digits: not an id */
-    HOST("0::/system.slice/docker-" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" ".scope\n");
+    HOST("0::/system.slice/docker-"
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+         ".scope\n");
     HOST("0::/system.slice/docker-" ID_A "a.scope\n");
     HOST("0::/system.slice/docker-a" ID_A ".scope\n");
     HOST("0::/system.slice/docker-" ID_A "B.scope\n"); /* 65 hex, one upper-case */
@@ -68,7 +70,7 @@ static void test_host_forms(void)
          "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.scope\n");
     HOST("0::/system.slice/docker-"
          "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef.scope\n");
-    HOST("0::/system.slice/docker.service\n"); /* runtime named, no id */
+    HOST("0::/system.slice/docker.service\n");        /* runtime named, no id */
     HOST("0::/system.slice/podman-" ID_A ".scope\n"); /* id, no known runtime */
 }
 

@@ -110,7 +110,8 @@ static void test_capture(void)
     CHECK_STR(r.out, "found in PATH\n");
     spawn_result_free(&r);
 
-    CHECK_INT(run((char *[]){"sh", "-c", "echo out; echo err >&2; echo more", NULL}, 5000, MIB, &r), 0);
+    CHECK_INT(run((char *[]){"sh", "-c", "echo out; echo err >&2; echo more", NULL}, 5000, MIB, &r),
+              0);
     CHECK_STR(r.out, "out\nmore\n");
     CHECK_STR(r.err, "err\n");
     spawn_result_free(&r);
@@ -296,8 +297,8 @@ static void test_descriptors(void)
     /* a descriptor someone opened without O_CLOEXEC stays out of the child */
     int leaky = open("/dev/null", O_RDONLY);
     CHECK(leaky > 2);
-    snprintf(script, sizeof script, "if [ -e /proc/$$/fd/%d ]; then echo open; else echo closed; fi",
-             leaky);
+    snprintf(script, sizeof script,
+             "if [ -e /proc/$$/fd/%d ]; then echo open; else echo closed; fi", leaky);
     CHECK_INT(run((char *[]){"sh", "-c", script, NULL}, 5000, MIB, &r), 0);
     CHECK_STR(r.out, "closed\n");
     spawn_result_free(&r);
