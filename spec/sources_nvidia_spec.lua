@@ -277,6 +277,13 @@ describe("gpuledger.sources.nvidia", function()
       assert.equal(10000, fake.last_opts.timeout_ms)
     end)
 
+    it("says where it looked when the binary is not found", function()
+      local in_path = nvidia.collect(fake_core { main = { nil, "not found" } }, "nvidia-smi")
+      assert.equal("nvidia-smi query-gpu: nvidia-smi: not found in PATH (--nvidia-smi names the binary)", in_path.error)
+      local by_path = nvidia.collect(fake_core { main = { nil, "not found" } }, "/opt/bin/nvidia-smi")
+      assert.equal("nvidia-smi query-gpu: /opt/bin/nvidia-smi: not found", by_path.error)
+    end)
+
     it("asks the main query for the 12 fields in SPEC order", function()
       local fake = fake_core {}
       local argv

@@ -51,6 +51,9 @@ local function query(core, binary, kind, flag, fields)
   local out, err, status = core.spawn(argv, { timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES })
   local prefix = string.format("nvidia-smi %s: %s", kind, binary)
   if not out then
+    if err == "not found" and not binary:find("/", 1, true) then
+      err = "not found in PATH (--nvidia-smi names the binary)"
+    end
     return nil, string.format("%s: %s", prefix, err)
   end
   if status ~= 0 then
