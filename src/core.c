@@ -369,18 +369,8 @@ static int core_embedded_text(lua_State *L)
     return 2;
 }
 
-/* core.find_script(module_name) → text, chunkname, or nil when no copy
- * exists (site rules dir, site scripts dir, embedded: host.c). */
-static int core_find_script(lua_State *L)
-{
-    int found = host_find_script(L, luaL_checkstring(L, 1));
-    if (found == 0)
-        lua_pushnil(L);
-    return found ? found : 1;
-}
-
-/* core.set_search_dirs(rules_dir, scripts_dir): where later requires and
- * find_script look first; an empty string or nil means none. */
+/* core.set_search_dirs(rules_dir, scripts_dir): where later requires look
+ * first; an empty string or nil means none. */
 static int core_set_search_dirs(lua_State *L)
 {
     host_set_search_dirs(L, luaL_optstring(L, 1, ""), luaL_optstring(L, 2, ""));
@@ -619,7 +609,6 @@ static const luaL_Reg core_functions[] = {
     {"listdir", core_listdir},
     {"embedded_files", core_embedded_files},
     {"embedded_text", core_embedded_text},
-    {"find_script", core_find_script},
     {"set_search_dirs", core_set_search_dirs},
     {"call_limited", core_call_limited},
     /* serve and the history file (issue 4) */

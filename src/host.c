@@ -91,7 +91,11 @@ static int script_path(char *out, size_t cap, const char *prefix, const char *na
     return 0;
 }
 
-int host_find_script(lua_State *L, const char *name)
+/* Looks up the script of module `name` the way require does and pushes its
+ * text and chunk name ("@/etc/gpuledger/rules.d/hot.lua" or
+ * "=[embedded] rules/hot.lua"), returning 2; pushes nothing and returns 0
+ * when no copy exists. A site file that exists but cannot be read raises. */
+static int find_script(lua_State *L, const char *name)
 {
     /* "rules.hot" is hot.lua in the rules dir, rules/hot.lua embedded;
      * "gpuledger.render.table" is gpuledger/render/table.lua in the scripts
@@ -143,12 +147,12 @@ int host_find_script(lua_State *L, const char *name)
     return 2;
 }
 
-/* package.searchers entry: finds module `name` with host_find_script and
+/* package.searchers entry: finds module `name` with find_script and
  * returns its loader and chunk name, or a message saying where it looked. */
 static int search_scripts(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
-    if (host_find_script(L, name) == 0) {
+    if (find_script(L, name) == 0) {
         lua_pushfstring(L, "no script '%s' in the site directories or embedded", name);
         return 1;
     }

@@ -15,15 +15,9 @@ void host_open(lua_State *L);
 /* Opens gpuledger.core and leaves its table on the stack (luaopen style). */
 int host_open_core(lua_State *L);
 
-/* Sets the site rules and scripts directories that host_find_script (and so
- * require) searches before the embedded scripts; "" means none. */
+/* Sets the site rules and scripts directories that require searches before
+ * the embedded scripts; "" means none. */
 void host_set_search_dirs(lua_State *L, const char *rules_dir, const char *scripts_dir);
-
-/* Looks up the script of module `name` the way require does and pushes its
- * text and chunk name ("@/etc/gpuledger/rules.d/hot.lua" or
- * "=[embedded] rules/hot.lua"), returning 2; pushes nothing and returns 0
- * when no copy exists. A site file that exists but cannot be read raises. */
-int host_find_script(lua_State *L, const char *name);
 
 /* The embedded script at `path` ("rules/hot.lua"), or NULL. */
 const struct embedded_file *host_embedded_file(const char *path);

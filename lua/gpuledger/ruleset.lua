@@ -206,7 +206,7 @@ local function load_thresholds(core, rules_dir)
   return thresholds, errors
 end
 
--- Loads the effective rule set with core (find_script, embedded_files, …)
+-- Loads the effective rule set with core (embedded_text, embedded_files, read_file, …)
 -- from rules_dir ("" for none). Returns {rules = {…}, thresholds = {…},
 -- errors = {"file:line: message", …}}; each rule is the file's table plus
 -- file (the stem) and origin (a site path or "embedded").
