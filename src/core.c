@@ -16,10 +16,12 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "atomic_file.h"
 #include "csv.h"
 #include "embedded.h"
 #include "host.h"
 #include "http_client.h"
+#include "http_server.h"
 #include "procfs.h"
 #include "spawn_capture.h"
 
@@ -395,9 +397,7 @@ static int core_call_limited(lua_State *L)
     return lua_gettop(L) - base;
 }
 
-/* ==== serve and the history file (issue 4: http_server.c, atomic_file.c) ==== */
-#include "atomic_file.h"
-#include "http_server.h"
+/* ==== serve and the history file (http_server.c, atomic_file.c) ==== */
 
 /* core.write_atomic(path, bytes) → true, or nil, cause: the file at path is
  * replaced whole or not at all (temp file, fsync, rename, fsync of the
@@ -611,7 +611,7 @@ static const luaL_Reg core_functions[] = {
     {"embedded_text", core_embedded_text},
     {"set_search_dirs", core_set_search_dirs},
     {"call_limited", core_call_limited},
-    /* serve and the history file (issue 4) */
+    /* serve and the history file */
     {"write_atomic", core_write_atomic},
     {"serve", core_serve},
     {NULL, NULL},

@@ -55,7 +55,7 @@ local function build_ledger(opts)
   if not snap then
     return nil, why
   end
-  -- --history (issue 4): read only, to annotate each GPU's stateSince; a
+  -- --history: read only, to annotate each GPU's stateSince; a
   -- replayed node is read as of now, since the history is in live time.
   if opts.history ~= "" and (opts.demo or opts.replay ~= "") then
     snap.at = require("gpuledger.clock").format_time(core.now())
@@ -120,7 +120,7 @@ function commands.rules(opts)
   return require("gpuledger.rulescmd").run(core, opts)
 end
 
--- serve (issue 4): gpuledger.serve runs it, getting each refresh's snapshot here.
+-- serve: gpuledger.serve runs it, getting each refresh's snapshot here.
 function commands.serve(opts)
   return require("gpuledger.serve").run(core, opts, get_snapshot)
 end
