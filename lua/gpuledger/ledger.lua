@@ -125,6 +125,22 @@ local function gpu_tenants(gpu, processes, pid_containers, containers, reserved_
   return tenants, by_key
 end
 
+-- How each source fared: "read", "failed" or "off" (not asked).
+local function source_states(sources)
+  local states = {}
+  for _, name in ipairs { "nvidia", "proc", "docker", "podman", "nomad" } do
+    local source = sources[name]
+    if source == nil then
+      states[name] = "off"
+    elseif source.ok then
+      states[name] = "read"
+    else
+      states[name] = "failed"
+    end
+  end
+  return states
+end
+
 -- Builds the ledger of a snapshot (SPEC §3.1). Returns
 -- {schema, node, at, entries, nomadRead, processesRead, errors?, sources}:
 -- processesRead is false when nvidia-smi's process list could not be read,
@@ -184,24 +200,8 @@ function M.build(snapshot)
     nomadRead = visible ~= nil,
     processesRead = apps ~= nil and apps.error == nil,
     errors = #errors > 0 and json.array(errors) or nil,
-    sources = M.source_states(sources),
+    sources = source_states(sources),
   }
-end
-
--- How each source fared: "read", "failed" or "off" (not asked).
-function M.source_states(sources)
-  local states = {}
-  for _, name in ipairs { "nvidia", "proc", "docker", "podman", "nomad" } do
-    local source = sources[name]
-    if source == nil then
-      states[name] = "off"
-    elseif source.ok then
-      states[name] = "read"
-    else
-      states[name] = "failed"
-    end
-  end
-  return states
 end
 
 return M

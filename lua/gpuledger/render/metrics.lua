@@ -186,15 +186,19 @@ function M.node(ledger, findings, codes, h, rules)
     end
   end
 
+  local sorted_tenants = {}
+  for i, gpu in ipairs(entries) do
+    sorted_tenants[i] = tenants_by_name(gpu)
+  end
   w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")
-  for _, gpu in ipairs(entries) do
-    for _, tenant in ipairs(tenants_by_name(gpu)) do
+  for i, gpu in ipairs(entries) do
+    for _, tenant in ipairs(sorted_tenants[i]) do
       w.sample(tenant_labels(node, gpu, tenant), (tenant.usedMemoryMiB or 0) * MIB)
     end
   end
   w.family("gpuledger_tenant_reserved", "gauge", "1 when Nomad reserved the GPU for the tenant, else 0.")
-  for _, gpu in ipairs(entries) do
-    for _, tenant in ipairs(tenants_by_name(gpu)) do
+  for i, gpu in ipairs(entries) do
+    for _, tenant in ipairs(sorted_tenants[i]) do
       w.sample(tenant_labels(node, gpu, tenant), tenant.reserved and 1 or 0)
     end
   end
