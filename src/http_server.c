@@ -1,7 +1,16 @@
 /* serve's HTTP server: libmicrohttpd (epoll, a small thread pool) answering
  * GET and HEAD from a reference-counted set of responses rendered by the
  * last refresh, with the security headers of SPEC §6.1 on every response,
- * errors included. Knows nothing of Lua. */
+ * errors included. A connection that has not sent a complete request head
+ * within HEAD_DEADLINE_MS of opening (or of its previous answer) is closed,
+ * however slowly it drips. Knows nothing of Lua.
+ *
+ * What libmicrohttpd 0.9.75 answers itself, without the security headers
+ * (it builds those responses internally and offers no hook to add any): 400
+ * for a request line or header it cannot parse, 505 for an HTTP version
+ * other than 1.0 and 1.1, and 414/431 for a request head larger than the
+ * connection's memory pool (32 KiB). Their bodies are fixed texts naming
+ * the error, and the connection is closed after each. */
 #include "http_server.h"
 
 #include <errno.h>
@@ -29,6 +38,8 @@
  * 0.9.75 zeroes it between requests: bench/README.md) */
 #define MEMORY_PER_CONNECTION (32u * 1024u)
 #define MAX_URL               8192 /* longer request targets get our 414 */
+#define HEAD_DEADLINE_MS      5000 /* for a whole request head, however slowly it drips */
+#define WATCHDOG_PERIOD_MS    250  /* how often the head deadlines are checked */
 
 /* ---- response sets ------------------------------------------------------ */
 
@@ -265,12 +276,168 @@ int http_listen(const char *listen, int *port, char *err, size_t err_cap)
 
 /* ---- the server --------------------------------------------------------- */
 
+/* One open connection, watched for its request head's deadline. */
+struct head_watch {
+    struct head_watch *prev, *next;
+    int fd;
+    long long deadline_ms; /* monotonic; 0 while a request is being answered */
+};
+
 struct http_server {
     struct MHD_Daemon *daemon;
     pthread_mutex_t lock; /* guards current: held only to swap or to take a reference */
     struct http_set *current;
-    struct MHD_Response *not_found, *not_allowed, *too_long;
+    struct MHD_Response *not_found, *not_allowed, *too_long, *bad_request;
+    /* the head deadlines: every open connection, and the thread closing
+     * those past their deadline */
+    pthread_mutex_t watch_lock; /* guards watches, each deadline and stopping */
+    pthread_cond_t watch_wakeup;
+    struct head_watch *watches;
+    int stopping;
+    pthread_t watchdog;
 };
+
+/* Milliseconds on the monotonic clock. */
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The watch of connection (NULL when none could be made). */
+static struct head_watch *watch_of(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/* Sets the head deadline of connection's watch: deadline_ms, or 0 for none. */
+static void set_head_deadline(struct http_server *server, struct MHD_Connection *connection,
+                              long long deadline_ms)
+{
+    struct head_watch *watch = watch_of(connection);
+    if (!watch)
+        return;
+    pthread_mutex_lock(&server->watch_lock);
+    watch->deadline_ms = deadline_ms;
+    pthread_mutex_unlock(&server->watch_lock);
+}
+
+/* libmicrohttpd's connection callback: a new connection gets a watch with
+ * its head deadline; a closed one loses it. libmicrohttpd calls it for a
+ * closed connection before it closes the socket, so the watchdog never
+ * shuts down a descriptor that was reused. A watch that cannot be
+ * allocated leaves the connection to the idle timeout. */
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *server = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct head_watch *watch = info ? calloc(1, sizeof *watch) : NULL;
+        if (!watch)
+            return;
+        watch->fd = info->connect_fd;
+        watch->deadline_ms = now_ms() + HEAD_DEADLINE_MS;
+        pthread_mutex_lock(&server->watch_lock);
+        watch->next = server->watches;
+        if (watch->next)
+            watch->next->prev = watch;
+        server->watches = watch;
+        pthread_mutex_unlock(&server->watch_lock);
+        *socket_context = watch;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        struct head_watch *watch = *socket_context;
+        pthread_mutex_lock(&server->watch_lock);
+        if (watch->prev)
+            watch->prev->next = watch->next;
+        else
+            server->watches = watch->next;
+        if (watch->next)
+            watch->next->prev = watch->prev;
+        pthread_mutex_unlock(&server->watch_lock);
+        free(watch);
+        *socket_context = NULL;
+    }
+}
+
+/* libmicrohttpd's completion callback: the answer went out (or the request
+ * ended otherwise); the next request head has HEAD_DEADLINE_MS. */
+static void on_completed(void *cls, struct MHD_Connection *connection, void **request_state,
+                         enum MHD_RequestTerminationCode code)
+{
+    (void)request_state;
+    (void)code;
+    set_head_deadline(cls, connection, now_ms() + HEAD_DEADLINE_MS);
+}
+
+/* The watchdog thread: every WATCHDOG_PERIOD_MS, shuts down the sockets of
+ * the connections past their head deadline (libmicrohttpd then sees them
+ * end and closes them as usual), until the server stops. */
+static void *watchdog_main(void *cls)
+{
+    struct http_server *server = cls;
+    pthread_mutex_lock(&server->watch_lock);
+    while (!server->stopping) {
+        long long now = now_ms();
+        for (struct head_watch *watch = server->watches; watch; watch = watch->next) {
+            if (watch->deadline_ms != 0 && now >= watch->deadline_ms) {
+                shutdown(watch->fd, SHUT_RDWR);
+                watch->deadline_ms = 0;
+            }
+        }
+        struct timespec wake;
+        clock_gettime(CLOCK_MONOTONIC, &wake);
+        wake.tv_nsec += WATCHDOG_PERIOD_MS * 1000000L;
+        wake.tv_sec += wake.tv_nsec / 1000000000L;
+        wake.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&server->watch_wakeup, &server->watch_lock, &wake);
+    }
+    pthread_mutex_unlock(&server->watch_lock);
+    return NULL;
+}
+
+/* Starts the watchdog thread, its condition on the monotonic clock.
+ * Returns 0, or -1 when it could not (nothing is left to undo then). */
+static int watchdog_start(struct http_server *server)
+{
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) != 0)
+        return -1;
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(&server->watch_wakeup, &attr);
+    pthread_condattr_destroy(&attr);
+    if (rc != 0)
+        return -1;
+    pthread_mutex_init(&server->watch_lock, NULL);
+    if (pthread_create(&server->watchdog, NULL, watchdog_main, server) != 0) {
+        pthread_mutex_destroy(&server->watch_lock);
+        pthread_cond_destroy(&server->watch_wakeup);
+        return -1;
+    }
+    return 0;
+}
+
+/* Frees what watchdog_start made, once libmicrohttpd has closed every
+ * connection (their callbacks take watch_lock). */
+static void watchdog_destroy(struct http_server *server)
+{
+    pthread_mutex_destroy(&server->watch_lock);
+    pthread_cond_destroy(&server->watch_wakeup);
+}
+
+/* Stops and joins the watchdog thread. */
+static void watchdog_stop(struct http_server *server)
+{
+    pthread_mutex_lock(&server->watch_lock);
+    server->stopping = 1;
+    pthread_cond_signal(&server->watch_wakeup);
+    pthread_mutex_unlock(&server->watch_lock);
+    pthread_join(server->watchdog, NULL);
+}
 
 /* The current set, with a reference the caller releases. */
 static struct http_set *acquire_current(struct http_server *server)
@@ -282,25 +449,59 @@ static struct http_set *acquire_current(struct http_server *server)
     return set;
 }
 
+/* What a request's state (libmicrohttpd's con_cls) says, by its address. */
+static int request_fresh, request_seen, request_nul_in_path;
+
+/* libmicrohttpd's URI callback, called once the request line has arrived
+ * and before libmicrohttpd splits off and decodes the query: its return
+ * value becomes the request's state. The query is cut off here, in the
+ * request line libmicrohttpd hands over (its own read buffer, writable:
+ * libmicrohttpd writes into it next): gpuledger reads no query argument,
+ * and 0.9.75 cannot answer a request whose arguments overflow the
+ * connection's memory pool (about 300 of them) — it stalls until the idle
+ * timeout. A path with an encoded NUL ("/metrics%00.html", which decoding
+ * would cut to "/metrics") is marked to be answered 400. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connection)
+{
+    (void)cls;
+    (void)connection;
+    if (!uri)
+        return &request_fresh;
+    char *query = strchr(uri, '?');
+    if (query && query[1] != '\0')
+        query[1] = '\0'; /* uri points into libmicrohttpd's writable buffer */
+    size_t path_len = query ? (size_t)(query - uri) : strlen(uri);
+    for (const char *percent = memchr(uri, '%', path_len); percent;
+         percent = memchr(percent + 1, '%', path_len - (size_t)(percent + 1 - uri))) {
+        if ((size_t)(percent - uri) + 2 < path_len && percent[1] == '0' && percent[2] == '0')
+            return &request_nul_in_path;
+    }
+    return &request_fresh;
+}
+
 /* libmicrohttpd's access handler: called on a server thread for each
- * request; answers from memory and never blocks on the main thread. Errors
- * are answered at once, which makes libmicrohttpd close the connection
- * without reading a body; a good request is answered on the next call
- * (its first call only marks it), which keeps the connection alive. */
+ * request once its head is complete; answers from memory and never blocks
+ * on the main thread. Errors are answered at once, which makes
+ * libmicrohttpd close the connection without reading a body; a good
+ * request is answered on the next call (its first call only marks it),
+ * which keeps the connection alive. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **request_state)
 {
-    static int seen_once;
     (void)version;
     (void)upload_data;
     struct http_server *server = cls;
+    if (*request_state != &request_seen)
+        set_head_deadline(server, connection, 0); /* the head is complete */
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, server->not_allowed);
+    if (*request_state == &request_nul_in_path)
+        return MHD_queue_response(connection, MHD_HTTP_BAD_REQUEST, server->bad_request);
     if (strlen(url) > MAX_URL)
         return MHD_queue_response(connection, MHD_HTTP_URI_TOO_LONG, server->too_long);
-    if (*request_state != &seen_once) {
-        *request_state = &seen_once;
+    if (*request_state != &request_seen) {
+        *request_state = &request_seen;
         return MHD_YES;
     }
     if (*upload_data_size != 0) { /* a GET with a body: ignored */
@@ -324,10 +525,12 @@ static int make_error_responses(struct http_server *server)
     static const char not_allowed[] =
         "405 method not allowed: gpuledger is read-only, use GET or HEAD\n";
     static const char too_long[] = "414 request target too long\n";
+    static const char bad_request[] = "400 bad request: the path holds an encoded NUL\n";
     server->not_found = make_response(text, not_found, strlen(not_found));
     server->not_allowed = make_response(text, not_allowed, strlen(not_allowed));
     server->too_long = make_response(text, too_long, strlen(too_long));
-    if (!server->not_found || !server->not_allowed || !server->too_long)
+    server->bad_request = make_response(text, bad_request, strlen(bad_request));
+    if (!server->not_found || !server->not_allowed || !server->too_long || !server->bad_request)
         return -1;
     if (MHD_add_response_header(server->not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
         return -1;
@@ -337,7 +540,8 @@ static int make_error_responses(struct http_server *server)
 /* Frees the fixed error responses (NULL ones are skipped). */
 static void free_error_responses(struct http_server *server)
 {
-    struct MHD_Response *responses[] = {server->not_found, server->not_allowed, server->too_long};
+    struct MHD_Response *responses[] = {server->not_found, server->not_allowed, server->too_long,
+                                        server->bad_request};
     for (size_t i = 0; i < sizeof responses / sizeof responses[0]; i++)
         if (responses[i])
             MHD_destroy_response(responses[i]);
@@ -361,6 +565,10 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
         snprintf(err, err_cap, "serve: not enough memory");
         goto fail;
     }
+    if (watchdog_start(server) != 0) {
+        snprintf(err, err_cap, "serve: could not start the head deadline thread");
+        goto fail;
+    }
     pthread_mutex_init(&server->lock, NULL);
     server->current = set;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
@@ -369,10 +577,14 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT,
         connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)MEMORY_PER_CONNECTION, MHD_OPTION_END);
+        (size_t)MEMORY_PER_CONNECTION, MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, server, MHD_OPTION_END);
     if (!server->daemon) {
         snprintf(err, err_cap, "serve: libmicrohttpd could not start on the listening socket");
         pthread_mutex_destroy(&server->lock);
+        watchdog_stop(server);
+        watchdog_destroy(server);
         goto fail;
     }
     return server;
@@ -398,7 +610,9 @@ void http_server_stop(struct http_server *server)
 {
     if (!server)
         return;
+    watchdog_stop(server);
     MHD_stop_daemon(server->daemon); /* joins the threads, closes the listening socket */
+    watchdog_destroy(server);
     http_set_release(server->current);
     free_error_responses(server);
     pthread_mutex_destroy(&server->lock);
