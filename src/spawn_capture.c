@@ -19,7 +19,8 @@
 
 #include "units.h"
 
-extern char **environ;
+/* The PATH a child gets when the agent has none. */
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 enum {
     READ_CHUNK = 64 * 1024,
@@ -261,19 +262,33 @@ static int open_pipe(int fds[2])
 
 /* Starts argv with stdin from /dev/null, stdout and stderr on out_fd and
  * err_fd, no other descriptor, default signal dispositions, an empty signal
- * mask, in a new process group. Returns 0 or an errno value: glibc reports the
- * child's failure to exec (ENOENT, EACCES...) as posix_spawnp's result. */
+ * mask, in a new process group, and an environment of its own: the agent's
+ * PATH (or DEFAULT_PATH) and LC_ALL=C, nothing else — no variable of the
+ * agent's (a token) reaches a child. Returns 0 or an errno value: glibc
+ * reports the child's failure to exec (ENOENT, EACCES...) as posix_spawnp's
+ * result. */
 static int start_child(char *const argv[], int out_fd, int err_fd, pid_t *pid)
 {
+    const char *path = getenv("PATH");
+    size_t path_size = strlen("PATH=") + strlen(path ? path : DEFAULT_PATH) + 1;
+    char *path_line = malloc(path_size);
+    if (!path_line)
+        return ENOMEM;
+    snprintf(path_line, path_size, "PATH=%s", path ? path : DEFAULT_PATH);
+    char *child_environment[] = {path_line, "LC_ALL=C", NULL};
+
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     sigset_t no_signals, all_signals;
     int rc = posix_spawn_file_actions_init(&actions);
-    if (rc != 0)
+    if (rc != 0) {
+        free(path_line);
         return rc;
+    }
     rc = posix_spawnattr_init(&attr);
     if (rc != 0) {
         posix_spawn_file_actions_destroy(&actions);
+        free(path_line);
         return rc;
     }
     sigemptyset(&no_signals);
@@ -298,9 +313,10 @@ static int start_child(char *const argv[], int out_fd, int err_fd, pid_t *pid)
     if (rc == 0)
         rc = posix_spawnattr_setsigdefault(&attr, &all_signals);
     if (rc == 0)
-        rc = posix_spawnp(pid, argv[0], &actions, &attr, argv, environ);
+        rc = posix_spawnp(pid, argv[0], &actions, &attr, argv, child_environment);
     posix_spawnattr_destroy(&attr);
     posix_spawn_file_actions_destroy(&actions);
+    free(path_line);
     return rc;
 }
 

@@ -14,7 +14,8 @@ struct spawn_result {
 };
 
 /* Runs argv (argv[0] looked up in PATH) without a shell, in a process group of
- * its own, with stdin from /dev/null, capturing stdout and stderr.
+ * its own, with stdin from /dev/null, capturing stdout and stderr. The child's
+ * environment is PATH and LC_ALL=C only, never the caller's.
  * Returns 0 with *result filled when the child ran to its end (whatever its
  * exit status). Returns -1 with a one-line cause in errbuf and nothing to free
  * when it could not run ("not found", "permission denied"), ran past

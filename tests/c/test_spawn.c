@@ -133,6 +133,32 @@ static void test_capture(void)
     CHECK(no_child_left());
 }
 
+/* The child sees PATH and LC_ALL=C, nothing of this process's environment. */
+static void test_environment(void)
+{
+    struct spawn_result r;
+    char want[4096];
+    const char *path = getenv("PATH");
+    setenv("NOMAD_TOKEN", "s3cret-token-value", 1);
+    setenv("LANG", "de_DE.UTF-8", 1);
+    snprintf(want, sizeof want, "PATH=%s\nLC_ALL=C\n", path ? path : "");
+    CHECK_INT(run((char *[]){"env", NULL}, 5000, MIB, &r), 0);
+    CHECK_STR(r.out, want);
+    CHECK(strstr(r.out, "s3cret") == NULL);
+    spawn_result_free(&r);
+
+    unsetenv("PATH"); /* then a usual system PATH, still nothing else */
+    CHECK_INT(run((char *[]){"/usr/bin/env", NULL}, 5000, MIB, &r), 0);
+    CHECK_STR(r.out,
+              "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\nLC_ALL=C\n");
+    spawn_result_free(&r);
+    if (path)
+        setenv("PATH", path, 1);
+    unsetenv("NOMAD_TOKEN");
+    unsetenv("LANG");
+    CHECK(no_child_left());
+}
+
 static void test_exit_status(void)
 {
     struct spawn_result r;
@@ -354,6 +380,7 @@ int main(void)
         return 1;
     }
     test_capture();
+    test_environment();
     test_exit_status();
     test_exec_failures();
     test_timeouts();

@@ -179,6 +179,16 @@ FAKE_SMI_LOG=$log smi "$H100" ls
 expect_eq "query order: main, tlimit, event reasons, compute-apps (no legacy when event answered)" \
     "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$apps_q")"
 
+# Children get PATH and LC_ALL=C only: the Nomad token in gpuledger's
+# environment (and every other variable of it) never reaches nvidia-smi.
+FAKE_SMI_ENV_LOG=$WORK/smi.env NOMAD_TOKEN=s3cret-nomad-token LANG=C.UTF-8 smi "$H100" ls
+expect_rc "children's environment: ls exit 0" 0
+# (bash, the fake's interpreter, adds PWD, SHLVL and _ itself)
+expect_eq "children's environment: PATH and LC_ALL=C only" \
+    "$(tr '\0' '\n' <"$WORK/smi.env" | sed 's/=.*//' | grep -vx 'PWD\|SHLVL\|_' | sort | tr '\n' ' ')" "LC_ALL PATH "
+expect_eq "children's environment: LC_ALL=C" "$(tr '\0' '\n' <"$WORK/smi.env" | grep '^LC_ALL=')" "LC_ALL=C"
+expect_not_in "children's environment: no token" "$(tr '\0' '\n' <"$WORK/smi.env")" "s3cret-nomad-token"
+
 # The event query fails (a driver that does not know the field): the legacy
 # throttle query comes next, before compute-apps, and its answer is used.
 no_event=$WORK/no-event
