@@ -207,6 +207,7 @@ static int core_http_get(lua_State *L)
             return luaL_error(L, "not enough memory");
         snprintf(token_line, size, "%s: %s", token_header, token);
         headers[nheaders++] = token_line;
+        request.secret = token; /* never shown, even when a server echoes it */
     }
     headers[nheaders] = NULL;
     request.headers = headers;

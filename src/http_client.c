@@ -2,7 +2,7 @@
  * bounded in time and in size, errors as one line that carries libcurl's
  * wording. See http_client.h for the contract. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strcasestr */
+#define _GNU_SOURCE /* strcasestr, memmem */
 #endif
 #include "http_client.h"
 
@@ -408,6 +408,35 @@ static void redact(char *text, size_t cap, const char *secret)
     }
 }
 
+/* Replaces every occurrence of secret in the body with "<redacted>" (the
+ * body may grow or shrink). Returns 0, or -1 when memory ran out (the body
+ * is then untouched). A secret under 4 bytes is left, as redact() does. */
+static int redact_body(struct buffer *body, const char *secret)
+{
+    static const char mask[] = "<redacted>";
+    size_t secret_len = strlen(secret);
+    if (secret_len < 4 || !body->data || !memmem(body->data, body->len, secret, secret_len))
+        return 0;
+    struct buffer redacted = {0};
+    const char *from = body->data, *end = body->data + body->len, *hit;
+    int rc = 0;
+    while (rc == 0 && (hit = memmem(from, (size_t)(end - from), secret, secret_len)) != NULL) {
+        rc = buffer_append(&redacted, from, (size_t)(hit - from));
+        if (rc == 0)
+            rc = buffer_append(&redacted, mask, sizeof mask - 1);
+        from = hit + secret_len;
+    }
+    if (rc == 0)
+        rc = buffer_append(&redacted, from, (size_t)(end - from));
+    if (rc != 0) {
+        free(redacted.data);
+        return -1;
+    }
+    free(body->data);
+    *body = redacted;
+    return 0;
+}
+
 /* Masks every header value of the request in errbuf. */
 static void redact_header_values(const struct http_request *request, char *errbuf, size_t errlen)
 {
@@ -646,7 +675,8 @@ int http_get(const struct http_request *request, struct http_response *response,
         describe_failure(request, curl, code, &t, curl_detail, errbuf, errlen);
         goto out;
     }
-    if (buffer_append(&t.body, "", 0) != 0) { /* an empty body is still a string */
+    if (buffer_append(&t.body, "", 0) != 0 || /* an empty body is still a string */
+        (request->secret && redact_body(&t.body, request->secret) != 0)) {
         fail(errbuf, errlen, "out of memory reading the answer");
         goto out;
     }
@@ -659,6 +689,8 @@ int http_get(const struct http_request *request, struct http_response *response,
             fail(errbuf, errlen, "out of memory reading the answer");
             goto out;
         }
+        if (request->secret)
+            redact(response->content_type, strlen(response->content_type) + 1, request->secret);
     }
     response->body = t.body.data;
     response->body_len = t.body.len;
@@ -670,6 +702,8 @@ out:
         http_response_free(response);
         response->status = 0;
         redact_header_values(request, errbuf, errlen);
+        if (request->secret && errbuf && errlen)
+            redact(errbuf, errlen, request->secret);
     }
     curl_easy_cleanup(curl);
     curl_slist_free_all(headers);

@@ -16,6 +16,10 @@ struct http_request {
     const char *client_cert;     /* PEM certificate, goes with client_key */
     const char *client_key;      /* PEM key, goes with client_cert */
     const char *tls_server_name; /* name to send (SNI) and verify instead of the URL's host */
+    /* a value never to be shown (the token a header carries), or NULL: a
+       server that echoes it gets every occurrence in the body and the
+       Content-Type replaced with "<redacted>", as in an error message */
+    const char *secret;
 };
 
 struct http_response {
@@ -35,7 +39,7 @@ struct http_response {
  * ("--nomad-client-cert and --nomad-client-key go together" is the caller's
  * check; here: "ca_path /x: no .pem or .crt file", "ca_path /x: <strerror>").
  * The caller prefixes the source and address. Header values (tokens) never
- * appear in errbuf. */
+ * appear in errbuf, nor request->secret in the answer. */
 int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
              size_t errlen);
 

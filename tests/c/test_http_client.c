@@ -23,8 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TOKEN   "tok-SECRET-7f3a9c41-do-not-print"
-#define NODE_ID "f7476465-4d6e-c0de-26d0-e383c49be941"
+#define TOKEN         "tok-SECRET-7f3a9c41-do-not-print"
+#define NODE_ID       "f7476465-4d6e-c0de-26d0-e383c49be941"
+#define UNKNOWN_TOKEN "9c1e2a47-unknown-token-echoed-back"
 
 static char fakes_dir[4096];
 static char tmp_dir[] = "/tmp/gpuledger-http-test-XXXXXX";
@@ -352,6 +353,10 @@ static const char nomad_config[] =
     " \"AllocatedResources\": null}],\n"
     " \"faults\": {\"service\": {\"status\": 500, \"body\": \"No cluster leader\"}}}\n";
 
+static const char echo_config[] =
+    "{\"node_id\": \"" NODE_ID "\", \"tokens\": {},\n"
+    " \"unknown_token_body\": \"ACL token {token} not found; again: {token}.\"}\n";
+
 static const char hang_config[] =
     "{\"node_id\": \"" NODE_ID "\", \"acl\": false,\n"
     " \"faults\": {\"agent_self\": {\"hang_seconds\": 60},\n"
@@ -457,6 +462,33 @@ static void test_plain_http(void)
     request.url = format("http://127.0.0.1:%d/v1/agent/self", port);
     request.timeout_ms = 0;
     expect_failure("zero timeout", &request, "timeout");
+}
+
+/* A server that echoes the token in its answer: the secret never comes
+ * back, in the body or anywhere else. */
+static void test_echoed_token(void)
+{
+    printf("a token echoed in the answer\n");
+    int port = start_fake(
+        "fake_nomad.py", tmp_path("echo.port"),
+        (const char *[]){tmp_path("echo.json"), "--port-file", tmp_path("echo.port"), NULL});
+    static const char *unknown_headers[] = {"X-Nomad-Token: " UNKNOWN_TOKEN, NULL};
+    struct http_request request = base_request(format("http://127.0.0.1:%d/v1/agent/self", port));
+    request.headers = unknown_headers;
+    request.secret = UNKNOWN_TOKEN;
+    struct http_response response;
+    char errbuf[512];
+    if (CHECK(get(&request, &response, errbuf, sizeof errbuf) == 0)) {
+        CHECK_INT(response.status, 403);
+        CHECK_STR(response.body, "ACL token <redacted> not found; again: <redacted>.");
+        CHECK_INT(response.body_len, strlen(response.body));
+        http_response_free(&response);
+    }
+    request.secret = NULL; /* what the server says, as a check of the check */
+    if (CHECK(get(&request, &response, errbuf, sizeof errbuf) == 0)) {
+        CHECK(strstr(response.body, UNKNOWN_TOKEN) != NULL);
+        http_response_free(&response);
+    }
 }
 
 static void test_refused_and_timeouts(void)
@@ -766,10 +798,12 @@ int main(int argc, char **argv)
     }
     write_file(tmp_path("nomad.json"), nomad_config);
     write_file(tmp_path("hang.json"), hang_config);
+    write_file(tmp_path("echo.json"), echo_config);
     write_file(tmp_path("engine.json"), engine_fixture);
 
     http_client_init();
     test_plain_http();
+    test_echoed_token();
     test_refused_and_timeouts();
     test_unix_socket();
     test_tls();

@@ -210,6 +210,16 @@ nomad_up "$WORK/acl-not-found.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
 nomad_error "403 ACL token not found" 'm:find("ACL token not found", 1, true) and m:find("agent:read", 1, true)'
 
+# A server that echoes the token in its error: never printed, in any output.
+variant acl-echo '{"unknown_token_body": "ACL token {token} not found"}'
+nomad_up "$WORK/acl-echo.json"
+MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+nomad_error "403 echoing the token" 'm:find("ACL token <redacted> not found", 1, true)'
+expect_not_in "403 echoing the token: not in check's output" "$out$err" "$UNKNOWN_TOKEN"
+expect_not_in "403 echoing the token: not in ls's output" "$ls_out" "$UNKNOWN_TOKEN"
+MY_TOKEN=$UNKNOWN_TOKEN gl ls --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+expect_not_in "403 echoing the token: not in ls's table or stderr" "$out$err" "$UNKNOWN_TOKEN"
+
 # --- 500, not JSON, a server-only agent, a hang ---------------------------------------------
 variant alloc-500 '{"faults": {"allocations": {"status": 500, "body": "No cluster leader"}}}'
 nomad_up "$WORK/alloc-500.json"

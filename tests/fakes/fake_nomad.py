@@ -192,7 +192,8 @@ class Handler(BaseHTTPRequestHandler):
         tokens = config.get("tokens", {})
         if token in tokens:
             return Policy(tokens[token]), None
-        return None, config.get("unknown_token_body", "Permission denied")
+        # "{token}" in the body echoes the token, as some servers do in errors
+        return None, config.get("unknown_token_body", "Permission denied").replace("{token}", token)
 
     def log_request(self, code="-", size="-"):  # BaseHTTPRequestHandler hook; we log ourselves
         pass
