@@ -13,6 +13,7 @@ local APPS = H.UUID0 .. ", 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n" ..
 local function fake_core(overrides)
   local fake = { spawned = {}, cgroup_calls = {}, http = {} }
   function fake.now() return 1795939200 end
+  function fake.monotonic_ms() return 5000 end
   function fake.spawn(argv)
     fake.spawned[#fake.spawned + 1] = argv[2]
     if argv[2]:find("compute-apps", 1, true) then

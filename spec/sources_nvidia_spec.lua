@@ -29,6 +29,9 @@ local TWO_GPUS = { H.smi_row { index = 0 }, H.smi_row { index = 1 } }
 -- stdout text, or to {nil, "error"} / {out, err, status}. Records calls.
 local function fake_core(answers)
   local fake = { calls = {} }
+  function fake.monotonic_ms()
+    return 5000
+  end
   function fake.spawn(argv, opts)
     local query = argv[2]
     local key
@@ -269,12 +272,13 @@ describe("gpuledger.sources.nvidia", function()
       assert.same({ "HandBrakeCLI", "ffmpeg", "python3" }, { processes[1].process, processes[2].process, processes[3].process })
     end)
 
-    it("asks each query with the binary, no shell, CSV without header or units, 10 s timeout", function()
+    it("asks each query with the binary, no shell, CSV without header or units, one 10 s deadline for all", function()
       local fake = fake_core { main = "" }
       nvidia.collect(fake, "/opt/nvidia-smi")
       assert.equal("/opt/nvidia-smi", fake.last_argv[1])
       assert.equal("--format=csv,noheader,nounits", fake.last_argv[3])
-      assert.equal(10000, fake.last_opts.timeout_ms)
+      assert.equal(5000 + 10000, fake.last_opts.deadline_ms)
+      assert.is_nil(fake.last_opts.timeout_ms)
     end)
 
     it("says where it looked when the binary is not found", function()

@@ -48,9 +48,11 @@ static lua_Integer opt_int_field(lua_State *L, int index, const char *field, lua
     return value;
 }
 
-/* core.spawn(argv, {timeout_ms=, max_bytes=}) → stdout, stderr, exit_status
- * (exit_status is nil when a signal ended it), or nil, cause. Runs argv[1]
- * without a shell (spawn.c). */
+/* core.spawn(argv, {timeout_ms=, deadline_ms=, max_bytes=}) → stdout,
+ * stderr, exit_status (exit_status is nil when a signal ended it), or nil,
+ * cause. Runs argv[1] without a shell (spawn_capture.c) until timeout_ms
+ * after it starts (default 10000 without a deadline) or deadline_ms, an
+ * instant of core.monotonic_ms(), whichever comes first. */
 static int core_spawn(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -63,14 +65,16 @@ static int core_spawn(lua_State *L)
         lua_pop(L, 1);
     }
     argv[argc] = NULL;
-    int timeout_ms = (int)opt_int_field(L, 2, "timeout_ms", 10000);
-    luaL_argcheck(L, timeout_ms > 0, 2, "timeout_ms must be more than 0");
+    lua_Integer deadline_ms = opt_int_field(L, 2, "deadline_ms", 0);
+    int timeout_ms = (int)opt_int_field(L, 2, "timeout_ms", deadline_ms > 0 ? 0 : 10000);
+    luaL_argcheck(L, timeout_ms > 0 || deadline_ms > 0, 2,
+                  "timeout_ms or deadline_ms must be more than 0");
     size_t max_bytes = (size_t)opt_int_field(L, 2, "max_bytes", 4 << 20);
 
     struct spawn_result result = {0};
     char cause[256];
-    if (spawn_capture((char *const *)argv, timeout_ms, max_bytes, &result, cause, sizeof cause) !=
-        0) {
+    if (spawn_capture((char *const *)argv, timeout_ms, (long long)deadline_ms, max_bytes, &result,
+                      cause, sizeof cause) != 0) {
         lua_pushnil(L);
         lua_pushstring(L, cause);
         return 2;
@@ -240,6 +244,14 @@ static int core_now(lua_State *L)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec / 1e9);
+    return 1;
+}
+
+/* core.monotonic_ms() → milliseconds on the monotonic clock, the clock of
+ * core.spawn's deadline_ms. */
+static int core_monotonic_ms(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)spawn_clock_ms());
     return 1;
 }
 
@@ -603,6 +615,7 @@ static const luaL_Reg core_functions[] = {
     {"proc_cgroups", core_proc_cgroups},
     {"http_get", core_http_get},
     {"now", core_now},
+    {"monotonic_ms", core_monotonic_ms},
     {"hostname", core_hostname},
     {"getenv", core_getenv},
     {"stat", core_stat},

@@ -34,6 +34,7 @@ struct record_buf {
 
 static const char ERR_BARE_QUOTE[] = "bare \" in non-quoted field";
 static const char ERR_QUOTE[] = "extraneous or missing \" in quoted field";
+static const char ERR_NUL[] = "NUL byte in a field";
 
 /* Reads the next line into *line; returns 0 at the end of the input. */
 static int read_line(struct line_reader *reader, struct line *line)
@@ -245,8 +246,21 @@ static enum read_result read_record(struct line_reader *reader, struct record_bu
     }
 }
 
-/* As csv.h says. A field keeps any NUL byte of the input (a C string view of
- * it stops there); the whole input is parsed or none of it. */
+/* The line (from 1) of the first NUL byte in text, or 0 when there is none. */
+static size_t nul_line(const char *text, size_t len)
+{
+    const char *nul = len ? memchr(text, '\0', len) : NULL;
+    if (!nul)
+        return 0;
+    size_t line = 1;
+    for (const char *p = text; p < nul; p++)
+        line += *p == '\n';
+    return line;
+}
+
+/* As csv.h says. Unlike Go, a NUL byte anywhere is an error: a C string of
+ * the field would stop at it ("42\0 42" read as "42"). The whole input is
+ * parsed or none of it. */
 int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbuf, size_t errlen)
 {
     struct line_reader reader = {text, text + len, 0};
@@ -261,6 +275,12 @@ int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbu
     table->rows = NULL;
     if (len == 0)
         return 0;
+    error_line = nul_line(text, len);
+    if (error_line != 0) {
+        if (errbuf && errlen > 0)
+            snprintf(errbuf, errlen, "line %zu: %s", error_line, ERR_NUL);
+        return -1;
+    }
     while ((result = read_record(&reader, &rec, &error_text, &error_line)) == READ_RECORD) {
         struct csv_row *rows_grown =
             grow(parsed.rows, &rows_cap, parsed.nrows + 1, sizeof(struct csv_row));

@@ -357,9 +357,20 @@ static const char *start_error(int error_number)
     return strerror(error_number);
 }
 
-/* Writes why a started child gave no result into errbuf. */
-static void describe_end(enum run_end end, int timeout_ms, size_t max_bytes, int error_number,
-                         pid_t stuck_pid, char *errbuf, size_t errlen)
+/* How long a child was given until a deadline it did not set itself: to
+ * the millisecond under a second, to 10 ms above (the caller's clock read
+ * and ours differ by microseconds: 9999.98 ms reads "10s"). */
+static int given_ms(int64_t start_ns, int64_t deadline_ns)
+{
+    int ms = (int)((deadline_ns - start_ns + 500000) / 1000000);
+    return ms < 1000 ? ms : (ms + 5) / 10 * 10;
+}
+
+/* Writes why a started child gave no result into errbuf: for a timeout,
+ * the time it was given (timed_ms), and ": its deadline passed" when that
+ * was a deadline set by the caller (at_deadline). */
+static void describe_end(enum run_end end, int timed_ms, int at_deadline, size_t max_bytes,
+                         int error_number, pid_t stuck_pid, char *errbuf, size_t errlen)
 {
     char amount[48], stuck[64] = "";
     if (!errbuf || errlen == 0)
@@ -367,8 +378,9 @@ static void describe_end(enum run_end end, int timeout_ms, size_t max_bytes, int
     if (stuck_pid > 0)
         snprintf(stuck, sizeof stuck, " (pid %ld did not die on SIGKILL)", (long)stuck_pid);
     if (end == RUN_TIMEOUT) {
-        format_duration(amount, sizeof amount, timeout_ms);
-        snprintf(errbuf, errlen, "timed out after %s%s", amount, stuck);
+        format_duration(amount, sizeof amount, timed_ms);
+        snprintf(errbuf, errlen, "timed out after %s%s%s", amount,
+                 at_deadline ? ": its deadline passed" : "", stuck);
     } else if (end == RUN_OVERFLOW) {
         format_size(amount, sizeof amount, max_bytes);
         snprintf(errbuf, errlen, "output exceeds %s%s", amount, stuck);
@@ -377,11 +389,16 @@ static void describe_end(enum run_end end, int timeout_ms, size_t max_bytes, int
     }
 }
 
-/* As spawn_capture.h says; a timeout_ms <= 0 means no time limit. A child that
- * closes its output but runs on, or leaves a process holding it, counts as
- * running until the deadline. Safe to call from several threads. */
-int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes, struct spawn_result *result,
-                  char *errbuf, size_t errlen)
+long long spawn_clock_ms(void)
+{
+    return monotonic_ns() / 1000000;
+}
+
+/* As spawn_capture.h says. A child that closes its output but runs on, or
+ * leaves a process holding it, counts as running until the deadline. Safe
+ * to call from several threads. */
+int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
+                  struct spawn_result *result, char *errbuf, size_t errlen)
 {
     struct capture out = {-1, NULL, 0, 0}, err = {-1, NULL, 0, 0};
     pid_t pid = 0;
@@ -391,8 +408,22 @@ int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes, struct s
         set_error(errbuf, errlen, "no command to run");
         return -1;
     }
+    int64_t start_ns = monotonic_ns();
+    int64_t deadline_ns = timeout_ms > 0 ? start_ns + (int64_t)timeout_ms * 1000000 : -1;
+    int at_deadline = 0;
+    if (deadline_ms > 0) {
+        int64_t given_deadline_ns = (int64_t)deadline_ms * 1000000;
+        if (given_deadline_ns <= start_ns) {
+            set_error(errbuf, errlen, "not started: its deadline had passed");
+            return -1;
+        }
+        if (deadline_ns < 0 || given_deadline_ns < deadline_ns) {
+            deadline_ns = given_deadline_ns;
+            at_deadline = 1;
+        }
+    }
+    int timed_ms = at_deadline ? given_ms(start_ns, deadline_ns) : timeout_ms;
     reap_abandoned();
-    int64_t deadline_ns = timeout_ms > 0 ? monotonic_ns() + (int64_t)timeout_ms * 1000000 : -1;
     int error_number = reserve(&out, 1) < 0 || reserve(&err, 1) < 0
                            ? ENOMEM
                            : start_with_pipes(argv, &pid, &out.fd, &err.fd);
@@ -418,7 +449,8 @@ int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes, struct s
     if (end != RUN_OK) {
         free(out.data);
         free(err.data);
-        describe_end(end, timeout_ms, max_bytes, error_number, stuck_pid, errbuf, errlen);
+        describe_end(end, timed_ms, at_deadline, max_bytes, error_number, stuck_pid, errbuf,
+                     errlen);
         return -1;
     }
     out.data[out.len] = '\0';

@@ -15,15 +15,24 @@ struct spawn_result {
 
 /* Runs argv (argv[0] looked up in PATH) without a shell, in a process group of
  * its own, with stdin from /dev/null, capturing stdout and stderr. The child's
- * environment is PATH and LC_ALL=C only, never the caller's.
+ * environment is PATH and LC_ALL=C only, never the caller's. It may run until
+ * timeout_ms after it starts (<= 0: no such limit) and until deadline_ms, an
+ * instant on spawn_clock_ms()'s clock (<= 0: none), whichever comes first:
+ * callers share one deadline among several children.
  * Returns 0 with *result filled when the child ran to its end (whatever its
  * exit status). Returns -1 with a one-line cause in errbuf and nothing to free
- * when it could not run ("not found", "permission denied"), ran past
- * timeout_ms ("timed out after 10s": the whole group is killed and reaped), or
- * wrote more than max_bytes on stdout or stderr ("output exceeds 4 MiB";
- * killed and reaped too). Never leaves a zombie or an open descriptor. */
-int spawn_capture(char *const argv[], int timeout_ms, size_t max_bytes, struct spawn_result *result,
-                  char *errbuf, size_t errlen);
+ * when it could not run ("not found", "permission denied", "not started: its
+ * deadline had passed"), ran past its time ("timed out after 10s", or "timed
+ * out after 2.5s: its deadline passed" when deadline_ms came first: the whole
+ * group is killed and reaped), or wrote more than max_bytes on stdout or
+ * stderr ("output exceeds 4 MiB"; killed and reaped too). Never leaves a
+ * zombie or an open descriptor. */
+int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
+                  struct spawn_result *result, char *errbuf, size_t errlen);
+
+/* Milliseconds on the monotonic clock: the clock of spawn_capture's
+ * deadline_ms. */
+long long spawn_clock_ms(void);
 
 /* Frees what spawn_capture filled in; safe on a zeroed result. */
 void spawn_result_free(struct spawn_result *result);

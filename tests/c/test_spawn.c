@@ -23,7 +23,7 @@ static char tmpdir[] = "/tmp/gpuledger-spawn-XXXXXX";
 static int run(char *const argv[], int timeout_ms, size_t max_bytes, struct spawn_result *result)
 {
     errbuf[0] = '\0';
-    return spawn_capture(argv, timeout_ms, max_bytes, result, errbuf, sizeof errbuf);
+    return spawn_capture(argv, timeout_ms, 0, max_bytes, result, errbuf, sizeof errbuf);
 }
 
 static double seconds_now(void)
@@ -284,6 +284,44 @@ static void test_timeouts(void)
     CHECK(no_child_left());
 }
 
+/* One deadline shared by several children: together they take no longer
+ * than it, the later ones get what is left, and once it has passed nothing
+ * more is started. */
+static void test_shared_deadline(void)
+{
+    struct spawn_result r;
+    double start = seconds_now();
+    long long deadline_ms = spawn_clock_ms() + 800;
+    errbuf[0] = '\0';
+    CHECK_INT(spawn_capture((char *[]){"echo", "quick", NULL}, 10000, deadline_ms, MIB, &r, errbuf,
+                            sizeof errbuf),
+              0);
+    CHECK_STR(r.out, "quick\n");
+    spawn_result_free(&r);
+    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 10000, deadline_ms, MIB, &r, errbuf,
+                            sizeof errbuf),
+              -1);
+    CHECK(strncmp(errbuf, "timed out after ", 16) == 0);
+    CHECK(strstr(errbuf, "ms: its deadline passed") != NULL); /* under the 800 ms */
+    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 10000, deadline_ms, MIB, &r, errbuf,
+                            sizeof errbuf),
+              -1);
+    CHECK_STR(errbuf, "not started: its deadline had passed");
+    CHECK(seconds_now() - start < 2.0); /* not 3 × 10 s */
+    CHECK(no_child_left());
+
+    /* a deadline without a timeout; a timeout shorter than the deadline */
+    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 0, spawn_clock_ms() + 1000, MIB, &r,
+                            errbuf, sizeof errbuf),
+              -1);
+    CHECK_STR(errbuf, "timed out after 1s: its deadline passed");
+    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 300, spawn_clock_ms() + 5000, MIB, &r,
+                            errbuf, sizeof errbuf),
+              -1);
+    CHECK_STR(errbuf, "timed out after 300ms");
+    CHECK(no_child_left());
+}
+
 static void test_output_cap(void)
 {
     struct spawn_result r;
@@ -384,6 +422,7 @@ int main(void)
     test_exit_status();
     test_exec_failures();
     test_timeouts();
+    test_shared_deadline();
     test_output_cap();
     test_descriptors();
     CHECK_INT(remove_tmpdir(), 0);

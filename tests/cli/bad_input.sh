@@ -140,10 +140,38 @@ expect_in "hang: ls says timed out on stderr" "$(cat "$WORK/hang-ls.err")" "time
 expect_eq "hang: check --exit-on error exits 3" "$(cat "$WORK/hang-check.rc")" 3
 expect_eq "hang: no nvidia-smi left running" "$(leftovers "$hang_smi")" ""
 
+# --- the main query answers, the optional ones hang: one 10 s deadline ---------
+# for all of them together (each had its own 10 s: check took 40 s).
+slow_optional=$WORK/slow-optional
+cp -r "$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01" "$slow_optional"
+for kind in tlimit clocks_event_reasons clocks_throttle_reasons compute-apps; do
+    echo 60 >"$slow_optional/$kind.sleep"
+done
+started=$(date +%s%N)
+smi "$slow_optional" "$hang_smi" check --json
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+expect_rc "optional queries hang: check --json exits 0" 0
+if [ "$elapsed_ms" -lt 15000 ]; then
+    pass "optional queries hang: answered within one 10 s deadline ($elapsed_ms ms)"
+else
+    fail "optional queries hang: answered within one 10 s deadline" "took $elapsed_ms ms, want < 15000"
+fi
+expect_lua "optional queries hang: the GPUs are there" "$out" '#j.findings >= 1'
+expect_lua "optional queries hang: compute-apps named as not started" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("query-compute-apps", 1, true) and f.message:find("deadline", 1, true) then return true end end return false'
+expect_eq "optional queries hang: no nvidia-smi left running" "$(leftovers "$hang_smi")" ""
+
 # --- garbage, too much, short rows ---------------------------------------------
 source_error "garbage" "$BAD/garbage" "$SMI" "query-gpu csv"
 smi "$BAD/garbage" "$SMI" ls --json
 expect_lua "garbage: no GPUs" "$out" '#j.entries == 0'
+
+# A NUL inside a field ("42\0 42"): an error naming the line, never a field cut to "42".
+nul_dir=$WORK/nul-field
+cp -r "$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01" "$nul_dir"
+python3 -c 'import sys; t = open(sys.argv[1], "rb").read(); open(sys.argv[1], "wb").write(t.replace(b",", b"\x00 42,", 1))' \
+    "$nul_dir/query-gpu.csv"
+source_error "NUL in a field" "$nul_dir" "$SMI" "query-gpu csv" "line 1: NUL byte in a field"
 
 source_error "10 MiB answer" "$BAD/huge" "$SMI" "nvidia-smi query-gpu" "exceeds"
 mkdir "$WORK/huge-bin"

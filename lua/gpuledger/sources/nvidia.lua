@@ -16,7 +16,7 @@ M.TLIMIT_FIELDS = { "index", "temperature.gpu.tlimit" }
 M.SLOWDOWN_GROUPS = { "clocks_event_reasons", "clocks_throttle_reasons" }
 M.APP_FIELDS = { "gpu_uuid", "pid", "used_memory", "process_name" }
 
-M.TIMEOUT_MS = 10000
+M.TIMEOUT_MS = 10000 -- for all of one collect's queries together
 M.MAX_BYTES = 4 * 1024 * 1024
 
 local function slowdown_fields(group)
@@ -44,11 +44,11 @@ local function first_line(s)
   return line
 end
 
--- Runs one query. Returns {fields=, rows=}, or nil and an error naming the
--- query, the binary and the cause.
-local function query(core, binary, kind, flag, fields)
+-- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
+-- rows=}, or nil and an error naming the query, the binary and the cause.
+local function query(core, binary, kind, flag, fields, deadline_ms)
   local argv = { binary, flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }
-  local out, err, status = core.spawn(argv, { timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES })
+  local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
   local prefix = string.format("nvidia-smi %s: %s", kind, binary)
   if not out then
     if err == "not found" and not binary:find("/", 1, true) then
@@ -90,12 +90,14 @@ local function short_row(answer)
   end
 end
 
--- Collects nvidia-smi's answers with core (core.spawn, core.parse_csv).
+-- Collects nvidia-smi's answers with core (core.spawn, core.parse_csv), all
+-- of its queries within one deadline of M.TIMEOUT_MS.
 -- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
 -- tlimit, slowdown, compute_apps} (each optional part is {fields, rows} or
 -- {error=}), or {ok=false, binary, error} when the main query failed.
 function M.collect(core, binary)
-  local main, err = query(core, binary, "query-gpu", "--query-gpu", M.GPU_FIELDS)
+  local deadline_ms = core.monotonic_ms() + M.TIMEOUT_MS
+  local main, err = query(core, binary, "query-gpu", "--query-gpu", M.GPU_FIELDS, deadline_ms)
   if not main then
     return { ok = false, binary = binary, error = err }
   end
@@ -104,7 +106,7 @@ function M.collect(core, binary)
     return source -- read() reports it; nothing more is asked of a driver that answers so
   end
   local function answer_or_error(kind, flag, fields)
-    local answer, why = query(core, binary, kind, flag, fields)
+    local answer, why = query(core, binary, kind, flag, fields, deadline_ms)
     return answer or { error = why }
   end
   source.tlimit = answer_or_error("tlimit", "--query-gpu", M.TLIMIT_FIELDS)
