@@ -22,6 +22,7 @@
 #include "host.h"
 #include "http_client.h"
 #include "http_server.h"
+#include "isolate.h"
 #include "procfs.h"
 #include "spawn_capture.h"
 
@@ -625,6 +626,7 @@ static const luaL_Reg core_functions[] = {
     {"embedded_text", core_embedded_text},
     {"set_search_dirs", core_set_search_dirs},
     {"call_limited", core_call_limited},
+    {"run_isolated", core_run_isolated}, /* isolate.c */
     /* serve and the history file */
     {"write_atomic", core_write_atomic},
     {"serve", core_serve},

@@ -358,12 +358,13 @@ static const char *start_error(int error_number)
 }
 
 /* How long a child was given until a deadline it did not set itself: to
- * the millisecond under a second, to 10 ms above (the caller's clock read
- * and ours differ by microseconds: 9999.98 ms reads "10s"). */
+ * the millisecond under 100 ms, to 10 ms above (the caller's clock, read in
+ * whole milliseconds a moment earlier, differs from ours by up to one:
+ * 999.4 ms reads "1s"). */
 static int given_ms(int64_t start_ns, int64_t deadline_ns)
 {
     int ms = (int)((deadline_ns - start_ns + 500000) / 1000000);
-    return ms < 1000 ? ms : (ms + 5) / 10 * 10;
+    return ms < 100 ? ms : (ms + 5) / 10 * 10;
 }
 
 /* Writes why a started child gave no result into errbuf: for a timeout,
@@ -462,6 +463,40 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     result->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     return 0;
+}
+
+enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, size_t max_bytes,
+                                     char **data, size_t *len, int *status, int *error_number)
+{
+    struct capture out = {fd, NULL, 0, 0}, none = {-1, NULL, 0, 0};
+    int64_t deadline_ns = (int64_t)deadline_ms * 1000000;
+    *data = NULL;
+    *len = 0;
+    *error_number = 0;
+    enum run_end end = RUN_FAILED;
+    if (reserve(&out, 1) < 0)
+        *error_number = ENOMEM;
+    else
+        end = read_outputs(&out, &none, deadline_ns, max_bytes, error_number);
+    if (out.fd >= 0)
+        close(out.fd);
+    int reaped = 0;
+    if (end == RUN_OK) {
+        end = wait_child(pid, deadline_ns, status, error_number);
+        reaped = end == RUN_OK || end == RUN_FAILED;
+    }
+    if (!reaped)
+        kill_and_reap(pid);
+    if (end != RUN_OK) {
+        free(out.data);
+        return end == RUN_TIMEOUT    ? SPAWN_DEADLINE
+               : end == RUN_OVERFLOW ? SPAWN_OVERFLOW
+                                     : SPAWN_FAILED;
+    }
+    out.data[out.len] = '\0';
+    *data = out.data;
+    *len = out.len;
+    return SPAWN_COLLECTED;
 }
 
 /* Frees both buffers and zeroes *result. */

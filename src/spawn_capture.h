@@ -1,6 +1,7 @@
 #ifndef GPULEDGER_SPAWN_CAPTURE_H
 #define GPULEDGER_SPAWN_CAPTURE_H
 #include <stddef.h>
+#include <sys/types.h>
 
 /* What a finished child left behind. Buffers are NUL-terminated and owned by
  * the caller (spawn_result_free). */
@@ -36,5 +37,18 @@ long long spawn_clock_ms(void);
 
 /* Frees what spawn_capture filled in; safe on a zeroed result. */
 void spawn_result_free(struct spawn_result *result);
+
+/* How spawn_collect ended. */
+enum spawn_collect_end { SPAWN_COLLECTED, SPAWN_DEADLINE, SPAWN_OVERFLOW, SPAWN_FAILED };
+
+/* For a child started another way (isolate.c forks one): reads fd, the read
+ * end of a pipe from pid, to its end (and closes it), then reaps pid, all by
+ * deadline_ms (spawn_clock_ms's clock). Returns SPAWN_COLLECTED with *data
+ * (owned by the caller, NUL-terminated), *len and *status (as waitpid fills
+ * it). Otherwise nothing is left to free, pid's process group is killed and
+ * pid reaped: SPAWN_DEADLINE, SPAWN_OVERFLOW (more than max_bytes), or
+ * SPAWN_FAILED with *error_number (an errno value). */
+enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, size_t max_bytes,
+                                     char **data, size_t *len, int *status, int *error_number);
 
 #endif
