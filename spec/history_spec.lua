@@ -216,6 +216,24 @@ describe("history file", function()
     assert.is_nil((history.load(H.core, path)))
   end)
 
+  it("refuses a history in a directory other users can write, and keeps a bad one aside", function()
+    local shared = dir .. "/shared"
+    assert(os.execute("mkdir -m 1777 " .. shared))
+    local path = shared .. "/history.json"
+    H.write(path, "{}")
+    local h, why = history.load(H.core, path)
+    assert.is_nil(h)
+    assert.equal(path .. ": refused: the directory " .. shared .. " is writable by other users (mode 1777)", why)
+    local ok, refused = history.save(H.core, path, history.new())
+    assert.is_nil(ok)
+    assert.truthy(refused:find("refused", 1, true))
+    assert(os.execute("chmod 0700 " .. shared))
+    assert(history.save(H.core, path, history.new()))
+    local aside = assert(H.core.keep_aside(path))
+    assert.truthy(aside:find(path .. ".corrupt-", 1, true) == 1)
+    assert.same(history.new(), assert(history.load(H.core, path)))
+  end)
+
   it("reads the original's files, null arrays included", function()
     local h = assert(history.decode([[{"schema":1,"gpus":{"GPU-a":{"node":"n","index":0,"state":"free",
       "since":"2026-11-29T07:00:00Z","seen":"2026-11-29T08:00:00Z","seconds":{"free":30},"uses":null}},"jobs":null}]]))

@@ -1,7 +1,9 @@
 /* Writing a whole file atomically: temp file in the same directory, fsync,
  * rename over the target, fsync the directory. What the history file needs
  * so that kill -9 at any moment leaves either the previous refresh's file or
- * the new one, never half of one. */
+ * the new one, never half of one; and, since gpuledger trusts what it reads
+ * back, the checks that no other user could have written it, and a way to
+ * keep a file that could not be used aside rather than overwrite it. */
 #include "atomic_file.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TEMP_SUFFIX ".tmp"
@@ -24,8 +27,9 @@ static int fail(char *err, size_t err_cap, const char *path, const char *step, i
     return -1;
 }
 
-/* Creates dir and its missing parents with mode 0755 (mkdir -p). Returns 0,
- * or -1 with errno set; dir is modified while working and restored. */
+/* Creates dir and its missing parents with mode 0700 (mkdir -p; whatever the
+ * umask, never writable by others). Returns 0, or -1 with errno set; dir is
+ * modified while working and restored. */
 static int make_dirs(char *dir)
 {
     struct stat st;
@@ -35,7 +39,7 @@ static int make_dirs(char *dir)
         if (*slash != '/')
             continue;
         *slash = '\0';
-        int rc = mkdir(dir, 0755);
+        int rc = mkdir(dir, 0700);
         int err = errno;
         *slash = '/';
         if (rc != 0 && err != EEXIST) {
@@ -43,7 +47,7 @@ static int make_dirs(char *dir)
             return -1;
         }
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return -1;
     return 0;
 }
@@ -78,29 +82,80 @@ static int sync_dir(const char *dir)
     return rc;
 }
 
-int atomic_file_write(const char *path, const void *data, size_t len, char *err, size_t err_cap)
+/* The directory part of path into dir ("" for a bare name, "/" for
+ * "/name"). Returns 0, or -1 when it does not fit or path names no file. */
+static int split_dir(const char *path, char *dir, size_t dir_cap)
 {
-    char dir[PATH_MAX], temp[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    if (*base == '\0')
-        return fail(err, err_cap, path, "want a file name", EISDIR);
+    if ((slash ? slash[1] : path[0]) == '\0')
+        return -1;
     size_t dir_len = slash ? (size_t)(slash - path) : 0;
     if (slash && dir_len == 0)
         dir_len = 1; /* "/name": the root */
-    int n = snprintf(temp, sizeof temp, "%s.%s%s", path, TEMP_RANDOM, TEMP_SUFFIX);
-    if (dir_len >= sizeof dir || n < 0 || (size_t)n >= sizeof temp)
-        return fail(err, err_cap, path, "path", ENAMETOOLONG);
+    if (dir_len >= dir_cap)
+        return -1;
     memcpy(dir, path, dir_len);
     dir[dir_len] = '\0';
+    return 0;
+}
+
+/* The checks of atomic_file_check, on path whose directory is dir. */
+static int check_private(const char *path, const char *dir, char *err, size_t err_cap)
+{
+    struct stat st;
+    uid_t me = geteuid();
+    if (stat(dir[0] ? dir : ".", &st) != 0)
+        return errno == ENOENT ? 0 : fail(err, err_cap, path, "stat directory", errno);
+    if (st.st_uid != me && st.st_uid != 0) {
+        snprintf(err, err_cap,
+                 "%s: refused: the directory %s belongs to uid %u, not to this user (uid %u) "
+                 "or root",
+                 path, dir[0] ? dir : ".", (unsigned)st.st_uid, (unsigned)me);
+        return -1;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(err, err_cap,
+                 "%s: refused: the directory %s is writable by other users (mode %04o)", path,
+                 dir[0] ? dir : ".", (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0 : fail(err, err_cap, path, "stat", errno);
+    if (st.st_uid != me) {
+        snprintf(err, err_cap, "%s: refused: it belongs to uid %u, not to this user (uid %u)", path,
+                 (unsigned)st.st_uid, (unsigned)me);
+        return -1;
+    }
+    return 0;
+}
+
+int atomic_file_check(const char *path, char *err, size_t err_cap)
+{
+    char dir[PATH_MAX];
+    if (split_dir(path, dir, sizeof dir) != 0)
+        return fail(err, err_cap, path, "path", ENAMETOOLONG);
+    return check_private(path, dir, err, err_cap);
+}
+
+int atomic_file_write(const char *path, const void *data, size_t len, char *err, size_t err_cap)
+{
+    char dir[PATH_MAX], temp[PATH_MAX];
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (*base == '\0')
+        return fail(err, err_cap, path, "want a file name", EISDIR);
+    int n = snprintf(temp, sizeof temp, "%s.%s%s", path, TEMP_RANDOM, TEMP_SUFFIX);
+    if (split_dir(path, dir, sizeof dir) != 0 || n < 0 || (size_t)n >= sizeof temp)
+        return fail(err, err_cap, path, "path", ENAMETOOLONG);
 
     if (make_dirs(dir) != 0)
         return fail(err, err_cap, path, "create directory", errno);
+    if (check_private(path, dir, err, err_cap) != 0)
+        return -1;
     int fd = mkostemps(temp, (int)strlen(TEMP_SUFFIX), O_CLOEXEC);
     if (fd < 0)
         return fail(err, err_cap, path, "create temp file", errno);
     const char *step = NULL;
-    if (fchmod(fd, 0644) != 0)
+    if (fchmod(fd, 0600) != 0)
         step = "chmod temp file";
     else if (write_all(fd, data, len) != 0)
         step = "write temp file";
@@ -122,4 +177,27 @@ int atomic_file_write(const char *path, const void *data, size_t len, char *err,
     if (sync_dir(dir) != 0)
         return fail(err, err_cap, path, "fsync directory", errno);
     return 0;
+}
+
+int atomic_file_keep_aside(const char *path, char *aside, size_t aside_cap, char *err,
+                           size_t err_cap)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm utc;
+    gmtime_r(&now, &utc);
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+    for (int attempt = 1; attempt <= 100; attempt++) {
+        char number[16] = "";
+        if (attempt > 1)
+            snprintf(number, sizeof number, "-%d", attempt);
+        int n = snprintf(aside, aside_cap, "%s.corrupt-%s%s", path, stamp, number);
+        if (n < 0 || (size_t)n >= aside_cap)
+            return fail(err, err_cap, path, "keep aside", ENAMETOOLONG);
+        if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return fail(err, err_cap, path, "keep aside", errno);
+    }
+    return fail(err, err_cap, path, "keep aside", EEXIST);
 }

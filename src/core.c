@@ -17,6 +17,7 @@
 #include <lua.h>
 
 #include "atomic_file.h"
+#include "core_history.h"
 #include "csv.h"
 #include "embedded.h"
 #include "host.h"
@@ -629,6 +630,8 @@ static const luaL_Reg core_functions[] = {
     {"run_isolated", core_run_isolated}, /* isolate.c */
     /* serve and the history file */
     {"write_atomic", core_write_atomic},
+    {"check_private_file", core_check_private_file}, /* core_history.c */
+    {"keep_aside", core_keep_aside},                 /* core_history.c */
     {"serve", core_serve},
     {NULL, NULL},
 };

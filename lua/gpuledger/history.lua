@@ -108,8 +108,12 @@ end
 
 -- Reads the history file at path with core. A missing file is an empty
 -- history. Returns the history, or nil and why (unreadable, not JSON, not
--- a history).
+-- a history, or refused: a file another user could have written).
 function M.load(core, path)
+  local private, refused = core.check_private_file(path)
+  if not private then
+    return nil, refused
+  end
   local kind, missing = core.stat(path)
   if not kind then
     if missing:find("No such file or directory", 1, true) then

@@ -1,5 +1,7 @@
 /* atomic_file_write: the whole new content or the old one, never a mix;
- * parents created; the temp file gone on success and on failure. */
+ * parents created; the temp file gone on success and on failure; mode 0600;
+ * a directory others can write or a file of another user refused
+ * (atomic_file_check); a corrupt file kept aside (atomic_file_keep_aside). */
 #include "atomic_file.h"
 #include "check.h"
 
@@ -88,8 +90,8 @@ static void test_writes_and_replaces(void)
     CHECK_STR(text, "");
     free(text);
     struct stat st;
-    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644);
-    CHECK_INT(count_entries(dir), 1); /* no temp file left */
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600); /* for this user alone */
+    CHECK_INT(count_entries(dir), 1);                           /* no temp file left */
 }
 
 static void test_creates_parents(void)
@@ -187,6 +189,84 @@ static void test_reader_never_sees_a_mix(void)
     free(b);
 }
 
+/* A history others could have written is refused, read or written. */
+static void test_refuses_what_others_could_write(void)
+{
+    char dir[256], path[512];
+    at_root(dir, sizeof dir, "shared");
+    mkdir(dir, 0700);
+    CHECK_INT(chmod(dir, 01777), 0); /* like /tmp */
+    snprintf(path, sizeof path, "%s/history.json", dir);
+    CHECK_INT(atomic_file_write(path, "x", 1, err, sizeof err), -1);
+    CHECK(strstr(err, "refused: the directory") &&
+          strstr(err, "is writable by other users (mode 1777)"));
+    CHECK(strncmp(err, path, strlen(path)) == 0);
+    CHECK_INT(count_entries(dir), 0); /* nothing written */
+    CHECK_INT(atomic_file_check(path, err, sizeof err), -1);
+    CHECK_INT(chmod(dir, 0770), 0); /* group-writable too */
+    CHECK_INT(atomic_file_check(path, err, sizeof err), -1);
+    CHECK(strstr(err, "(mode 0770)") != NULL);
+
+    CHECK_INT(chmod(dir, 0755), 0);
+    CHECK_INT(atomic_file_check(path, err, sizeof err), 0); /* missing: fine */
+    CHECK_INT(atomic_file_write(path, "x", 1, err, sizeof err), 0);
+    CHECK_INT(atomic_file_check(path, err, sizeof err), 0);
+    if (geteuid() == 0) { /* only root can give a file away */
+        CHECK_INT(chown(path, 65534, 65534), 0);
+        CHECK_INT(atomic_file_check(path, err, sizeof err), -1);
+        CHECK(strstr(err, "refused: it belongs to uid 65534, not to this user (uid 0)") != NULL);
+        CHECK_INT(atomic_file_write(path, "y", 1, err, sizeof err), -1);
+        char *text = slurp(path, NULL);
+        CHECK_STR(text, "x"); /* not replaced */
+        free(text);
+        CHECK_INT(chown(path, 0, 0), 0);
+        CHECK_INT(chown(dir, 65534, 65534), 0);
+        CHECK_INT(atomic_file_check(path, err, sizeof err), -1);
+        CHECK(strstr(err, "belongs to uid 65534, not to this user (uid 0) or root") != NULL);
+        CHECK_INT(chown(dir, 0, 0), 0);
+    } else {
+        printf("skip: files of another user (needs root to chown)\n");
+    }
+
+    /* directories created on the way are this user's alone, whatever the umask */
+    mode_t old_umask = umask(0);
+    at_root(path, sizeof path, "made/by/us/history.json");
+    CHECK_INT(atomic_file_write(path, "z", 1, err, sizeof err), 0);
+    umask(old_umask);
+    struct stat st;
+    at_root(dir, sizeof dir, "made/by/us");
+    CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+}
+
+/* A corrupt file is renamed aside, never over another. */
+static void test_keep_aside(void)
+{
+    char dir[256], path[512], aside[600], second[600];
+    at_root(dir, sizeof dir, "aside");
+    mkdir(dir, 0700);
+    snprintf(path, sizeof path, "%s/history.json", dir);
+    CHECK_INT(atomic_file_write(path, "{not json", 9, err, sizeof err), 0);
+    CHECK_INT(atomic_file_keep_aside(path, aside, sizeof aside, err, sizeof err), 0);
+    CHECK(strncmp(aside, path, strlen(path)) == 0);
+    CHECK(strstr(aside, ".corrupt-") != NULL && aside[strlen(aside) - 1] == 'Z');
+    CHECK(access(path, F_OK) != 0);
+    char *text = slurp(aside, NULL);
+    CHECK_STR(text, "{not json");
+    free(text);
+    /* the same second again: a second name, the first kept */
+    CHECK_INT(atomic_file_write(path, "{also bad", 9, err, sizeof err), 0);
+    CHECK_INT(atomic_file_keep_aside(path, second, sizeof second, err, sizeof err), 0);
+    if (strcmp(second, aside) != 0 && strncmp(second, aside, strlen(aside)) == 0)
+        CHECK_STR(second + strlen(aside), "-2");
+    text = slurp(aside, NULL);
+    CHECK_STR(text, "{not json");
+    free(text);
+    CHECK_INT(count_entries(dir), 2);
+    /* nothing there */
+    CHECK_INT(atomic_file_keep_aside(path, aside, sizeof aside, err, sizeof err), -1);
+    CHECK(strstr(err, "keep aside: No such file or directory") != NULL);
+}
+
 int main(void)
 {
     char template[] = "/tmp/gpuledger-atomic.XXXXXX";
@@ -196,6 +276,8 @@ int main(void)
     }
     snprintf(root, sizeof root, "%s", template);
     test_writes_and_replaces();
+    test_refuses_what_others_could_write();
+    test_keep_aside();
     test_creates_parents();
     test_relative_path();
     test_failures_leave_nothing();

@@ -183,6 +183,7 @@ http GET "$URL/metrics"
 expect_in "/metrics since timestamp" "$body" 'gpuledger_gpu_state_since_timestamp_seconds{node="gpu-demo-01",gpu="1"'
 expect_in "/metrics job counter" "$body" 'gpuledger_job_gpu_seconds_total{node="gpu-demo-01",namespace="video",nomad_job="restreamer",use="held"}'
 expect_eq "no temp file beside the history" "$(find "$(dirname "$HISTORY")" -name '*.tmp' | wc -l)" 0
+expect_eq "the history is this user's alone (0600)" "$(stat -c %a "$HISTORY")" 600
 
 # --- SIGHUP: a broken rules directory keeps the last good set -----------------
 echo 'return {' >"$RULES/broken.lua"
@@ -230,6 +231,13 @@ expect_eq "a corrupt history is a source-unavailable ERROR" \
 run check --demo --history "$WORK/corrupt.json" --exit-on error --rules "$RULES"
 expect_rc "… and check --exit-on error exits 3" 3
 expect_eq "check never rewrites a corrupt history" "$(cat "$WORK/corrupt.json")" '{not json'
+
+# --- a history another user could have written: refused, never read -----------
+mkdir -m 1777 "$WORK/shared"
+echo '{"schema": 1, "gpus": {}, "jobs": {}}' >"$WORK/shared/history.json"
+run check --demo --history "$WORK/shared/history.json" --json --rules "$RULES"
+expect_rc "check with a history in a directory others can write exits 0" 0
+expect_in "… which is refused, saying why" "$out" "refused: the directory $WORK/shared is writable by other users (mode 1777)"
 
 # --- restart keeps the history: counters continue -----------------------------
 if start_serve restart --demo --listen 127.0.0.1:0 --interval 1s --history "$HISTORY" --rules "$RULES"; then
