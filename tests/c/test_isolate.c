@@ -3,6 +3,7 @@
  * without bound; what the child sees and what comes back; no zombie and no
  * descriptor left, also with another thread allocating while it forks. */
 #include "check.h"
+#include "process_checks.h"
 #include "isolate.h"
 #include "spawn_capture.h"
 
@@ -42,23 +43,6 @@ static long long run_chunk(lua_State *L, const char *code)
     }
     lua_settop(L, 0);
     return spawn_clock_ms() - start;
-}
-
-static int count_open_fds(void)
-{
-    DIR *dir = opendir("/proc/self/fd");
-    int count = 0;
-    if (!dir)
-        return -1;
-    while (readdir(dir))
-        count++;
-    closedir(dir);
-    return count;
-}
-
-static int no_child_left(void)
-{
-    return waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD;
 }
 
 static void test_returns_and_raises(lua_State *L)

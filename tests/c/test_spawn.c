@@ -1,6 +1,7 @@
 /* spawn_capture: capture, exit status, exec failures, timeouts that kill the
  * whole process group, the output cap, and no zombie or descriptor left. */
 #include "check.h"
+#include "process_checks.h"
 #include "spawn_capture.h"
 
 #include <dirent.h>
@@ -31,24 +32,6 @@ static double seconds_now(void)
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
-}
-
-/* Whether this process has no child left, zombie or not. */
-static int no_child_left(void)
-{
-    return waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD;
-}
-
-static int count_open_fds(void)
-{
-    DIR *dir = opendir("/proc/self/fd");
-    int count = 0;
-    if (!dir)
-        return -1;
-    while (readdir(dir))
-        count++;
-    closedir(dir);
-    return count;
 }
 
 /* How many live (not zombie) processes are in process group pgid. */
