@@ -1,9 +1,10 @@
 /* serve's HTTP server: libmicrohttpd (epoll, a small thread pool) answering
  * GET and HEAD from a reference-counted set of responses rendered by the
  * last refresh, with the security headers of SPEC §6.1 on every response,
- * errors included. A connection that has not sent a complete request head
- * within HEAD_DEADLINE_MS of opening (or of its previous answer) is closed,
- * however slowly it drips. Knows nothing of Lua.
+ * errors included. A connection that has not sent a complete request (its
+ * head, and the body a GET should not have) within HEAD_DEADLINE_MS of
+ * opening or of its previous answer is closed, however slowly it drips.
+ * Knows nothing of Lua.
  *
  * What libmicrohttpd 0.9.75 answers itself, without the security headers
  * (it builds those responses internally and offers no hook to add any): 400
@@ -38,7 +39,7 @@
  * 0.9.75 zeroes it between requests: bench/README.md) */
 #define MEMORY_PER_CONNECTION (32u * 1024u)
 #define MAX_URL               8192 /* longer request targets get our 414 */
-#define HEAD_DEADLINE_MS      5000 /* for a whole request head, however slowly it drips */
+#define HEAD_DEADLINE_MS      5000 /* for a whole request, however slowly it drips */
 #define WATCHDOG_PERIOD_MS    250  /* how often the head deadlines are checked */
 
 /* ---- response sets ------------------------------------------------------ */
@@ -484,7 +485,9 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
  * on the main thread. Errors are answered at once, which makes
  * libmicrohttpd close the connection without reading a body; a good
  * request is answered on the next call (its first call only marks it),
- * which keeps the connection alive. */
+ * which keeps the connection alive, once any body it has came in (and
+ * ignored): the head deadline covers that body too, so a GET dripping a
+ * long body is closed like a dripping head. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **request_state)
@@ -492,8 +495,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
     (void)version;
     (void)upload_data;
     struct http_server *server = cls;
-    if (*request_state != &request_seen)
-        set_head_deadline(server, connection, 0); /* the head is complete */
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, server->not_allowed);
     if (*request_state == &request_nul_in_path)
@@ -508,6 +509,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         *upload_data_size = 0;
         return MHD_YES;
     }
+    set_head_deadline(server, connection, 0); /* the whole request came in time */
     struct http_set *set = acquire_current(server);
     const struct http_entry *entry = set_find(set, url);
     enum MHD_Result result =

@@ -3,7 +3,7 @@
 # connections from 30 addresses, each dripping a header byte every two
 # seconds and reopened whenever the server closes it, while scrapes from
 # another address keep being answered; a single connection dripping its head
-# is closed within a few seconds; a GET with 500 query arguments is answered
+# (or a body) is closed within a few seconds; a GET with 500 query arguments is answered
 # at once; a path with an encoded NUL is 400, with the security headers.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -34,11 +34,13 @@ http GET "$URL/metrics%2500"
 expect_eq "an encoded percent sign followed by 00: 404" "$status" 404
 
 # --- one connection dripping its head ------------------------------------------
+# drip.py PORT HEAD: sends HEAD, then one byte every 0.5 s until the server
+# closes the connection (30 s at most); prints how long that took.
 cat >"$WORK/drip.py" <<'PY'
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 start = time.monotonic()
-s.send(b"GET /metrics HTTP/1.1\r\n")
+s.send(sys.argv[2].encode().decode("unicode_escape").encode())
 try:
     while time.monotonic() - start < 30:
         s.send(b"X")
@@ -53,11 +55,17 @@ except OSError:
     pass
 print("%.0f" % (time.monotonic() - start))
 PY
-lived=$(python3 "$WORK/drip.py" "$port")
+lived=$(python3 "$WORK/drip.py" "$port" 'GET /metrics HTTP/1.1\r\n')
 if [ -n "$lived" ] && [ "$lived" -le 8 ]; then
     pass "a head dripping a byte every 0.5 s is closed within 8 s (${lived} s)"
 else
     fail "a head dripping a byte every 0.5 s is closed within 8 s" "it lived ${lived:-?} s"
+fi
+lived=$(python3 "$WORK/drip.py" "$port" 'GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n')
+if [ -n "$lived" ] && [ "$lived" -le 8 ]; then
+    pass "a GET dripping a long body is closed within 8 s (${lived} s)"
+else
+    fail "a GET dripping a long body is closed within 8 s" "it lived ${lived:-?} s"
 fi
 
 # --- 1,500 slowloris connections from 30 addresses -----------------------------
