@@ -7,7 +7,7 @@ local json = require "gpuledger.json"
 local clock = require "gpuledger.clock"
 local ledger_mod = require "gpuledger.ledger"
 local ruleset = require "gpuledger.ruleset"
-local findings = require "gpuledger.findings"
+local judge = require "gpuledger.judge"
 
 local H = {}
 
@@ -114,13 +114,15 @@ function H.reservation(fields)
   return r
 end
 
--- A ledger of entries (Nomad read, no errors, at H.AT unless fields say).
+-- A ledger of entries (Nomad read, no errors, at H.AT unless fields say),
+-- its tenants with their verdicts as ledger.build gives them.
 function H.ledger(entries, fields)
   local l = merge({ schema = 1, node = "gpud", at = H.AT, nomadRead = true }, fields)
   l.entries = json.array(entries or {})
   if fields and fields.errors then
     l.errors = json.array(fields.errors)
   end
+  ledger_mod.give_verdicts(l)
   return l
 end
 
@@ -132,24 +134,19 @@ function H.rule_set(dir)
   return ruleset.load(core, dir or "")
 end
 
--- The command-line opts for flags such as {["encoder-max"] = 8}: every
--- given flag also counts as set on the command line.
-function H.opts(flags)
-  local opts = { set = {} }
-  for k, v in pairs(flags or {}) do
-    opts[k] = v
-    opts.set[k] = true
-  end
-  return opts
+-- The policy of set (default: embedded) with the choices given over its
+-- thresholds ({encoder_max = 8, idle = false}: as rules read them).
+function H.policy(given, set)
+  return judge.policy(set or H.rule_set(), given)
 end
 
--- Judges ledger with the rule set (default: embedded), flags as on the
--- command line, and thresholds overrides. Returns findings and the worst level.
-function H.run_rules(ledger, flags, thresholds, set)
+-- Judges ledger (or a snapshot) with the rule set (default: embedded) as
+-- `gpuledger check` does, the policy's choices given over its thresholds.
+-- Returns the findings, the worst level and the whole report.
+function H.run_rules(ledger, given, set)
   set = set or H.rule_set()
-  local policy = findings.policy(merge(set.thresholds, thresholds), H.opts(flags))
-  local found = findings.evaluate(core, set, ledger, policy)
-  return found, findings.worst(found)
+  local report = judge.judge(core, ledger, set, judge.policy(set, given))
+  return report.findings, report.worst, report
 end
 
 -- The findings of one code.

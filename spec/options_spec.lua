@@ -402,4 +402,16 @@ describe("gpuledger.options", function()
       assert.equal("http://127.0.0.1:8888", options.podman_endpoint("http://127.0.0.1:8888", exists(false)))
     end)
   end)
+
+  describe("policy", function()
+    it("names only the choices given, as the rules read them", function()
+      assert.same({}, options.policy(assert(parse { "check" })))
+      assert.same({ encoder_max = 8, temp_max = 70, allow_unmanaged = true, idle = false },
+        options.policy(assert(parse { "check", "--encoder-max", "8", "--temp-max=70", "--allow-unmanaged", "--no-idle" })))
+    end)
+
+    it("a flag given at its default is still a choice (it wins over a site's thresholds)", function()
+      assert.same({ temp_max = 85 }, options.policy(assert(parse { "check", "--temp-max", "85" })))
+    end)
+  end)
 end)

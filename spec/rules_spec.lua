@@ -4,9 +4,10 @@ local H = require "helper"
 
 local gpu, ledger = H.gpu, H.ledger
 
--- The findings of `code` when judging a ledger of these GPUs.
+-- The findings of `code` when judging a ledger of these GPUs, the choices
+-- given (as the command line's flags give them) over the thresholds.
 local function judged(code, entries, flags, thresholds, ledger_fields)
-  local found = H.run_rules(ledger(entries, ledger_fields), flags, thresholds)
+  local found = H.run_rules(ledger(entries, ledger_fields), H.merge(thresholds, flags))
   return H.with_code(found, code), found
 end
 
@@ -80,15 +81,15 @@ describe("rules", function()
     end)
 
     it("--temp-max 70 is cited", function()
-      contains("--temp-max 70", one("hot", { gpu { temperatureC = 75 } }, { ["temp-max"] = 70 }).message)
+      contains("--temp-max 70", one("hot", { gpu { temperatureC = 75 } }, { temp_max = 70 }).message)
     end)
 
     it("--temp-max 0 never finds the fallback", function()
-      none("hot", { gpu { temperatureC = 120 } }, { ["temp-max"] = 0 })
+      none("hot", { gpu { temperatureC = 120 } }, { temp_max = 0 })
     end)
 
     it("--temp-max 0 leaves the driver's verdicts alone", function()
-      one("hot", { gpu { temperatureC = 70, thermalSlowdown = true } }, { ["temp-max"] = 0 })
+      one("hot", { gpu { temperatureC = 70, thermalSlowdown = true } }, { temp_max = 0 })
     end)
   end)
 
@@ -104,17 +105,17 @@ describe("rules", function()
     end)
 
     it("--encoder-max 8 on a Quadro RTX 4000 at 8 sessions cites --encoder-max 8", function()
-      local f = one("encoder-saturated", { gpu { model = "Quadro RTX 4000", encoderSessions = 8 } }, { ["encoder-max"] = 8 })
+      local f = one("encoder-saturated", { gpu { model = "Quadro RTX 4000", encoderSessions = 8 } }, { encoder_max = 8 })
       contains("--encoder-max 8", f.message)
       contains("at the limit of 8", f.message)
     end)
 
     it("--encoder-max 8 at 7 sessions is not", function()
-      none("encoder-saturated", { gpu { model = "Quadro RTX 4000", encoderSessions = 7 } }, { ["encoder-max"] = 8 })
+      none("encoder-saturated", { gpu { model = "Quadro RTX 4000", encoderSessions = 7 } }, { encoder_max = 8 })
     end)
 
     it("--encoder-max -1 never finds", function()
-      none("encoder-saturated", { gpu { model = "NVIDIA GeForce RTX 4090", encoderSessions = 40 } }, { ["encoder-max"] = -1 })
+      none("encoder-saturated", { gpu { model = "NVIDIA GeForce RTX 4090", encoderSessions = 40 } }, { encoder_max = -1 })
     end)
 
     it("an unknown card at 50 sessions is not judged", function()
@@ -131,7 +132,7 @@ describe("rules", function()
 
     it("a site encoder_max threshold applies; the flag wins over it", function()
       one("encoder-saturated", { gpu { model = "NVIDIA L4", encoderSessions = 4 } }, nil, { encoder_max = 4 })
-      none("encoder-saturated", { gpu { model = "NVIDIA L4", encoderSessions = 4 } }, { ["encoder-max"] = 0 }, { encoder_max = 4 })
+      none("encoder-saturated", { gpu { model = "NVIDIA L4", encoderSessions = 4 } }, { encoder_max = 0 }, { encoder_max = 4 })
     end)
   end)
 
@@ -154,7 +155,7 @@ describe("rules", function()
     end)
 
     it("is WARN with --allow-unmanaged", function()
-      assert.equal("WARN", one("unmanaged-tenant", { gpu { tenants = { H.docker_tenant() } } }, { ["allow-unmanaged"] = true }).level)
+      assert.equal("WARN", one("unmanaged-tenant", { gpu { tenants = { H.docker_tenant() } } }, { allow_unmanaged = true }).level)
     end)
 
     it("is WARN with allow_unmanaged in the thresholds", function()
@@ -194,7 +195,7 @@ describe("rules", function()
     end)
 
     it("--no-idle suppresses it", function()
-      none("idle", { gpu {} }, { ["no-idle"] = true })
+      none("idle", { gpu {} }, { idle = false })
     end)
 
     it("a reserved or held GPU is not idle", function()
@@ -339,7 +340,7 @@ describe("rules", function()
   describe("a relaxed policy", function()
     it("(encoder -1, temp 0, allow-unmanaged) gives no BAD, no hot, no encoder", function()
       local found, worst = H.run_rules(ledger { gpu { model = "NVIDIA GeForce RTX 4090", encoderSessions = 20, temperatureC = 99,
-        tenants = { H.docker_tenant() } } }, { ["encoder-max"] = -1, ["temp-max"] = 0, ["allow-unmanaged"] = true })
+        tenants = { H.docker_tenant() } } }, { encoder_max = -1, temp_max = 0, allow_unmanaged = true })
       assert.same({ "WARN unmanaged-tenant gpu0 GPU-fef8089b" }, H.summary(found))
       assert.equal("WARN", worst)
     end)

@@ -123,7 +123,7 @@ end }
       local hot = H.rule(set, "hot")
       assert.equal(dir .. "/hot.lua", hot.origin)
       assert.equal("site hot", hot.doc)
-      local found = H.run_rules(H.ledger { H.gpu { temperatureC = 99 } }, nil, nil, set)
+      local found = H.run_rules(H.ledger { H.gpu { temperatureC = 99 } }, nil, set)
       local f = H.with_code(found, "hot")
       assert.equal(1, #f)
       assert.equal("site hot", f[1].message)
@@ -134,7 +134,7 @@ end }
       local set = H.site_rules { ["site_note.lua"] = SITE_RULE, ["thresholds.lua"] = "return { site_limit = 3 }" }
       assert.equal(10, #set.rules)
       assert.same({}, set.errors)
-      local found = H.run_rules(H.ledger { H.gpu {} }, nil, nil, set)
+      local found = H.run_rules(H.ledger { H.gpu {} }, nil, set)
       local f = H.with_code(found, "site-note")
       assert.equal(1, #f)
       assert.equal("note 3", f[1].message)
@@ -146,7 +146,7 @@ end }
       assert.is_nil(H.rule(set, "idle"))
       assert.equal(8, #set.rules)
       assert.same({}, set.errors)
-      assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, nil, set), "idle"))
+      assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, set), "idle"))
     end)
 
     it("a site thresholds.lua changes only the keys it sets", function()
@@ -156,7 +156,7 @@ end }
       assert.equal(5, set.thresholds.thermal_margin_min)
       assert.is_true(set.thresholds.idle)
       assert.same({}, set.errors)
-      assert.equal(1, #H.with_code(H.run_rules(H.ledger { H.gpu { temperatureC = 75 } }, nil, nil, set), "hot"))
+      assert.equal(1, #H.with_code(H.run_rules(H.ledger { H.gpu { temperatureC = 75 } }, nil, set), "hot"))
     end)
 
     it("a site thresholds.lua that is not a table is an error, the defaults stay", function()
@@ -171,7 +171,7 @@ end }
       assert.equal(1, #set.errors)
       assert.matches("broken%.lua:%d+:", set.errors[1])
       assert.same(DEFAULT_CODES, codes(set))
-      local found = H.run_rules(H.ledger { H.gpu {} }, nil, nil, set)
+      local found = H.run_rules(H.ledger { H.gpu {} }, nil, set)
       assert.equal("rule-error", found[1].code)
       assert.equal("ERROR", found[1].level)
       assert.matches("broken%.lua:%d+:", found[1].message)
@@ -233,8 +233,8 @@ return { code = "count", level = "OK", evaluate = function(ledger, policy, emit)
   emit { message = tostring(n) .. " " .. tostring(rawequal(_G, nil)) }
 end }
 ]] }
-      local first = H.with_code(H.run_rules(H.ledger {}, nil, nil, H.site_rules(files)), "count")
-      local second = H.with_code(H.run_rules(H.ledger {}, nil, nil, H.site_rules(files)), "count")
+      local first = H.with_code(H.run_rules(H.ledger {}, nil, H.site_rules(files)), "count")
+      local second = H.with_code(H.run_rules(H.ledger {}, nil, H.site_rules(files)), "count")
       assert.equal(first[1].message, second[1].message)
     end)
 

@@ -50,38 +50,44 @@ local function get_snapshot(opts)
   return snap, why
 end
 
-local function build_ledger(opts)
+-- The history as judge.judge takes it, for ls and check with --history:
+-- read only, never written; nil without --history.
+local function read_history(opts)
+  if opts.history == "" then
+    return nil
+  end
+  local record, why = require("gpuledger.history").load(core, opts.history)
+  return { record = record, error = why, max_gap = 3 * opts.interval }
+end
+
+-- Judges this run's snapshot: with the rule set (check) or without (ls).
+-- Returns the report (judge.lua), or nil and why the snapshot is missing.
+local function judged(opts, with_rules)
   local snap, why = get_snapshot(opts)
   if not snap then
     return nil, why
   end
-  -- --history: read only, to annotate each GPU's stateSince; a
-  -- replayed node is read as of now, since the history is in live time.
+  -- --history is in live time: a replayed node is read as of now.
   if opts.history ~= "" and (opts.demo or opts.replay ~= "") then
     snap.at = require("gpuledger.clock").format_time(core.now())
   end
-  local ledger = require("gpuledger.ledger").build(snap)
-  if opts.history ~= "" then
-    require("gpuledger.history").annotate_file(core, opts.history, ledger, 3 * opts.interval)
+  local judge = require "gpuledger.judge"
+  local set, policy
+  if with_rules then
+    set = require("gpuledger.ruleset").load(core, opts.rules)
+    policy = judge.policy(set, options.policy(opts))
   end
-  return ledger
-end
-
-local function judge(opts, ledger)
-  local findings = require "gpuledger.findings"
-  local set = require("gpuledger.ruleset").load(core, opts.rules)
-  local policy = findings.policy(set.thresholds, opts)
-  local found = findings.evaluate(core, set, ledger, policy)
-  return found, findings.worst(found), findings
+  return judge.judge(core, snap, set, policy, read_history(opts))
 end
 
 local commands = {}
 
 function commands.ls(opts)
-  local ledger, why = build_ledger(opts)
-  if not ledger then
+  local report, why = judged(opts, false)
+  if not report then
     return failure(why)
   end
+  local ledger = report.ledger
   if opts.json then
     say(io.stdout, require("gpuledger.render.json").ledger(ledger))
     return 0
@@ -94,17 +100,16 @@ function commands.ls(opts)
 end
 
 function commands.check(opts)
-  local ledger, why = build_ledger(opts)
-  if not ledger then
+  local report, why = judged(opts, true)
+  if not report then
     return failure(why)
   end
-  local found, worst, findings = judge(opts, ledger)
   if opts.json then
-    say(io.stdout, require("gpuledger.render.json").findings(ledger, found, worst))
+    say(io.stdout, require("gpuledger.render.json").findings(report))
   else
-    say(io.stdout, require("gpuledger.render.table").check(found, findings.counts(found)))
+    say(io.stdout, require("gpuledger.render.table").check(report))
   end
-  return findings.exit_status(worst, opts["exit-on"])
+  return require("gpuledger.findings").exit_status(report.worst, opts["exit-on"])
 end
 
 function commands.snapshot(opts)

@@ -13,29 +13,6 @@ local M = {}
 local LEVELS = ruleset.LEVELS
 local RULE_ERROR_ORDER = 0
 
--- The policy rules judge by: the thresholds with the flags the operator gave
--- over them (flags not given leave a site's thresholds alone).
-function M.policy(thresholds, opts)
-  local policy = {}
-  for key, value in pairs(thresholds) do
-    policy[key] = value
-  end
-  local set = opts.set or {}
-  if set["encoder-max"] then
-    policy.encoder_max = opts["encoder-max"]
-  end
-  if set["temp-max"] then
-    policy.temp_max = opts["temp-max"]
-  end
-  if opts["allow-unmanaged"] then
-    policy.allow_unmanaged = true
-  end
-  if opts["no-idle"] then
-    policy.idle = false
-  end
-  return policy
-end
-
 -- A rule-error finding; seq keeps rule-errors in the order they happened.
 local function rule_error(ledger, message, seq)
   return {

@@ -128,19 +128,6 @@ function M.load(core, path)
   return h
 end
 
--- ls and check with --history: loads the file at path (never writing it)
--- and annotates the ledger from it; a file that cannot be read or parsed
--- becomes the ledger's source error "history: …" (SPEC §7).
-function M.annotate_file(core, path, ledger, max_gap)
-  local h, why = M.load(core, path)
-  if h then
-    M.annotate(h, ledger, max_gap)
-    return
-  end
-  ledger.errors = ledger.errors or json.array()
-  ledger.errors[#ledger.errors + 1] = "history: " .. why
-end
-
 -- Writes the history to path atomically with core.write_atomic. Returns
 -- true, or nil and why.
 function M.save(core, path, h)

@@ -321,6 +321,26 @@ function M.parse(args, getenv)
   return opts
 end
 
+-- The policy choices the operator made on the command line, named as the
+-- policy names them (rules/thresholds.lua): only flags given, so that a
+-- site's thresholds stay where no flag was given.
+function M.policy(opts)
+  local policy = {}
+  if opts.set["encoder-max"] then
+    policy.encoder_max = opts["encoder-max"]
+  end
+  if opts.set["temp-max"] then
+    policy.temp_max = opts["temp-max"]
+  end
+  if opts["allow-unmanaged"] then
+    policy.allow_unmanaged = true
+  end
+  if opts["no-idle"] then
+    policy.idle = false
+  end
+  return policy
+end
+
 -- The Podman endpoint --podman names (SPEC §1.3): nil for none. `exists`
 -- tells whether a path exists (for auto). The second value is true when the
 -- operator named it explicitly (an unreachable named endpoint is an error; a

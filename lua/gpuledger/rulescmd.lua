@@ -3,8 +3,9 @@
 -- node and on each --replay snapshot and fails on any rule-error (what a
 -- site runs in CI before deploying); and `rules --prometheus`, a Prometheus
 -- rule group with one alert per finding code.
-local findings = require "gpuledger.findings"
 local json = require "gpuledger.json"
+local judge = require "gpuledger.judge"
+local options = require "gpuledger.options"
 local ruleset = require "gpuledger.ruleset"
 local text = require "gpuledger.text"
 
@@ -64,7 +65,7 @@ end
 -- `gpuledger rules [--json]`: the effective set. Exit 1 when a rule failed.
 function M.list(core, opts)
   local set = ruleset.load(core, opts.rules)
-  local rows, level_errors = M.rows(set, findings.policy(set.thresholds, opts))
+  local rows, level_errors = M.rows(set, judge.policy(set, options.policy(opts)))
   local errors = append(json.array(), set.errors, level_errors)
   if opts.json then
     say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
@@ -90,24 +91,22 @@ local function check_inputs(core, opts)
 end
 
 -- Runs set on every input under policy. Returns the results
--- [{input, node, gpus, findings, worst} or {input, error}] and the
+-- [{input, node, gpus, findings, worst, counts} or {input, error}] and the
 -- rule-error messages, each once, in the order first seen.
 function M.run_check(core, set, policy, inputs)
-  local ledger_mod = require "gpuledger.ledger"
   local results, errors, seen = json.array(), json.array(), {}
   for _, input in ipairs(inputs) do
     if input.snapshot then
-      local ledger = ledger_mod.build(input.snapshot)
-      local found = findings.evaluate(core, set, ledger, policy)
-      for _, finding in ipairs(found) do
+      local report = judge.judge(core, input.snapshot, set, policy)
+      for _, finding in ipairs(report.findings) do
         if finding.code == "rule-error" and not seen[finding.message] then
           seen[finding.message] = true
           errors[#errors + 1] = finding.message
         end
       end
       results[#results + 1] = {
-        input = input.name, node = ledger.node, gpus = #ledger.entries,
-        findings = json.array(found), worst = findings.worst(found),
+        input = input.name, node = report.ledger.node, gpus = #report.ledger.entries,
+        findings = report.findings, worst = report.worst, counts = report.counts,
       }
     else
       results[#results + 1] = { input = input.name, error = input.error }
@@ -135,7 +134,7 @@ function M.check_report(dir, rows, results, errors)
     else
       local name = result.input == "demo" and "the embedded demo node" or result.input
       out[#out + 1] = text.printable(string.format("== %s (node %s, %d GPU(s))", name, result.node, result.gpus))
-      out[#out + 1] = table_render.check(result.findings, findings.counts(result.findings))
+      out[#out + 1] = table_render.check(result)
     end
   end
   if #errors > 0 then
@@ -162,7 +161,7 @@ function M.check(core, opts)
     return 2
   end
   local set = ruleset.load(core, dir)
-  local policy = findings.policy(set.thresholds, opts)
+  local policy = judge.policy(set, options.policy(opts))
   local rows, level_errors = M.rows(set, policy)
   local results, errors = M.run_check(core, set, policy, check_inputs(core, opts))
   local seen = {}
@@ -180,7 +179,8 @@ function M.check(core, opts)
     failed = failed or result.error ~= nil
   end
   if opts.json then
-    say(io.stdout, json.encode({ dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }, "  ") .. "\n")
+    local doc = { dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }
+    say(io.stdout, json.encode(doc, "  ", { counts = true }) .. "\n") -- counts: the text report's
   else
     say(io.stdout, M.check_report(dir, rows, results, errors))
   end
@@ -267,7 +267,7 @@ end
 -- the errors on stderr) when a rule failed to load.
 function M.print_prometheus(core, opts)
   local set = ruleset.load(core, opts.rules)
-  local rows, level_errors = M.rows(set, findings.policy(set.thresholds, opts))
+  local rows, level_errors = M.rows(set, judge.policy(set, options.policy(opts)))
   say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = opts.rules ~= "" and opts.rules or "(none)" }))
   local errors = append({}, set.errors, level_errors)
   for _, err in ipairs(errors) do

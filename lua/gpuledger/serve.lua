@@ -6,13 +6,14 @@
 -- rules, keeping the last good set when the new one has errors;
 -- SIGTERM/SIGINT stop it, and the history is saved once more.
 local clock = require "gpuledger.clock"
-local findings_mod = require "gpuledger.findings"
 local history = require "gpuledger.history"
-local ledger_mod = require "gpuledger.ledger"
 local html = require "gpuledger.render.html"
 local metrics = require "gpuledger.render.metrics"
 local render_json = require "gpuledger.render.json"
+local judge = require "gpuledger.judge"
+local options = require "gpuledger.options"
 local ruleset = require "gpuledger.ruleset"
+local snapshot = require "gpuledger.snapshot"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -56,23 +57,15 @@ local function healthz(ledger)
   return { status = 503, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
 end
 
--- Every response of one refresh, from the ledger and the rule set.
-function M.responses(core, ledger, set, h, opts)
-  local policy = findings_mod.policy(set.thresholds, opts)
-  local found = findings_mod.evaluate(core, set, ledger, policy)
-  local worst = findings_mod.worst(found)
+-- Every response of one refresh, from its report (judge.lua) and the
+-- history h. page: {interval, version} of the node page.
+function M.responses(core, report, h, page)
   return {
-    ["/metrics"] = {
-      status = 200, content_type = metrics.CONTENT_TYPE,
-      body = metrics.node(ledger, found, ruleset.codes(set, policy), h, { loaded = #set.rules, errors = #set.errors }),
-    },
-    ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(ledger) },
-    ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(ledger, found, worst) },
-    ["/healthz"] = healthz(ledger),
-    ["/"] = {
-      status = 200, content_type = html.CONTENT_TYPE,
-      body = html.node(ledger, found, worst, { interval = opts.interval, version = core.version }),
-    },
+    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.node(report, h) },
+    ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(report.ledger) },
+    ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
+    ["/healthz"] = healthz(report.ledger),
+    ["/"] = { status = 200, content_type = html.CONTENT_TYPE, body = html.node(report, page) },
     ["/style.css"] = { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) },
   }
 end
@@ -128,16 +121,16 @@ function M.run(core, opts, get_snapshot)
       local now = core.now()
       local snap, why = get_snapshot(opts)
       if not snap then
-        snap = { node = last_node, at = clock.format_time(now), sources = {}, errors = { why } }
+        snap = snapshot.new(last_node, clock.format_time(now), {})
+        snap.errors = { why }
       elseif opts.demo or opts.replay ~= "" then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local ledger = ledger_mod.build(snap)
-      last_node = ledger.node
-      history.observe(h, ledger, max_gap)
-      history.annotate(h, ledger, max_gap)
+      local report = judge.judge(core, snap, set, judge.policy(set, options.policy(opts)),
+        { record = h, max_gap = max_gap, observe = true })
+      last_node = report.ledger.node
       save()
-      return M.responses(core, ledger, set, h, opts)
+      return M.responses(core, report, h, { interval = opts.interval, version = core.version })
     end, debug.traceback)
     if not ok then
       warn("refresh: " .. tostring(responses))
