@@ -5,7 +5,6 @@
 -- rule group with one alert per finding code.
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
-local options = require "gpuledger.options"
 local ruleset = require "gpuledger.ruleset"
 local text = require "gpuledger.text"
 
@@ -63,11 +62,11 @@ function M.table(rows)
 end
 
 -- `gpuledger rules [--json]`: the effective set. Exit 1 when a rule failed.
-function M.list(core, opts)
-  local set = ruleset.load(core, opts.rules)
-  local rows, level_errors = M.rows(set, judge.policy(set, options.policy(opts)))
+function M.list(core, config)
+  local set = ruleset.load(core, config.site.rules)
+  local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
   local errors = append(json.array(), set.errors, level_errors)
-  if opts.json then
+  if config.json then
     say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
   else
     say(io.stdout, M.table(rows))
@@ -80,10 +79,10 @@ end
 
 -- The inputs of --check: the embedded demo node, then each --replay file.
 -- Returns [{name, snapshot?, error?}].
-local function check_inputs(core, opts)
+local function check_inputs(core, config)
   local snapshot = require "gpuledger.snapshot"
   local inputs = { { name = "demo", snapshot = snapshot.demo(core) } }
-  for _, path in ipairs(opts.replays or {}) do
+  for _, path in ipairs(config.input.replays or {}) do
     local snap, why = snapshot.load(core, path)
     inputs[#inputs + 1] = { name = path, snapshot = snap, error = why }
   end
@@ -154,16 +153,16 @@ end
 -- `gpuledger rules --check [DIR]`: exit 0 when every rule of DIR (default
 -- --rules) loads and runs on every input, 1 when one fails or an input
 -- cannot be read, 2 when DIR is not a directory.
-function M.check(core, opts)
-  local dir = opts.check_dir or opts.rules
-  if opts.check_dir and core.stat(dir) ~= "dir" then
+function M.check(core, config)
+  local dir = config.rules.check_dir or config.site.rules
+  if config.rules.check_dir and core.stat(dir) ~= "dir" then
     say(io.stderr, string.format("gpuledger: rules --check %s: no such directory\n", dir))
     return 2
   end
   local set = ruleset.load(core, dir)
-  local policy = judge.policy(set, options.policy(opts))
+  local policy = judge.policy(set, config.policy)
   local rows, level_errors = M.rows(set, policy)
-  local results, errors = M.run_check(core, set, policy, check_inputs(core, opts))
+  local results, errors = M.run_check(core, set, policy, check_inputs(core, config))
   local seen = {}
   for _, err in ipairs(errors) do
     seen[err] = true
@@ -178,7 +177,7 @@ function M.check(core, opts)
   for _, result in ipairs(results) do
     failed = failed or result.error ~= nil
   end
-  if opts.json then
+  if config.json then
     local doc = { dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }
     say(io.stdout, json.encode(doc, "  ", { counts = true }) .. "\n") -- counts: the text report's
   else
@@ -265,10 +264,11 @@ end
 
 -- `gpuledger rules --prometheus`: the rule group on stdout; exit 1 (with
 -- the errors on stderr) when a rule failed to load.
-function M.print_prometheus(core, opts)
-  local set = ruleset.load(core, opts.rules)
-  local rows, level_errors = M.rows(set, judge.policy(set, options.policy(opts)))
-  say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = opts.rules ~= "" and opts.rules or "(none)" }))
+function M.print_prometheus(core, config)
+  local rules_dir = config.site.rules
+  local set = ruleset.load(core, rules_dir)
+  local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
+  say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = rules_dir ~= "" and rules_dir or "(none)" }))
   local errors = append({}, set.errors, level_errors)
   for _, err in ipairs(errors) do
     say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
@@ -276,14 +276,14 @@ function M.print_prometheus(core, opts)
   return #errors > 0 and 1 or 0
 end
 
--- The rules command with core and the parsed options; returns the exit status.
-function M.run(core, opts)
-  if opts.check then
-    return M.check(core, opts)
-  elseif opts.prometheus then
-    return M.print_prometheus(core, opts)
+-- The rules command with core and config (options.config); returns the exit status.
+function M.run(core, config)
+  if config.rules.check then
+    return M.check(core, config)
+  elseif config.rules.prometheus then
+    return M.print_prometheus(core, config)
   end
-  return M.list(core, opts)
+  return M.list(core, config)
 end
 
 return M

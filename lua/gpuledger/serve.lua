@@ -11,7 +11,6 @@ local html = require "gpuledger.render.html"
 local metrics = require "gpuledger.render.metrics"
 local render_json = require "gpuledger.render.json"
 local judge = require "gpuledger.judge"
-local options = require "gpuledger.options"
 local ruleset = require "gpuledger.ruleset"
 local snapshot = require "gpuledger.snapshot"
 local text = require "gpuledger.text"
@@ -85,13 +84,14 @@ local function failed_responses(core, message)
   return responses
 end
 
--- Runs serve with core and opts (the command line); get_snapshot(opts)
+-- Runs serve with core and config (options.config); get_snapshot(config)
 -- returns this refresh's snapshot or nil and why (cli.lua: the node, the
 -- --replay file read again, or the demo). Returns the exit status.
-function M.run(core, opts, get_snapshot)
-  local max_gap = 3 * opts.interval
-  local path = opts.history ~= "" and opts.history or nil
-  local set = ruleset.load(core, opts.rules)
+function M.run(core, config, get_snapshot)
+  local interval, rules_dir = config.serve.interval, config.site.rules
+  local max_gap = 3 * interval
+  local path = config.serve.history
+  local set = ruleset.load(core, rules_dir)
   for _, err in ipairs(set.errors) do
     warn("rule-error: " .. err)
   end
@@ -105,7 +105,7 @@ function M.run(core, opts, get_snapshot)
     end
     remove_stale_temps(core, path)
   end
-  local last_node = opts.node
+  local last_node = config.node
 
   local function save()
     if path then
@@ -119,18 +119,18 @@ function M.run(core, opts, get_snapshot)
   local function refresh()
     local ok, responses = xpcall(function()
       local now = core.now()
-      local snap, why = get_snapshot(opts)
+      local snap, why = get_snapshot(config)
       if not snap then
         snap = snapshot.new(last_node, clock.format_time(now), {})
         snap.errors = { why }
-      elseif opts.demo or opts.replay ~= "" then
+      elseif config.input.demo or config.input.replay then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local report = judge.judge(core, snap, set, judge.policy(set, options.policy(opts)),
+      local report = judge.judge(core, snap, set, judge.policy(set, config.policy),
         { record = h, max_gap = max_gap, observe = true })
       last_node = report.ledger.node
       save()
-      return M.responses(core, report, h, { interval = opts.interval, version = core.version })
+      return M.responses(core, report, h, { interval = interval, version = core.version })
     end, debug.traceback)
     if not ok then
       warn("refresh: " .. tostring(responses))
@@ -140,31 +140,31 @@ function M.run(core, opts, get_snapshot)
   end
 
   local function reload()
-    local fresh = ruleset.load(core, opts.rules)
+    local fresh = ruleset.load(core, rules_dir)
     if #fresh.errors > 0 then
       warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
-        opts.rules, #fresh.errors, #set.rules))
+        rules_dir, #fresh.errors, #set.rules))
       for _, err in ipairs(fresh.errors) do
         warn("rule-error: " .. err)
       end
       return
     end
     set = fresh
-    warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", opts.rules, #set.rules))
+    warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
   end
 
   local function listening(port)
-    local shown = opts.listen
+    local shown = config.serve.listen
     if shown:match(":0$") then
       shown = shown:gsub(":0$", ":" .. port)
     end
     io.stderr:write(string.format("gpuledger %s serving on %s (refresh %s)\n", core.version, shown,
-      clock.format_duration(opts.interval)))
+      clock.format_duration(interval)))
     io.stderr:flush()
   end
 
   local ok, why = core.serve(
-    { listen = opts.listen, interval_ms = math.max(1, math.floor(opts.interval * 1000 + 0.5)) },
+    { listen = config.serve.listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)) },
     { refresh = refresh, reload = reload, listening = listening })
   if not ok then
     warn(why)

@@ -74,40 +74,40 @@ end
 -- What a 403 from each endpoint means the token lacks (SPEC §2.4).
 local CAPABILITY = { agent = "agent:read", allocations = "node:read" }
 
--- The TLS options of the Nomad client from the command line (SPEC §2.6).
+-- The TLS options of the Nomad client from config.nomad (SPEC §2.6).
 -- Returns them, or nil and why (half a key pair is refused here, before
 -- any request).
-function M.tls_options(opts)
-  local cert, key = opts["nomad-client-cert"], opts["nomad-client-key"]
+function M.tls_options(config)
+  local cert, key = config.client_cert, config.client_key
   if (cert == "") ~= (key == "") then
     return nil, "--nomad-client-cert and --nomad-client-key go together"
   end
   return {
-    ca_file = opts["nomad-ca-cert"], ca_path = opts["nomad-ca-path"],
-    client_cert = cert, client_key = key, tls_server_name = opts["nomad-tls-server-name"],
-    token_header = "X-Nomad-Token", token_env = opts["nomad-token-env"],
+    ca_file = config.ca_cert, ca_path = config.ca_path,
+    client_cert = cert, client_key = key, tls_server_name = config.tls_server_name,
+    token_header = "X-Nomad-Token", token_env = config.token_env,
   }
 end
 
-local function get(core, endpoint, path, request, capability, opts)
+local function get(core, endpoint, path, request, capability, config)
   local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
   if status == 403 then
     err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
-      err, opts["nomad-token-env"], capability)
+      err, config.token_env, capability)
   end
   return value, err
 end
 
--- Reads this node's allocations from the Nomad agent the command line names
--- (its id from /v1/agent/self unless --nomad-node-id is given). Returns the
+-- Reads this node's allocations from the Nomad agent config.nomad names
+-- (its id from /v1/agent/self unless node_id is given). Returns the
 -- snapshot source {ok=true, address, node_id, allocations} (each allocation
 -- reduced) or {ok=false, address, error}.
-function M.collect(core, opts)
-  local address = opts["nomad-addr"]
+function M.collect(core, config)
+  local address = config.address
   local function failed(why)
     return { ok = false, address = address, error = why }
   end
-  local request, tls_problem = M.tls_options(opts)
+  local request, tls_problem = M.tls_options(config)
   if not request then
     return failed("nomad " .. address .. ": " .. tls_problem)
   end
@@ -115,9 +115,9 @@ function M.collect(core, opts)
   if not endpoint then
     return failed("nomad " .. why)
   end
-  local node_id = opts["nomad-node-id"]
+  local node_id = config.node_id
   if node_id == "" then
-    local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, opts)
+    local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, config)
     if not self then
       return failed(err)
     end
@@ -128,7 +128,7 @@ function M.collect(core, opts)
     end
   end
   local path = "/v1/node/" .. node_id .. "/allocations"
-  local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, opts)
+  local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, config)
   if not allocations then
     return failed(err)
   end
