@@ -41,7 +41,7 @@ local function get_snapshot(config)
   elseif config.input.replay then
     snap, why = snapshot.load(core, config.input.replay)
   else
-    snap = require("gpuledger.collect").collect(core, config)
+    snap = require("gpuledger.collect.node").collect(core, config)
   end
   if snap and config.input.node_given then
     snap.node = config.node

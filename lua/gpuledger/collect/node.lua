@@ -2,10 +2,11 @@
 -- source's raw answer, already reduced where privacy demands it, or the
 -- source's error. The only module that calls the collectors of the C core.
 local clock = require "gpuledger.clock"
-local docker = require "gpuledger.sources.docker"
-local http = require "gpuledger.sources.http"
-local nomad = require "gpuledger.sources.nomad"
-local nvidia = require "gpuledger.sources.nvidia"
+local docker = require "gpuledger.collect.docker"
+local http = require "gpuledger.collect.http"
+local nomad = require "gpuledger.collect.nomad"
+local nvidia = require "gpuledger.collect.nvidia"
+local nvidia_parse = require "gpuledger.sources.nvidia"
 local snapshot = require "gpuledger.snapshot"
 
 local M = {}
@@ -14,7 +15,7 @@ local M = {}
 local function reported_pids(source)
   local pids = {}
   for _, row in ipairs(source.compute_apps and source.compute_apps.rows or {}) do
-    local pid = nvidia.int_value(row[2])
+    local pid = nvidia_parse.int_value(row[2])
     if pid > 0 then
       pids[#pids + 1] = pid
     end

@@ -1,7 +1,7 @@
 -- collect() with a fake core: which collectors run, with what, and what
 -- reaches the snapshot.
 local H = require "helper"
-local collect = require "gpuledger.collect"
+local collect = require "gpuledger.collect.node"
 local ledger = require "gpuledger.ledger"
 local json = require "gpuledger.json"
 local options = require "gpuledger.options"
@@ -51,7 +51,7 @@ local function config(flags)
   return options.config(assert(options.parse(args, no_env)), no_env)
 end
 
-describe("gpuledger.collect", function()
+describe("gpuledger.collect.node", function()
   it("makes a snapshot of the node at core.now()", function()
     local snap = collect.collect(fake_core(), config { "--no-docker", "--no-nomad" })
     assert.equal("gpuledger-snapshot", snap.kind)
