@@ -305,6 +305,9 @@ function H.site_rules(files)
   return set, dir
 end
 
+-- How people read a rule set's error (errors.lua).
+H.error_text = require("gpuledger.errors").text
+
 -- The rule of a set by code.
 function H.rule(set, code)
   for _, r in ipairs(set.rules) do

@@ -171,7 +171,7 @@ describe("rules/examples", function()
     it("under its own name it would define unmanaged-tenant twice: an error", function()
       local twice = H.site_rules { ["allow_listed_container.lua"] = example("allow_listed_container.lua") }
       assert.equal(1, #twice.errors)
-      assert.matches("already defined", twice.errors[1])
+      assert.matches("already defined", H.error_text(twice.errors[1]))
     end)
   end)
 

@@ -205,7 +205,7 @@ describe("gpuledger.rulescmd", function()
     it("a rule with a bad for is a load error naming the file", function()
       local set = H.site_rules { ["late.lua"] = 'return { code = "late", level = "WARN", ["for"] = "ten minutes", evaluate = function() end }' }
       assert.equal(1, #set.errors)
-      assert.matches('late%.lua: %["for"%] of late must be a duration', set.errors[1])
+      assert.matches('late%.lua: %["for"%] of late must be a duration', H.error_text(set.errors[1]))
     end)
   end)
 end)
@@ -310,13 +310,13 @@ end }
   it("a rule table with a metatable is refused at load (its metamethods would run outside the budget)", function()
     local set = H.site_rules { ["meta.lua"] = 'return setmetatable({}, { __index = function() while true do end end })' }
     assert.equal(1, #set.errors)
-    assert.matches("meta%.lua: returned a table with a metatable", set.errors[1])
+    assert.matches("meta%.lua: returned a table with a metatable", H.error_text(set.errors[1]))
   end)
 
   it("a site thresholds.lua cannot lift the budgets", function()
     local set = H.site_rules { ["thresholds.lua"] = "return { rule_instructions = 0, rule_memory_bytes = -1, temp_max = 80 }" }
     assert.equal(2, #set.errors)
-    assert.matches("thresholds%.lua: rule_instructions must be a positive integer", set.errors[1])
+    assert.matches("thresholds%.lua: rule_instructions must be a positive integer", H.error_text(set.errors[1]))
     assert.is_true(set.thresholds.rule_instructions > 0)
     assert.is_true(set.thresholds.rule_memory_bytes > 0)
     assert.equal(80, set.thresholds.temp_max)

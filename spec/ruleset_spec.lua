@@ -162,14 +162,14 @@ end }
     it("a site thresholds.lua that is not a table is an error, the defaults stay", function()
       local set = H.site_rules { ["thresholds.lua"] = "return 42" }
       assert.equal(1, #set.errors)
-      assert.matches("thresholds%.lua", set.errors[1])
+      assert.matches("thresholds%.lua", H.error_text(set.errors[1]))
       assert.equal(85, set.thresholds.temp_max)
     end)
 
     it("a syntax error is a rule-error naming the file and line; the others still load", function()
       local set = H.site_rules { ["broken.lua"] = "return {\n  code = 'broken',\n  level = \n}\n" }
       assert.equal(1, #set.errors)
-      assert.matches("broken%.lua:%d+:", set.errors[1])
+      assert.matches("broken%.lua:%d+:", H.error_text(set.errors[1]))
       assert.same(DEFAULT_CODES, codes(set))
       local found = H.run_rules(H.ledger { H.gpu {} }, nil, set)
       assert.equal("rule-error", found[1].code)
@@ -180,20 +180,20 @@ end }
     it("an error at load is a rule-error naming the file and line", function()
       local set = H.site_rules { ["raise.lua"] = "local x = 1\nerror('site rule cannot load')\n" }
       assert.equal(1, #set.errors)
-      assert.matches("raise%.lua:2: site rule cannot load", set.errors[1])
+      assert.matches("raise%.lua:2: site rule cannot load", H.error_text(set.errors[1]))
     end)
 
     it("a file that loops at load is stopped", function()
       local set = H.site_rules { ["loop.lua"] = "while true do end" }
       assert.equal(1, #set.errors)
-      assert.matches("budget", set.errors[1])
+      assert.matches("budget", H.error_text(set.errors[1]))
     end)
 
     it("a badly named file is an error", function()
       local set = H.site_rules { ["my rule.lua"] = SITE_RULE, ["x.y.lua"] = SITE_RULE }
       assert.equal(2, #set.errors)
       for _, err in ipairs(set.errors) do
-        assert.matches("letters, digits, _ and %-", err)
+        assert.matches("letters, digits, _ and %-", H.error_text(err))
       end
       assert.same(DEFAULT_CODES, codes(set))
     end)
@@ -214,15 +214,15 @@ end }
       } do
         local set = H.site_rules { ["shape.lua"] = case[1] }
         assert.equal(1, #set.errors, case[1])
-        assert.matches(case[2], set.errors[1], 1, true)
-        assert.matches("shape%.lua", set.errors[1])
+        assert.matches(case[2], H.error_text(set.errors[1]), 1, true)
+        assert.matches("shape%.lua", H.error_text(set.errors[1]))
       end
     end)
 
     it("a new file that reuses a default code is an error", function()
       local set = H.site_rules { ["hotter.lua"] = "return { code = 'hot', level = 'WARN', evaluate = function() end }" }
       assert.equal(1, #set.errors)
-      assert.matches("already defined", set.errors[1])
+      assert.matches("already defined", H.error_text(set.errors[1]))
     end)
 
     it("a site rule cannot keep globals between loads", function()

@@ -29,12 +29,43 @@
 #define GPULEDGER_VERSION "dev"
 #endif
 
-/* Pushes nil and "<what>: <strerror(err)>", returning 2. */
+/* The symbolic name of errno value err ("ENOENT"), for callers that must
+ * tell one cause from another without reading the English message. */
+static const char *errno_name(int err)
+{
+    switch (err) {
+    case ENOENT:
+        return "ENOENT";
+    case ENOTDIR:
+        return "ENOTDIR";
+    case EACCES:
+        return "EACCES";
+    case EPERM:
+        return "EPERM";
+    case EISDIR:
+        return "EISDIR";
+    case ELOOP:
+        return "ELOOP";
+    case ENAMETOOLONG:
+        return "ENAMETOOLONG";
+    case ENOMEM:
+        return "ENOMEM";
+    case EMFILE:
+        return "EMFILE";
+    case ENFILE:
+        return "ENFILE";
+    default:
+        return "EOTHER";
+    }
+}
+
+/* Pushes nil, "<what>: <strerror(err)>" and errno_name(err), returning 3. */
 static int push_errno(lua_State *L, const char *what, int err)
 {
     lua_pushnil(L);
     lua_pushfstring(L, "%s: %s", what, strerror(err));
-    return 2;
+    lua_pushstring(L, errno_name(err));
+    return 3;
 }
 
 /* Reads an optional integer field of the options table at `index`. */
@@ -264,7 +295,8 @@ static int core_getenv(lua_State *L)
     return 1;
 }
 
-/* core.stat(path) → "file", "dir" or "other", or nil, cause. */
+/* core.stat(path) → "file", "dir" or "other", or nil, cause, errno name
+ * ("ENOENT" when nothing is there). */
 static int core_stat(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
@@ -275,8 +307,8 @@ static int core_stat(lua_State *L)
     return 1;
 }
 
-/* core.read_file(path, max_bytes) → text, or nil, cause (also when the file
- * is longer than max_bytes: never a truncated read). */
+/* core.read_file(path, max_bytes) → text, or nil, cause, errno name ("EFBIG"
+ * when the file is longer than max_bytes: never a truncated read). */
 static int core_read_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
@@ -294,7 +326,8 @@ static int core_read_file(lua_State *L)
             fclose(f);
             lua_pushnil(L);
             lua_pushfstring(L, "%s: longer than %d bytes", path, (int)max_bytes);
-            return 2;
+            lua_pushstring(L, "EFBIG");
+            return 3;
         }
         luaL_addlstring(&buffer, chunk, n);
     }
@@ -380,8 +413,8 @@ static int core_set_search_dirs(lua_State *L)
 }
 
 /* core.call_limited(fn, max_instructions, max_bytes, ...) → true, results…
- * or false, message: fn(...) stopped once it runs past max_instructions VM
- * instructions or grows the heap by more than max_bytes (host.c). */
+ * or false, error ({file, line, message}, or "not enough memory"): fn(...) stopped once it runs
+ * past max_instructions VM instructions or grows the heap by more than max_bytes (host.c). */
 static int core_call_limited(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TFUNCTION);

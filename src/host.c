@@ -286,6 +286,42 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     raise_here(L, what);
 }
 
+/* Message handler of a limited call: turns the error into a table
+ * {file, line, message}, the way it is shown to people. A string raised at
+ * a line of a Lua function ("<short name>:<line>: what", from error(),
+ * a runtime error or raise_here) gives that function's whole file name
+ * (Lua shortens names past LUA_IDSIZE in the message), its line and the
+ * bare message; any other string is the message alone. An error that is
+ * not a string is named by its type: no metamethod of it runs. */
+static int locate_error(lua_State *L)
+{
+    const char *message = lua_tostring(L, 1);
+    lua_createtable(L, 0, 3);
+    if (!message || lua_type(L, 1) != LUA_TSTRING) {
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+        lua_setfield(L, -2, "message");
+        return 1;
+    }
+    lua_Debug frame;
+    for (int level = 1; lua_getstack(L, level, &frame); level++) {
+        if (!lua_getinfo(L, "Sl", &frame) || frame.currentline <= 0)
+            continue;
+        char where[LUA_IDSIZE + 32];
+        int n = snprintf(where, sizeof where, "%s:%d: ", frame.short_src, frame.currentline);
+        if (n > 0 && (size_t)n < sizeof where && strncmp(message, where, (size_t)n) == 0) {
+            lua_pushstring(L, frame.source[0] == '@' ? frame.source + 1 : frame.short_src);
+            lua_setfield(L, -2, "file");
+            lua_pushinteger(L, frame.currentline);
+            lua_setfield(L, -2, "line");
+            message += n;
+            break;
+        }
+    }
+    lua_pushstring(L, message);
+    lua_setfield(L, -2, "message");
+    return 1;
+}
+
 int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructions,
                       size_t max_bytes)
 {
@@ -305,7 +341,11 @@ int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructio
     lua_setallocf(L, limited_alloc, &limits);
     if (max_instructions > 0 || max_bytes > 0)
         lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
-    int status = lua_pcall(L, nargs, nresults, 0);
+    int handler = lua_gettop(L) - nargs; /* under the function and its arguments */
+    lua_pushcfunction(L, locate_error);
+    lua_insert(L, handler);
+    int status = lua_pcall(L, nargs, nresults, handler);
+    lua_remove(L, handler);
     lua_sethook(L, outer_hook, outer_mask, outer_count);
     lua_setallocf(L, limits.inner_alloc, limits.inner_ud);
     active_limits = outer;

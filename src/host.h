@@ -28,7 +28,9 @@ const struct embedded_file *host_embedded_file(const char *path);
  * instructions") or grown the heap by more than max_bytes ("…past its budget
  * of N bytes", or Lua's "not enough memory" for one request past twice the
  * budget); 0 lifts either limit. Returns the lua_pcall status with the
- * results or the error message on the stack. Not reentrant. */
+ * results, or the error, on the stack: a table {file, line, message} (file
+ * whole, however long; file and line only when raised at a Lua line), or
+ * the string "not enough memory". Not reentrant. */
 int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructions,
                       size_t max_bytes);
 

@@ -4,6 +4,7 @@
 -- others still run. Findings come out worst first, then node-level before
 -- GPU-level, GPUs in index order, and within a GPU in the rules' order
 -- (tenant findings in tenant order).
+local errors = require "gpuledger.errors"
 local gl = require "gpuledger.gl"
 local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
@@ -21,8 +22,8 @@ local function rule_error(ledger, message, seq)
   }
 end
 
--- Runs one rule. Returns its findings, or nil and the error; third, why its
--- level function failed (its findings are then ERROR).
+-- Runs one rule. Returns its findings, or nil and the error (errors.lua);
+-- third, why its level function failed (its findings are then ERROR).
 local function run_rule(core, rule, ledger, view, policy, positions)
   local level, level_error = ruleset.level_of(rule, policy)
   local emitted = {}
@@ -50,11 +51,10 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   local bytes = math.tointeger(policy.rule_memory_bytes) or 0
   local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
   if not ok then
-    err = ruleset.full_source(sandbox.error_text(err), rule.origin or "")
     if err == "not enough memory" then
       err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
     end
-    return nil, err, level_error
+    return nil, errors.of_call(err), level_error
   end
   return emitted, nil, level_error
 end
@@ -83,8 +83,8 @@ function M.evaluate(core, set, ledger, policy)
   end
   local view = sandbox.readonly(ledger)
   local all = {}
-  for _, message in ipairs(set.errors) do
-    all[#all + 1] = rule_error(ledger, message, #all + 1)
+  for _, err in ipairs(set.errors) do
+    all[#all + 1] = rule_error(ledger, errors.text(err), #all + 1)
   end
   for _, rule in ipairs(set.rules) do
     local found, err, level_error = run_rule(core, rule, ledger, view, policy, positions)
@@ -96,7 +96,7 @@ function M.evaluate(core, set, ledger, policy)
         all[#all + 1] = finding
       end
     else
-      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, err), #all + 1)
+      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, errors.text(err)), #all + 1)
     end
   end
   table.sort(all, compare)

@@ -110,12 +110,12 @@ end
 -- history. Returns the history, or nil and why (unreadable, not JSON, not
 -- a history).
 function M.load(core, path)
-  local kind, missing = core.stat(path)
+  local kind, stat_error, errno = core.stat(path)
   if not kind then
-    if missing:find("No such file or directory", 1, true) then
+    if errno == "ENOENT" then
       return M.new()
     end
-    return nil, missing
+    return nil, stat_error
   end
   local text, why = core.read_file(path, M.MAX_BYTES)
   if not text then

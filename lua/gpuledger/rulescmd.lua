@@ -3,6 +3,7 @@
 -- node and on each --replay snapshot and fails on any rule-error (what a
 -- site runs in CI before deploying); and `rules --prometheus`, a Prometheus
 -- rule group with one alert per finding code.
+local error_text = require("gpuledger.errors").text
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
@@ -42,6 +43,15 @@ function M.rows(set, policy)
   return rows, errors
 end
 
+-- The set's load errors as people read them.
+local function set_errors(set)
+  local texts = {}
+  for i, err in ipairs(set.errors) do
+    texts[i] = error_text(err)
+  end
+  return texts
+end
+
 -- Appends the items of each list to out; returns out.
 local function append(out, ...)
   for i = 1, select("#", ...) do
@@ -65,7 +75,7 @@ end
 function M.list(core, config)
   local set = ruleset.load(core, config.site.rules)
   local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
-  local errors = append(json.array(), set.errors, level_errors)
+  local errors = append(json.array(), set_errors(set), level_errors)
   if config.json then
     say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
   else
@@ -167,7 +177,7 @@ function M.check(core, config)
   for _, err in ipairs(errors) do
     seen[err] = true
   end
-  for _, err in ipairs(append({}, set.errors, level_errors)) do
+  for _, err in ipairs(append({}, set_errors(set), level_errors)) do
     if not seen[err] then
       seen[err] = true
       errors[#errors + 1] = err
@@ -269,7 +279,7 @@ function M.print_prometheus(core, config)
   local set = ruleset.load(core, rules_dir)
   local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
   say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = rules_dir ~= "" and rules_dir or "(none)" }))
-  local errors = append({}, set.errors, level_errors)
+  local errors = append({}, set_errors(set), level_errors)
   for _, err in ipairs(errors) do
     say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
   end

@@ -6,6 +6,7 @@
 -- rules, keeping the last good set when the new one has errors;
 -- SIGTERM/SIGINT stop it, and the history is saved once more.
 local clock = require "gpuledger.clock"
+local error_text = require("gpuledger.errors").text
 local history = require "gpuledger.history"
 local html = require "gpuledger.render.html"
 local metrics = require "gpuledger.render.metrics"
@@ -93,7 +94,7 @@ function M.run(core, config, get_snapshot)
   local path = config.serve.history
   local set = ruleset.load(core, rules_dir)
   for _, err in ipairs(set.errors) do
-    warn("rule-error: " .. err)
+    warn("rule-error: " .. error_text(err))
   end
   local h = history.new()
   if path then
@@ -145,7 +146,7 @@ function M.run(core, config, get_snapshot)
       warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
         rules_dir, #fresh.errors, #set.rules))
       for _, err in ipairs(fresh.errors) do
-        warn("rule-error: " .. err)
+        warn("rule-error: " .. error_text(err))
       end
       return
     end
