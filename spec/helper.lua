@@ -9,6 +9,9 @@ local ledger_mod = require "gpuledger.ledger"
 local ruleset = require "gpuledger.ruleset"
 local judge = require "gpuledger.judge"
 
+-- The host's setup, as the program makes it before any rule runs.
+require("gpuledger.sandbox").setup()
+
 local H = {}
 
 H.core = core
@@ -290,16 +293,14 @@ function H.remove(dir)
 end
 
 -- Loads the rule set with `files` ({name = text}) as the site rules
--- directory, the way the program does (core.set_search_dirs, then
--- ruleset.load). Returns the set and the directory (removed afterwards).
+-- directory, the way the program does. Returns the set and the directory
+-- (removed afterwards).
 function H.site_rules(files)
   local dir = H.tempdir()
   for name, text in pairs(files) do
     H.write(dir .. "/" .. name, text)
   end
-  core.set_search_dirs(dir, "")
   local ok, set = pcall(ruleset.load, core, dir)
-  core.set_search_dirs("", "")
   H.remove(dir)
   assert(ok, set)
   return set, dir

@@ -242,7 +242,6 @@ end }
       local dir = H.tempdir()
       H.write(dir .. "/site_note.lua", SITE_RULE)
       H.write(dir .. "/idle.lua", "return false")
-      H.core.set_search_dirs("", "")
       local ok, set = pcall(ruleset.load, H.core, dir)
       H.remove(dir)
       assert.is_true(ok, set)

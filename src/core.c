@@ -404,14 +404,6 @@ static int core_embedded_text(lua_State *L)
     return 2;
 }
 
-/* core.set_search_dirs(rules_dir, scripts_dir): where later requires look
- * first; an empty string or nil means none. */
-static int core_set_search_dirs(lua_State *L)
-{
-    host_set_search_dirs(L, luaL_optstring(L, 1, ""), luaL_optstring(L, 2, ""));
-    return 0;
-}
-
 /* core.call_limited(fn, max_instructions, max_bytes, ...) → true, results…
  * or false, error ({file, line, message}, or "not enough memory"): fn(...) stopped once it runs
  * past max_instructions VM instructions or grows the heap by more than max_bytes (host.c). */
@@ -642,7 +634,7 @@ static const luaL_Reg core_functions[] = {
     {"listdir", core_listdir},
     {"embedded_files", core_embedded_files},
     {"embedded_text", core_embedded_text},
-    {"set_search_dirs", core_set_search_dirs},
+    {"search_script", host_search_script},
     {"call_limited", core_call_limited},
     /* serve and the history file */
     {"write_atomic", core_write_atomic},

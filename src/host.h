@@ -4,20 +4,25 @@
 
 #include "embedded.h"
 
-/* Prepares a fresh state for gpuledger: the standard libraries, cjson,
- * gpuledger.core in package.loaded, and package.searchers replaced by
- * site rules dir → site scripts dir → embedded scripts (DESIGN.md). The
- * directories start from GPULEDGER_RULES / GPULEDGER_SCRIPTS (or the
- * /etc/gpuledger defaults); core.set_search_dirs changes them after the
- * command line is read. Raises a Lua error on failure (call it protected). */
+/* Prepares a fresh state for gpuledger: the standard libraries,
+ * gpuledger.core in package.loaded, and package.searchers replaced by one
+ * searcher of the embedded gpuledger.* scripts (gpuledger.sandbox installs
+ * the one that looks in the site scripts directory first, once the command
+ * line names it). Raises a Lua error on failure (call it protected). */
 void host_open(lua_State *L);
 
 /* Opens gpuledger.core and leaves its table on the stack (luaopen style). */
 int host_open_core(lua_State *L);
 
-/* Sets the site rules and scripts directories that require searches before
- * the embedded scripts; "" means none. */
-void host_set_search_dirs(lua_State *L, const char *rules_dir, const char *scripts_dir);
+/* core.search_script(name, site_dir, embedded_prefix) → text, chunkname,
+ * "site" or "embedded"; or nil and why. The one lookup of a script, as
+ * package.searchpath is of a file: `name` with dots as slashes + ".lua" in
+ * site_dir ("" for none), else embedded_prefix + the same among the
+ * embedded scripts ("hot", dir, "rules/" for a rule; "gpuledger.render.table",
+ * dir, "lua/" for a module). Chunk names are "@/site/path.lua" and
+ * "=[embedded] rules/hot.lua". A site file that exists but cannot be read
+ * is nil and why, not the embedded copy. */
+int host_search_script(lua_State *L);
 
 /* The embedded script at `path` ("rules/hot.lua"), or NULL. */
 const struct embedded_file *host_embedded_file(const char *path);

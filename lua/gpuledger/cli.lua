@@ -2,9 +2,9 @@
 -- from --replay / --demo), builds the ledger, judges it and prints. main()
 -- returns the exit status; usage errors are 2 with one line on stderr.
 local core = require "gpuledger.core"
-require("gpuledger.sandbox").guard_site_scripts() -- site scripts run sandboxed (docs/rules.md)
 local json = require "gpuledger.json"
 local options = require "gpuledger.options"
+local sandbox = require "gpuledger.sandbox"
 
 local M = {}
 
@@ -140,8 +140,10 @@ function commands.help()
 end
 
 -- Runs the command line args (argv without the program name); returns the
--- exit status.
+-- exit status. The host's entry point: it sets up the sandbox and, once the
+-- command line names the scripts directory, the searcher of site scripts.
 function M.main(args)
+  sandbox.setup()
   local opts, problem = options.parse(args, core.getenv)
   if not opts then
     if problem.help then
@@ -155,7 +157,7 @@ function M.main(args)
   if why then
     return usage_error(why)
   end
-  core.set_search_dirs(config.site.rules, config.site.scripts)
+  sandbox.install_searcher(core, config.site.scripts) -- site scripts run sandboxed (docs/rules.md)
   if config.node == "" then
     config.node = core.hostname() or ""
   end

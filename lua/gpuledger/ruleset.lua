@@ -34,14 +34,6 @@ local function run_file(core, text, chunkname, env)
   return value == nil and false or value
 end
 
--- Where a chunk came from, for people: the site path or "embedded".
-local function origin_of(chunkname)
-  if chunkname:sub(1, 1) == "@" then
-    return chunkname:sub(2)
-  end
-  return "embedded"
-end
-
 -- Prometheus' order of duration units, largest first.
 local DURATION_UNITS = { y = 1, w = 2, d = 3, h = 4, m = 5, s = 6, ms = 7 }
 
@@ -123,21 +115,6 @@ local function rule_stems(core, rules_dir)
   return stems, problems
 end
 
--- The text and chunk name of rule file `stem`: the site's copy in rules_dir
--- when there is one, else the embedded default. Returns nil and why when
--- the site's copy cannot be read.
-local function rule_text(core, rules_dir, stem)
-  local site_path = rules_dir ~= "" and string.format("%s/%s.lua", rules_dir, stem)
-  if site_path and core.stat(site_path) then
-    local text, why = core.read_file(site_path, 1024 * 1024)
-    if not text then
-      return nil, why
-    end
-    return text, "@" .. site_path
-  end
-  return core.embedded_text("rules/" .. stem .. ".lua")
-end
-
 -- Wraps a rule's level function so that it, too, runs under the load
 -- budget; a level function that fails or answers nonsense gives ERROR and,
 -- second, why.
@@ -213,13 +190,15 @@ function M.load(core, rules_dir)
 
   local by_code = {}
   for _, stem in ipairs(stems) do
-    local text, chunkname = rule_text(core, rules_dir, stem)
+    -- the site's copy in rules_dir, else the embedded default; nil and why
+    -- when the site's copy cannot be read
+    local text, chunkname, found_in = core.search_script(stem, rules_dir, "rules/")
     if not text then
       set.errors[#set.errors + 1] = errors.new(nil, nil, chunkname) -- the read's cause, naming the file
     else
       local env = sandbox.environment { gl = sandbox.readonly(gl) }
       local rule, why = run_file(core, text, chunkname, env)
-      local where = origin_of(chunkname)
+      local where = found_in == "site" and chunkname:sub(2) or "embedded" -- the site path, for people
       if rule == nil then
         set.errors[#set.errors + 1] = why
       elseif rule ~= false then
