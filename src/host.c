@@ -158,6 +158,32 @@ void host_open(lua_State *L)
     lua_pop(L, 1);
 }
 
+/* Message handler of host_docall, as lua.c's: the message (an error object
+ * that is not a string by its __tostring, else by its type), with a
+ * traceback under GPULEDGER_DEBUG=1. */
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    if (host_debug())
+        luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int host_docall(lua_State *L, int nargs, int nresults)
+{
+    int base = lua_gettop(L) - nargs; /* the function's index */
+    lua_pushcfunction(L, msghandler);
+    lua_insert(L, base);
+    int status = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    return status;
+}
+
 /* ---- limits on a call ---------------------------------------------------- */
 
 #define HOOK_EVERY 1000

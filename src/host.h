@@ -24,6 +24,12 @@ int host_open_core(lua_State *L);
  * is nil and why, not the embedded copy. */
 int host_search_script(lua_State *L);
 
+/* Calls the function under its nargs arguments like lua_pcall, with the one
+ * message handler of the program (main.c and the serve loop; as lua.c's
+ * docall): the error message, with a traceback under GPULEDGER_DEBUG=1.
+ * Returns the lua_pcall status with the results or the message on the stack. */
+int host_docall(lua_State *L, int nargs, int nresults);
+
 /* The embedded script at `path` ("rules/hot.lua"), or NULL. */
 const struct embedded_file *host_embedded_file(const char *path);
 
