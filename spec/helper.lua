@@ -8,6 +8,7 @@ local clock = require "gpuledger.clock"
 local ledger_mod = require "gpuledger.ledger"
 local ruleset = require "gpuledger.ruleset"
 local judge = require "gpuledger.judge"
+local luassert = require "luassert"
 
 -- The host's setup, as the program makes it before any rule runs.
 require("gpuledger.sandbox").setup()
@@ -150,6 +151,32 @@ function H.run_rules(ledger, given, set)
   set = set or H.rule_set()
   local report = judge.judge(core, ledger, set, judge.policy(set, given))
   return report.findings, report.worst, report
+end
+
+-- The findings of `code` when judging a ledger of these GPUs (rule specs),
+-- the choices given (as the command line's flags give them) over the
+-- thresholds; second, all findings.
+function H.rule_judged(code, entries, given, thresholds, ledger_fields)
+  local found = H.run_rules(H.ledger(entries, ledger_fields), merge(thresholds, given))
+  return H.with_code(found, code), found
+end
+
+-- The one finding of `code` (asserts there is exactly one).
+function H.rule_one(code, entries, given, thresholds, ledger_fields)
+  local found = H.rule_judged(code, entries, given, thresholds, ledger_fields)
+  luassert.equal(1, #found, code)
+  return found[1]
+end
+
+-- Asserts there is no finding of `code`.
+function H.rule_none(code, entries, given, thresholds, ledger_fields)
+  local found = H.rule_judged(code, entries, given, thresholds, ledger_fields)
+  luassert.same({}, found)
+end
+
+-- Asserts needle is in haystack (plain text).
+function H.contains(needle, haystack)
+  luassert.truthy(haystack:find(needle, 1, true), string.format("%q not in %q", needle, haystack))
 end
 
 -- The findings of one code.
