@@ -19,11 +19,11 @@ local function run(args)
       flush = function() end,
     }
   end
-  local saved_out, saved_err = io.stdout, io.stderr
+  local saved_out, saved_err, saved_searchers = io.stdout, io.stderr, package.searchers
   io.stdout, io.stderr = sink(out), sink(err)
   local ok, status = pcall(cli.main, args)
   io.stdout, io.stderr = saved_out, saved_err
-  H.core.set_search_dirs("", "")
+  package.searchers = saved_searchers -- main, as the host's entry point, installs the site scripts' searcher
   assert(ok, status)
   return status, table.concat(out), table.concat(err)
 end

@@ -67,7 +67,7 @@ describe("gpuledger.findings", function()
       for i = #set.rules, 1, -1 do
         reversed.rules[#reversed.rules + 1] = set.rules[i]
       end
-      assert.same(H.summary(H.run_rules(everything())), H.summary(H.run_rules(everything(), nil, nil, reversed)))
+      assert.same(H.summary(H.run_rules(everything())), H.summary(H.run_rules(everything(), nil, reversed)))
     end)
 
     it("every finding carries level, code, node and message; GPU findings their label", function()
@@ -126,31 +126,24 @@ describe("gpuledger.findings", function()
     end)
   end)
 
-  describe("policy", function()
+  describe("policy (judge.policy)", function()
+    local judge = require "gpuledger.judge"
     local thresholds = { encoder_max = 0, temp_max = 85, thermal_margin_min = 5, allow_unmanaged = false, idle = true, custom = 1 }
 
-    it("is the thresholds when no flag is given", function()
-      assert.same(thresholds, findings.policy(thresholds, { set = {} }))
+    it("is the thresholds when nothing is given", function()
+      assert.same(thresholds, judge.policy({ thresholds = thresholds }, {}))
     end)
 
-    it("flags given win; flags not given leave a site's thresholds alone", function()
+    it("what is given wins; what is not leaves a site's thresholds alone", function()
       local site = H.merge(thresholds, { temp_max = 70 })
-      local p = findings.policy(site, H.opts { ["encoder-max"] = 8 })
+      local p = judge.policy({ thresholds = site }, { encoder_max = 8 })
       assert.equal(8, p.encoder_max)
       assert.equal(70, p.temp_max)
-      p = findings.policy(site, { set = {}, ["temp-max"] = 85 })
-      assert.equal(70, p.temp_max)
-    end)
-
-    it("--allow-unmanaged and --no-idle switch their keys", function()
-      local p = findings.policy(thresholds, { set = {}, ["allow-unmanaged"] = true, ["no-idle"] = true })
-      assert.is_true(p.allow_unmanaged)
-      assert.is_false(p.idle)
     end)
 
     it("does not change the thresholds it starts from", function()
       local t = H.merge(thresholds)
-      findings.policy(t, H.opts { ["encoder-max"] = 8, ["no-idle"] = true })
+      judge.policy({ thresholds = t }, { encoder_max = 8, idle = false })
       assert.same(thresholds, t)
     end)
   end)
@@ -159,7 +152,7 @@ describe("gpuledger.findings", function()
     -- Judges one gpu0 ledger with the default rules plus site files.
     local function with_site(files, entries)
       local set = H.site_rules(files)
-      return H.run_rules(ledger(entries or { gpu { tenants = { H.docker_tenant() } } }), nil, nil, set), set
+      return H.run_rules(ledger(entries or { gpu { tenants = { H.docker_tenant() } } }), nil, set), set
     end
 
     local function rule_errors(found)
@@ -371,7 +364,7 @@ end }
 return { code = "lvl", level = function(policy) for i = 1, 3e7 do end return "WARN" end,
   evaluate = function(ledger, policy, emit) emit { message = "x" } end }
 ]] }
-      local found = H.run_rules(ledger { gpu {} }, nil, { rule_instructions = 100000 }, set)
+      local found = H.run_rules(ledger { gpu {} }, { rule_instructions = 100000 }, set)
       for _, f in ipairs(H.with_code(found, "lvl")) do
         assert.are_not.equal("WARN", f.level)
       end
@@ -384,7 +377,7 @@ return { code = "fin", level = "OK", evaluate = function(ledger, policy, emit)
   emit { message = "done" }
 end }
 ]] }
-      H.run_rules(ledger { gpu {} }, nil, { rule_instructions = 1000000 }, set)
+      H.run_rules(ledger { gpu {} }, { rule_instructions = 1000000 }, set)
       local t0 = os.clock()
       collectgarbage()
       collectgarbage()
@@ -398,7 +391,7 @@ return { code = "ts", level = "OK", evaluate = function()
 end }
 ]] }
       local t0 = os.clock()
-      local found = H.run_rules(ledger { gpu {} }, nil, { rule_instructions = 1000000 }, set)
+      local found = H.run_rules(ledger { gpu {} }, { rule_instructions = 1000000 }, set)
       assert.is_true(os.clock() - t0 < 0.25, "the engine ran the rule's __tostring unbounded")
       assert.equal(1, #rule_errors(found))
     end)
@@ -408,7 +401,7 @@ end }
 return { code = "lvl", level = function(policy) error("no") end,
   evaluate = function(ledger, policy, emit) emit { message = "x" } end }
 ]] }
-      local found = H.run_rules(ledger { gpu {} }, nil, nil, set)
+      local found = H.run_rules(ledger { gpu {} }, nil, set)
       assert.equal("ERROR", H.with_code(found, "lvl")[1].level)
     end)
   end)
@@ -424,7 +417,7 @@ return { code = "t", level = "WARN", order = 20, evaluate = function(ledger, pol
 end }
 ]] }
       local found = H.run_rules(ledger { gpu { tenants = { H.nomad_tenant { container = "a" }, H.nomad_tenant { container = "b" } },
-        reservations = { H.reservation() } } }, nil, nil, set)
+        reservations = { H.reservation() } } }, nil, set)
       local t = H.with_code(found, "t")
       assert.same({ "node", "first", "second" }, { t[1].message, t[2].message, t[3].message })
       assert.is_nil(t[1].gpu)
@@ -437,8 +430,8 @@ end }
 
     it("has at, findings, node, schema and worst", function()
       local l = everything()
-      local found, worst = H.run_rules(l)
-      local doc = assert(json.decode(render_json.findings(l, found, worst)))
+      local found, _, report = H.run_rules(l)
+      local doc = assert(json.decode(render_json.findings(report)))
       local keys = {}
       for k in pairs(doc) do
         keys[#keys + 1] = k
@@ -452,19 +445,19 @@ end }
     end)
 
     it("writes its keys in alphabetical order", function()
-      local text = render_json.findings(ledger {}, {}, "OK")
+      local text = render_json.findings { ledger = ledger {}, findings = {}, worst = "OK" }
       assert.matches('^{"at":.*"findings":.*"node":.*"schema":1,"worst":"OK"}\n$', text)
     end)
 
     it("writes no findings as [] (D1)", function()
-      local text = render_json.findings(ledger {}, {}, "OK")
+      local text = render_json.findings { ledger = ledger {}, findings = {}, worst = "OK" }
       assert.truthy(text:find('"findings":[]', 1, true))
     end)
 
     it("leaves gpu out of node-level findings", function()
       local l = ledger({}, { errors = { "docker: x" } })
-      local found, worst = H.run_rules(l)
-      local doc = assert(json.decode(render_json.findings(l, found, worst)))
+      local _, _, report = H.run_rules(l)
+      local doc = assert(json.decode(render_json.findings(report)))
       assert.same({ level = "ERROR", code = "source-unavailable", node = "gpud", message = "docker: x" }, doc.findings[1])
     end)
   end)

@@ -7,7 +7,11 @@ local json = require "gpuledger.json"
 local clock = require "gpuledger.clock"
 local ledger_mod = require "gpuledger.ledger"
 local ruleset = require "gpuledger.ruleset"
-local findings = require "gpuledger.findings"
+local judge = require "gpuledger.judge"
+local luassert = require "luassert"
+
+-- The host's setup, as the program makes it before any rule runs.
+require("gpuledger.sandbox").setup()
 
 local H = {}
 
@@ -114,13 +118,15 @@ function H.reservation(fields)
   return r
 end
 
--- A ledger of entries (Nomad read, no errors, at H.AT unless fields say).
+-- A ledger of entries (Nomad read, no errors, at H.AT unless fields say),
+-- its tenants with their verdicts as ledger.build gives them.
 function H.ledger(entries, fields)
   local l = merge({ schema = 1, node = "gpud", at = H.AT, nomadRead = true }, fields)
   l.entries = json.array(entries or {})
   if fields and fields.errors then
     l.errors = json.array(fields.errors)
   end
+  ledger_mod.give_verdicts(l)
   return l
 end
 
@@ -132,24 +138,45 @@ function H.rule_set(dir)
   return ruleset.load(core, dir or "")
 end
 
--- The command-line opts for flags such as {["encoder-max"] = 8}: every
--- given flag also counts as set on the command line.
-function H.opts(flags)
-  local opts = { set = {} }
-  for k, v in pairs(flags or {}) do
-    opts[k] = v
-    opts.set[k] = true
-  end
-  return opts
+-- The policy of set (default: embedded) with the choices given over its
+-- thresholds ({encoder_max = 8, idle = false}: as rules read them).
+function H.policy(given, set)
+  return judge.policy(set or H.rule_set(), given)
 end
 
--- Judges ledger with the rule set (default: embedded), flags as on the
--- command line, and thresholds overrides. Returns findings and the worst level.
-function H.run_rules(ledger, flags, thresholds, set)
+-- Judges ledger (or a snapshot) with the rule set (default: embedded) as
+-- `gpuledger check` does, the policy's choices given over its thresholds.
+-- Returns the findings, the worst level and the whole report.
+function H.run_rules(ledger, given, set)
   set = set or H.rule_set()
-  local policy = findings.policy(merge(set.thresholds, thresholds), H.opts(flags))
-  local found = findings.evaluate(core, set, ledger, policy)
-  return found, findings.worst(found)
+  local report = judge.judge(core, ledger, set, judge.policy(set, given))
+  return report.findings, report.worst, report
+end
+
+-- The findings of `code` when judging a ledger of these GPUs (rule specs),
+-- the choices given (as the command line's flags give them) over the
+-- thresholds; second, all findings.
+function H.rule_judged(code, entries, given, thresholds, ledger_fields)
+  local found = H.run_rules(H.ledger(entries, ledger_fields), merge(thresholds, given))
+  return H.with_code(found, code), found
+end
+
+-- The one finding of `code` (asserts there is exactly one).
+function H.rule_one(code, entries, given, thresholds, ledger_fields)
+  local found = H.rule_judged(code, entries, given, thresholds, ledger_fields)
+  luassert.equal(1, #found, code)
+  return found[1]
+end
+
+-- Asserts there is no finding of `code`.
+function H.rule_none(code, entries, given, thresholds, ledger_fields)
+  local found = H.rule_judged(code, entries, given, thresholds, ledger_fields)
+  luassert.same({}, found)
+end
+
+-- Asserts needle is in haystack (plain text).
+function H.contains(needle, haystack)
+  luassert.truthy(haystack:find(needle, 1, true), string.format("%q not in %q", needle, haystack))
 end
 
 -- The findings of one code.
@@ -293,20 +320,21 @@ function H.remove(dir)
 end
 
 -- Loads the rule set with `files` ({name = text}) as the site rules
--- directory, the way the program does (core.set_search_dirs, then
--- ruleset.load). Returns the set and the directory (removed afterwards).
+-- directory, the way the program does. Returns the set and the directory
+-- (removed afterwards).
 function H.site_rules(files)
   local dir = H.tempdir()
   for name, text in pairs(files) do
     H.write(dir .. "/" .. name, text)
   end
-  core.set_search_dirs(dir, "")
   local ok, set = pcall(ruleset.load, core, dir)
-  core.set_search_dirs("", "")
   H.remove(dir)
   assert(ok, set)
   return set, dir
 end
+
+-- How people read a rule set's error (errors.lua).
+H.error_text = require("gpuledger.errors").text
 
 -- The rule of a set by code.
 function H.rule(set, code)

@@ -251,15 +251,18 @@ describe("history file", function()
   end)
 
   it("annotates ls and check from the file, and turns a corrupt one into a source error", function()
+    local judge = require "gpuledger.judge"
     local path = dir .. "/history.json"
+    local function judged(l)
+      local loaded, why = history.load(H.core, path)
+      return judge.judge(H.core, l, nil, nil, { record = loaded, error = why, max_gap = MAX_GAP }).ledger
+    end
     history.save(H.core, path, observe_all { at(0, "held"), at(15, "held") })
-    local l = at(20, "held")
-    history.annotate_file(H.core, path, l, MAX_GAP)
+    local l = judged(at(20, "held"))
     assert.equal(H.AT, l.entries[1].stateSince)
     assert.is_nil(l.errors)
     H.write(path, "{not json")
-    l = at(20, "held")
-    history.annotate_file(H.core, path, l, MAX_GAP)
+    l = judged(at(20, "held"))
     assert.is_nil(l.entries[1].stateSince)
     assert.equal(1, #l.errors)
     assert.truthy(l.errors[1]:find("^history: "))

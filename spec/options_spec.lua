@@ -374,32 +374,43 @@ describe("gpuledger.options", function()
     end)
   end)
 
-  describe("podman_endpoint", function()
-    local function exists(answer)
-      return function(path)
-        assert.equal("/run/podman/podman.sock", path)
-        return answer
-      end
+  describe("policy", function()
+    it("names only the choices given, as the rules read them", function()
+      assert.same({}, options.policy(assert(parse { "check" })))
+      assert.same({ encoder_max = 8, temp_max = 70, allow_unmanaged = true, idle = false },
+        options.policy(assert(parse { "check", "--encoder-max", "8", "--temp-max=70", "--allow-unmanaged", "--no-idle" })))
+    end)
+
+    it("a flag given at its default is still a choice (it wins over a site's thresholds)", function()
+      assert.same({ temp_max = 85 }, options.policy(assert(parse { "check", "--temp-max", "85" })))
+    end)
+  end)
+
+  describe("config", function()
+    local function config(args, vars)
+      return options.config(assert(parse(args, vars)), env(vars or {}))
     end
 
-    it("auto with the socket present is that socket", function()
-      assert.equal("unix:///run/podman/podman.sock", options.podman_endpoint("auto", exists(true)))
+    it("gives each part of the program its section, with no flag name past options", function()
+      local c = config { "check", "--no-nomad", "--podman", "unix:///p.sock", "--nomad-addr", "http://n:4646/",
+        "--encoder-max", "8", "--history", "/var/lib/h.json", "--json" }
+      assert.equal("check", c.command)
+      assert.is_true(c.json)
+      assert.equal("nvidia-smi", c.nvidia.binary)
+      assert.same({ enabled = true, root = "/proc" }, c.proc)
+      assert.same({ enabled = true, endpoint = "unix:///p.sock" }, c.podman)
+      assert.is_false(c.nomad.enabled)
+      assert.equal("http://n:4646", c.nomad.address)
+      assert.equal("NOMAD_TOKEN", c.nomad.token_env)
+      assert.same({ encoder_max = 8 }, c.policy)
+      assert.equal("/var/lib/h.json", c.serve.history)
+      assert.equal(15, c.serve.interval)
     end)
 
-    it("auto without the socket is no Podman", function()
-      assert.is_nil(options.podman_endpoint("auto", exists(false)))
-    end)
-
-    it("off and \"\" are no Podman", function()
-      assert.is_nil(options.podman_endpoint("off", exists(true)))
-      assert.is_nil(options.podman_endpoint("", exists(true)))
-    end)
-
-    it("anything else is the endpoint, named explicitly", function()
-      local endpoint, named = options.podman_endpoint("unix:///tmp/p.sock", exists(false))
-      assert.equal("unix:///tmp/p.sock", endpoint)
-      assert.is_true(named)
-      assert.equal("http://127.0.0.1:8888", options.podman_endpoint("http://127.0.0.1:8888", exists(false)))
+    it("a site directory is named by its flag or its variable, not by its default", function()
+      assert.is_false(config({ "ls" }).site.rules_named)
+      assert.is_true(config({ "ls", "--rules", "/r" }).site.rules_named)
+      assert.is_true(config({ "ls" }, { GPULEDGER_SCRIPTS = "/s" }).site.scripts_named)
     end)
   end)
 end)

@@ -4,7 +4,6 @@
 -- rule-error naming the file (and line), the other rules still run, and
 -- site scripts get their own sandbox.
 local H = require "helper"
-local findings = require "gpuledger.findings"
 local json = require "gpuledger.json"
 local rulescmd = require "gpuledger.rulescmd"
 local ruleset = require "gpuledger.ruleset"
@@ -20,7 +19,7 @@ end
 
 -- The rows of a set under flags (as on the command line).
 local function rows_of(set, flags)
-  return rulescmd.rows(set, findings.policy(set.thresholds, H.opts(flags)))
+  return rulescmd.rows(set, H.policy(flags, set))
 end
 
 local function row(rows, code)
@@ -50,7 +49,7 @@ describe("gpuledger.rulescmd", function()
 
     it("gives the level under the policy", function()
       assert.equal("BAD", row(rows_of(H.rule_set()), "unmanaged-tenant").level)
-      assert.equal("WARN", row(rows_of(H.rule_set(), { ["allow-unmanaged"] = true }), "unmanaged-tenant").level)
+      assert.equal("WARN", row(rows_of(H.rule_set(), { allow_unmanaged = true }), "unmanaged-tenant").level)
     end)
 
     it("carries a site rule's origin and its [\"for\"]", function()
@@ -75,7 +74,7 @@ describe("gpuledger.rulescmd", function()
         ["broken.lua"] = "return { code = ",
         ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }',
       }
-      local policy = findings.policy(set.thresholds, H.opts())
+      local policy = H.policy(nil, set)
       local inputs = {
         { name = "demo", snapshot = snapshot.demo(H.core) },
         { name = "/tmp/x.json", snapshot = H.snapshot {} },
@@ -95,7 +94,7 @@ describe("gpuledger.rulescmd", function()
 
     it("a clean set on the demo node has no errors and every default finding", function()
       local set = H.rule_set()
-      local results, errors = rulescmd.run_check(H.core, set, findings.policy(set.thresholds, H.opts()),
+      local results, errors = rulescmd.run_check(H.core, set, H.policy(nil, set),
         { { name = "demo", snapshot = snapshot.demo(H.core) } })
       assert.same({}, errors)
       assert.equal(10, #results[1].findings)
@@ -105,7 +104,7 @@ describe("gpuledger.rulescmd", function()
   describe("check_report", function()
     it("names each input, lists its findings and every error, and ends FAIL", function()
       local set = H.site_rules { ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }' }
-      local policy = findings.policy(set.thresholds, H.opts())
+      local policy = H.policy(nil, set)
       local rows = rulescmd.rows(set, policy)
       local results, errors = rulescmd.run_check(H.core, set, policy, {
         { name = "demo", snapshot = snapshot.demo(H.core) },
@@ -122,7 +121,7 @@ describe("gpuledger.rulescmd", function()
 
     it("ends ok when nothing failed", function()
       local set = H.rule_set()
-      local policy = findings.policy(set.thresholds, H.opts())
+      local policy = H.policy(nil, set)
       local results, errors = rulescmd.run_check(H.core, set, policy, { { name = "demo", snapshot = snapshot.demo(H.core) } })
       local report = rulescmd.check_report("/none", rulescmd.rows(set, policy), results, errors)
       local last = "ok: no rule errors over 1 input(s)\n"
@@ -185,7 +184,7 @@ describe("gpuledger.rulescmd", function()
 
     it("takes for from the rule, the level under the flags, and site codes", function()
       local set = H.site_rules { ["busy.lua"] = 'return { code = "gpu-busy", level = "BAD", ["for"] = "2h", doc = "x", evaluate = function() end }' }
-      local yaml = rulescmd.prometheus(rows_of(set, { ["allow-unmanaged"] = true }), { version = "dev", rules = "/r" })
+      local yaml = rulescmd.prometheus(rows_of(set, { allow_unmanaged = true }), { version = "dev", rules = "/r" })
       local busy = alert(yaml, "GPULedgerGpuBusy")
       assert.matches("for: 2h", busy, 1, true)
       assert.matches("severity: critical", busy, 1, true)
@@ -206,7 +205,7 @@ describe("gpuledger.rulescmd", function()
     it("a rule with a bad for is a load error naming the file", function()
       local set = H.site_rules { ["late.lua"] = 'return { code = "late", level = "WARN", ["for"] = "ten minutes", evaluate = function() end }' }
       assert.equal(1, #set.errors)
-      assert.matches('late%.lua: %["for"%] of late must be a duration', set.errors[1])
+      assert.matches('late%.lua: %["for"%] of late must be a duration', H.error_text(set.errors[1]))
     end)
   end)
 end)
@@ -217,7 +216,7 @@ describe("the sandbox stops each escape attempt with a clear rule-error", functi
   local function escape(body, thresholds)
     local set = H.site_rules { ["esc.lua"] = "return { code = 'esc', level = 'WARN',\n  evaluate = function(ledger, policy, emit)\n" .. body .. "\nend }" }
     assert.same({}, set.errors)
-    local found = H.run_rules(ledger { gpu {}, gpu { index = 1 } }, nil, thresholds, set)
+    local found = H.run_rules(ledger { gpu {}, gpu { index = 1 } }, thresholds, set)
     return rule_errors(found), found
   end
 
@@ -289,7 +288,7 @@ end }
     }
     local l = ledger { gpu {} }
     for _ = 1, 2 do -- the same loaded set, twice, as serve does at each refresh
-      local found = H.run_rules(l, nil, nil, set)
+      local found = H.run_rules(l, nil, set)
       local g = H.with_code(found, "g")
       assert.equal("before: nil", g[1].message)
       assert.equal("write: false, after: nil", g[2].message)
@@ -304,20 +303,20 @@ end }
       ["a_writer.lua"] = 'return { code = "a-writer", level = "OK", order = 1, evaluate = function(ledger) pcall(function() ledger.entries[1].model = "changed" end); pcall(table.insert, ledger.entries, {}) end }',
       ["b_reader.lua"] = 'return { code = "b-reader", level = "OK", order = 2, evaluate = function(ledger, policy, emit) emit { message = ledger.entries[1].model .. " " .. #ledger.entries } end }',
     }
-    local found = H.run_rules(ledger { gpu {} }, nil, nil, set)
+    local found = H.run_rules(ledger { gpu {} }, nil, set)
     assert.equal("NVIDIA L4 1", H.with_code(found, "b-reader")[1].message)
   end)
 
   it("a rule table with a metatable is refused at load (its metamethods would run outside the budget)", function()
     local set = H.site_rules { ["meta.lua"] = 'return setmetatable({}, { __index = function() while true do end end })' }
     assert.equal(1, #set.errors)
-    assert.matches("meta%.lua: returned a table with a metatable", set.errors[1])
+    assert.matches("meta%.lua: returned a table with a metatable", H.error_text(set.errors[1]))
   end)
 
   it("a site thresholds.lua cannot lift the budgets", function()
     local set = H.site_rules { ["thresholds.lua"] = "return { rule_instructions = 0, rule_memory_bytes = -1, temp_max = 80 }" }
     assert.equal(2, #set.errors)
-    assert.matches("thresholds%.lua: rule_instructions must be a positive integer", set.errors[1])
+    assert.matches("thresholds%.lua: rule_instructions must be a positive integer", H.error_text(set.errors[1]))
     assert.is_true(set.thresholds.rule_instructions > 0)
     assert.is_true(set.thresholds.rule_memory_bytes > 0)
     assert.equal(80, set.thresholds.temp_max)
@@ -331,23 +330,27 @@ end }
 
   it("next sees through read-only views", function()
     local set = H.site_rules { ["n.lua"] = 'return { code = "n", level = "OK", evaluate = function(ledger, policy, emit) emit { message = tostring(next(ledger.entries[1].tenants) == nil) .. " " .. tostring(next(ledger.entries) ~= nil) } end }' }
-    local found = H.run_rules(ledger { gpu {} }, nil, nil, set)
+    local found = H.run_rules(ledger { gpu {} }, nil, set)
     assert.equal("true true", H.with_code(found, "n")[1].message)
   end)
 end)
 
 describe("site scripts (the scripts directory)", function()
-  -- A searcher like the host's: finds `name` at origin with text.
+  -- The searcher of gpuledger.sandbox over a core whose lookup finds every
+  -- module with text, at origin ("site" or "embedded").
   local function searcher(text, origin)
-    return function(name)
-      return assert(load(text, "@" .. origin, "t")), origin, name
+    local fake = {}
+    function fake.search_script(name, dir, prefix)
+      assert.equal("/site", dir)
+      assert.equal("lua/", prefix)
+      local chunkname = origin == "site" and ("@/site/" .. name:gsub("%.", "/") .. ".lua") or ("=[embedded] lua/" .. name)
+      return text, chunkname, origin
     end
+    return sandbox.searcher(fake, "/site")
   end
 
   it("a module from the site directory runs in the script sandbox", function()
-    local searchers = { searcher("return { os = os, io = io, require = require, debug = debug, G = _G }", "/site/gpuledger/x.lua") }
-    assert.is_true(sandbox.guard_site_scripts(searchers))
-    local loader, origin = searchers[1]("gpuledger.x")
+    local loader, origin = searcher("return { os = os, io = io, require = require, debug = debug, G = _G }", "site")("gpuledger.x")
     assert.equal("/site/gpuledger/x.lua", origin)
     local env = loader()
     assert.is_nil(env.os.execute)
@@ -365,24 +368,10 @@ describe("site scripts (the scripts directory)", function()
   end)
 
   it("an embedded module keeps the program's globals", function()
-    local searchers = { searcher("return _ENV", "[embedded] lua/gpuledger/x.lua") }
-    sandbox.guard_site_scripts(searchers)
-    assert.equal(_G, (searchers[1]("gpuledger.x"))())
-  end)
-
-  it("wraps once, and leaves a stock Lua's searchers alone", function()
-    local searchers = { searcher("return 1", "/s.lua") }
-    assert.is_true(sandbox.guard_site_scripts(searchers))
-    assert.is_false(sandbox.guard_site_scripts(searchers))
-    local stock = { searcher("return 1", "/a.lua"), searcher("return 2", "/b.lua") }
-    local first = stock[1]
-    assert.is_false(sandbox.guard_site_scripts(stock))
-    assert.equal(first, stock[1])
+    assert.equal(_G, (searcher("return _ENV", "embedded")("gpuledger.x"))())
   end)
 
   it("a site script cannot assign globals", function()
-    local searchers = { searcher("x = 1", "/site/gpuledger/y.lua") }
-    sandbox.guard_site_scripts(searchers)
-    assert.has_error(searchers[1]("gpuledger.y"), nil)
+    assert.has_error(searcher("x = 1", "site")("gpuledger.y"), nil)
   end)
 end)

@@ -123,7 +123,7 @@ end }
       local hot = H.rule(set, "hot")
       assert.equal(dir .. "/hot.lua", hot.origin)
       assert.equal("site hot", hot.doc)
-      local found = H.run_rules(H.ledger { H.gpu { temperatureC = 99 } }, nil, nil, set)
+      local found = H.run_rules(H.ledger { H.gpu { temperatureC = 99 } }, nil, set)
       local f = H.with_code(found, "hot")
       assert.equal(1, #f)
       assert.equal("site hot", f[1].message)
@@ -134,7 +134,7 @@ end }
       local set = H.site_rules { ["site_note.lua"] = SITE_RULE, ["thresholds.lua"] = "return { site_limit = 3 }" }
       assert.equal(10, #set.rules)
       assert.same({}, set.errors)
-      local found = H.run_rules(H.ledger { H.gpu {} }, nil, nil, set)
+      local found = H.run_rules(H.ledger { H.gpu {} }, nil, set)
       local f = H.with_code(found, "site-note")
       assert.equal(1, #f)
       assert.equal("note 3", f[1].message)
@@ -146,7 +146,7 @@ end }
       assert.is_nil(H.rule(set, "idle"))
       assert.equal(8, #set.rules)
       assert.same({}, set.errors)
-      assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, nil, set), "idle"))
+      assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, set), "idle"))
     end)
 
     it("a site thresholds.lua changes only the keys it sets", function()
@@ -156,22 +156,22 @@ end }
       assert.equal(5, set.thresholds.thermal_margin_min)
       assert.is_true(set.thresholds.idle)
       assert.same({}, set.errors)
-      assert.equal(1, #H.with_code(H.run_rules(H.ledger { H.gpu { temperatureC = 75 } }, nil, nil, set), "hot"))
+      assert.equal(1, #H.with_code(H.run_rules(H.ledger { H.gpu { temperatureC = 75 } }, nil, set), "hot"))
     end)
 
     it("a site thresholds.lua that is not a table is an error, the defaults stay", function()
       local set = H.site_rules { ["thresholds.lua"] = "return 42" }
       assert.equal(1, #set.errors)
-      assert.matches("thresholds%.lua", set.errors[1])
+      assert.matches("thresholds%.lua", H.error_text(set.errors[1]))
       assert.equal(85, set.thresholds.temp_max)
     end)
 
     it("a syntax error is a rule-error naming the file and line; the others still load", function()
       local set = H.site_rules { ["broken.lua"] = "return {\n  code = 'broken',\n  level = \n}\n" }
       assert.equal(1, #set.errors)
-      assert.matches("broken%.lua:%d+:", set.errors[1])
+      assert.matches("broken%.lua:%d+:", H.error_text(set.errors[1]))
       assert.same(DEFAULT_CODES, codes(set))
-      local found = H.run_rules(H.ledger { H.gpu {} }, nil, nil, set)
+      local found = H.run_rules(H.ledger { H.gpu {} }, nil, set)
       assert.equal("rule-error", found[1].code)
       assert.equal("ERROR", found[1].level)
       assert.matches("broken%.lua:%d+:", found[1].message)
@@ -180,20 +180,20 @@ end }
     it("an error at load is a rule-error naming the file and line", function()
       local set = H.site_rules { ["raise.lua"] = "local x = 1\nerror('site rule cannot load')\n" }
       assert.equal(1, #set.errors)
-      assert.matches("raise%.lua:2: site rule cannot load", set.errors[1])
+      assert.matches("raise%.lua:2: site rule cannot load", H.error_text(set.errors[1]))
     end)
 
     it("a file that loops at load is stopped", function()
       local set = H.site_rules { ["loop.lua"] = "while true do end" }
       assert.equal(1, #set.errors)
-      assert.matches("budget", set.errors[1])
+      assert.matches("budget", H.error_text(set.errors[1]))
     end)
 
     it("a badly named file is an error", function()
       local set = H.site_rules { ["my rule.lua"] = SITE_RULE, ["x.y.lua"] = SITE_RULE }
       assert.equal(2, #set.errors)
       for _, err in ipairs(set.errors) do
-        assert.matches("letters, digits, _ and %-", err)
+        assert.matches("letters, digits, _ and %-", H.error_text(err))
       end
       assert.same(DEFAULT_CODES, codes(set))
     end)
@@ -214,15 +214,15 @@ end }
       } do
         local set = H.site_rules { ["shape.lua"] = case[1] }
         assert.equal(1, #set.errors, case[1])
-        assert.matches(case[2], set.errors[1], 1, true)
-        assert.matches("shape%.lua", set.errors[1])
+        assert.matches(case[2], H.error_text(set.errors[1]), 1, true)
+        assert.matches("shape%.lua", H.error_text(set.errors[1]))
       end
     end)
 
     it("a new file that reuses a default code is an error", function()
       local set = H.site_rules { ["hotter.lua"] = "return { code = 'hot', level = 'WARN', evaluate = function() end }" }
       assert.equal(1, #set.errors)
-      assert.matches("already defined", set.errors[1])
+      assert.matches("already defined", H.error_text(set.errors[1]))
     end)
 
     it("a site rule cannot keep globals between loads", function()
@@ -233,8 +233,8 @@ return { code = "count", level = "OK", evaluate = function(ledger, policy, emit)
   emit { message = tostring(n) .. " " .. tostring(rawequal(_G, nil)) }
 end }
 ]] }
-      local first = H.with_code(H.run_rules(H.ledger {}, nil, nil, H.site_rules(files)), "count")
-      local second = H.with_code(H.run_rules(H.ledger {}, nil, nil, H.site_rules(files)), "count")
+      local first = H.with_code(H.run_rules(H.ledger {}, nil, H.site_rules(files)), "count")
+      local second = H.with_code(H.run_rules(H.ledger {}, nil, H.site_rules(files)), "count")
       assert.equal(first[1].message, second[1].message)
     end)
 
@@ -242,7 +242,6 @@ end }
       local dir = H.tempdir()
       H.write(dir .. "/site_note.lua", SITE_RULE)
       H.write(dir .. "/idle.lua", "return false")
-      H.core.set_search_dirs("", "")
       local ok, set = pcall(ruleset.load, H.core, dir)
       H.remove(dir)
       assert.is_true(ok, set)

@@ -1,3 +1,4 @@
+local H = require "helper"
 local sandbox = require "gpuledger.sandbox"
 
 describe("gpuledger.sandbox", function()
@@ -94,16 +95,56 @@ describe("gpuledger.sandbox", function()
       assert.is_function(string.format)
     end)
 
-    it("hides the string metatable", function()
+    it("setup (the host's) hides the string metatable, and may run again", function()
+      sandbox.setup()
+      sandbox.setup()
       assert.is_not_table(getmetatable(""))
     end)
   end)
 
-  it("can be loaded again (a reload of the scripts, a fresh require) without failing", function()
+  it("can be loaded again (a reload of the scripts, a fresh require), and loading changes nothing global", function()
     local saved = package.loaded["gpuledger.sandbox"]
+    local searchers = package.searchers
     package.loaded["gpuledger.sandbox"] = nil
     local ok, err = pcall(require, "gpuledger.sandbox")
     package.loaded["gpuledger.sandbox"] = saved
     assert.is_true(ok, err)
+    assert.equal(searchers, package.searchers)
+  end)
+
+  describe("searcher", function()
+    local dir
+    before_each(function()
+      dir = H.tempdir()
+      os.execute("mkdir -p '" .. dir .. "/gpuledger/site'")
+    end)
+    after_each(function()
+      H.remove(dir)
+    end)
+
+    it("runs a site script in the script sandbox, given at load: no io.open, require of gpuledger.* only", function()
+      H.write(dir .. "/gpuledger/site/probe.lua", "return { io_open = io.open, has_require = require ~= nil, os = os.execute }")
+      local loader, where = sandbox.searcher(H.core, dir)("gpuledger.site.probe")
+      assert.equal(dir .. "/gpuledger/site/probe.lua", where)
+      local probe = loader()
+      assert.is_nil(probe.io_open)
+      assert.is_nil(probe.os)
+      assert.is_true(probe.has_require)
+    end)
+
+    it("runs an embedded module as the program, and says where it looked for a missing one", function()
+      local loader, where = sandbox.searcher(H.core, dir)("gpuledger.text")
+      assert.equal("[embedded] lua/gpuledger/text.lua", where)
+      assert.is_function(loader().trim)
+      local why = sandbox.searcher(H.core, dir)("gpuledger.nothing")
+      assert.matches("no script 'gpuledger.nothing' in " .. dir:gsub("%p", "%%%0"), why)
+    end)
+
+    it("a site script with a syntax error fails the require, naming its file", function()
+      H.write(dir .. "/gpuledger/site/broken.lua", "return {")
+      local ok, err = pcall(sandbox.searcher(H.core, dir), "gpuledger.site.broken")
+      assert.is_false(ok)
+      assert.matches("broken%.lua:1:", err)
+    end)
   end)
 end)

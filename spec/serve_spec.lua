@@ -4,7 +4,8 @@ local serve = require "gpuledger.serve"
 local history = require "gpuledger.history"
 
 local function responses(ledger)
-  return serve.responses(H.core, ledger, H.rule_set(), history.new(), H.opts { interval = 15 })
+  local _, _, report = H.run_rules(ledger)
+  return serve.responses(H.core, report, history.new(), { interval = 15, version = "dev" })
 end
 
 describe("serve.responses", function()

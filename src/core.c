@@ -2,7 +2,8 @@
  * (core_), one registration table at the end. Each function checks its
  * arguments with luaL_check* (a wrong call raises) and reports a failure of
  * the world as nil plus a message (DESIGN.md, "The C↔Lua boundary"). The
- * work itself is done by the plain C units (spawn.c, csv.c, procfs.c, …). */
+ * work itself is done by the plain C units (spawn_capture.c, csv.c, procfs.c, …; the serve loop is
+ * serve_loop.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -25,18 +26,50 @@
 #include "http_server.h"
 #include "isolate.h"
 #include "procfs.h"
+#include "serve_loop.h"
 #include "spawn_capture.h"
 
 #ifndef GPULEDGER_VERSION
 #define GPULEDGER_VERSION "dev"
 #endif
 
-/* Pushes nil and "<what>: <strerror(err)>", returning 2. */
+/* The symbolic name of errno value err ("ENOENT"), for callers that must
+ * tell one cause from another without reading the English message. */
+static const char *errno_name(int err)
+{
+    switch (err) {
+    case ENOENT:
+        return "ENOENT";
+    case ENOTDIR:
+        return "ENOTDIR";
+    case EACCES:
+        return "EACCES";
+    case EPERM:
+        return "EPERM";
+    case EISDIR:
+        return "EISDIR";
+    case ELOOP:
+        return "ELOOP";
+    case ENAMETOOLONG:
+        return "ENAMETOOLONG";
+    case ENOMEM:
+        return "ENOMEM";
+    case EMFILE:
+        return "EMFILE";
+    case ENFILE:
+        return "ENFILE";
+    default:
+        return "EOTHER";
+    }
+}
+
+/* Pushes nil, "<what>: <strerror(err)>" and errno_name(err), returning 3. */
 static int push_errno(lua_State *L, const char *what, int err)
 {
     lua_pushnil(L);
     lua_pushfstring(L, "%s: %s", what, strerror(err));
-    return 2;
+    lua_pushstring(L, errno_name(err));
+    return 3;
 }
 
 /* Reads an optional integer field of the options table at `index`. */
@@ -279,7 +312,8 @@ static int core_getenv(lua_State *L)
     return 1;
 }
 
-/* core.stat(path) → "file", "dir" or "other", or nil, cause. */
+/* core.stat(path) → "file", "dir" or "other", or nil, cause, errno name
+ * ("ENOENT" when nothing is there). */
 static int core_stat(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
@@ -290,67 +324,142 @@ static int core_stat(lua_State *L)
     return 1;
 }
 
-/* core.read_file(path, max_bytes) → text, or nil, cause (also when the file
- * is longer than max_bytes: never a truncated read). */
+/* A block of C memory that Lua owns: a userdata whose __gc frees `block`,
+ * so that what C gathered before calling into Lua (which can raise) is
+ * never leaked. */
+struct owned {
+    void *block;
+};
+
+static int owned_gc(lua_State *L)
+{
+    struct owned *owned = luaL_checkudata(L, 1, "gpuledger.owned");
+    free(owned->block);
+    owned->block = NULL;
+    return 0;
+}
+
+/* Pushes a new, empty owned block. */
+static struct owned *push_owned(lua_State *L)
+{
+    struct owned *owned = lua_newuserdatauv(L, sizeof *owned, 0);
+    owned->block = NULL;
+    if (luaL_newmetatable(L, "gpuledger.owned")) {
+        lua_pushcfunction(L, owned_gc);
+        lua_setfield(L, -2, "__gc");
+    }
+    lua_setmetatable(L, -2);
+    return owned;
+}
+
+/* Grows the owned block to hold `size` bytes. Returns 0, or -1 (ENOMEM). */
+static int owned_grow(struct owned *owned, size_t size)
+{
+    void *grown = realloc(owned->block, size);
+    if (!grown)
+        return -1;
+    owned->block = grown;
+    return 0;
+}
+
+/* core.read_file(path, max_bytes) → text, or nil, cause, errno name ("EFBIG"
+ * when the file is longer than max_bytes: never a truncated read). The file
+ * is read whole and closed before Lua sees a byte of it. */
 static int core_read_file(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     lua_Integer max_bytes = luaL_checkinteger(L, 2);
+    struct owned *text = push_owned(L);
     FILE *f = fopen(path, "rb");
     if (!f)
         return push_errno(L, path, errno);
-    luaL_Buffer buffer;
-    luaL_buffinit(L, &buffer);
-    size_t total = 0, n;
-    char chunk[8192];
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+    size_t total = 0, cap = 0;
+    int err = 0;
+    for (;;) {
+        if (total == cap && owned_grow(text, cap = cap ? 2 * cap : 8192) != 0) {
+            err = ENOMEM;
+            break;
+        }
+        size_t n = fread((char *)text->block + total, 1, cap - total, f);
         total += n;
         if ((lua_Integer)total > max_bytes) {
-            fclose(f);
-            lua_pushnil(L);
-            lua_pushfstring(L, "%s: longer than %d bytes", path, (int)max_bytes);
-            return 2;
+            err = EFBIG;
+            break;
         }
-        luaL_addlstring(&buffer, chunk, n);
+        if (n == 0) {
+            if (ferror(f))
+                err = errno ? errno : EIO;
+            break;
+        }
     }
-    int failed = ferror(f);
-    int err = errno;
     fclose(f);
-    if (failed)
-        return push_errno(L, path, err ? err : EIO);
-    luaL_pushresult(&buffer);
+    if (err == EFBIG) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: longer than %d bytes", path, (int)max_bytes);
+        lua_pushstring(L, "EFBIG");
+        return 3;
+    }
+    if (err)
+        return push_errno(L, path, err);
+    lua_pushlstring(L, text->block, total);
     return 1;
 }
 
-/* Sorts the strings of the array at the top of the stack with table.sort. */
-static void sort_array(lua_State *L)
+/* Orders two names (char *) as table.sort orders strings in the C locale. */
+static int compare_names(const void *a, const void *b)
 {
-    lua_getglobal(L, "table");
-    lua_getfield(L, -1, "sort"); /* [array, table, sort] */
-    lua_pushvalue(L, -3);
-    lua_call(L, 1, 0);
-    lua_pop(L, 1);
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Pushes the `count` names of the owned block (char *[count]) sorted, as an
+ * array. */
+static void push_sorted_names(lua_State *L, struct owned *names, size_t count)
+{
+    char **list = names->block;
+    if (count > 0)
+        qsort(list, count, sizeof *list, compare_names);
+    lua_createtable(L, (int)count, 0);
+    for (size_t i = 0; i < count; i++) {
+        lua_pushstring(L, list[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
 }
 
 /* core.listdir(dir) → the sorted names in dir (without . and ..), or nil,
- * cause. */
+ * cause, errno name. The directory is read whole and closed first. */
 static int core_listdir(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
+    struct owned *text = push_owned(L);    /* the names, each NUL-terminated */
+    struct owned *offsets = push_owned(L); /* size_t[count]: where each starts */
     DIR *dir = opendir(path);
     if (!dir)
         return push_errno(L, path, errno);
-    lua_newtable(L);
-    lua_Integer n = 0;
+    size_t count = 0, text_len = 0;
+    int err = 0;
     struct dirent *entry;
     while ((entry = readdir(dir)) != NULL) {
         if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
             continue;
-        lua_pushstring(L, entry->d_name);
-        lua_rawseti(L, -2, ++n);
+        size_t len = strlen(entry->d_name) + 1;
+        if (owned_grow(text, text_len + len) != 0 ||
+            owned_grow(offsets, (count + 1) * sizeof(size_t)) != 0) {
+            err = ENOMEM;
+            break;
+        }
+        memcpy((char *)text->block + text_len, entry->d_name, len);
+        ((size_t *)offsets->block)[count++] = text_len;
+        text_len += len;
     }
     closedir(dir);
-    sort_array(L);
+    if (err)
+        return push_errno(L, path, err);
+    struct owned *names = push_owned(L);
+    if (count > 0 && owned_grow(names, count * sizeof(char *)) != 0)
+        return luaL_error(L, "not enough memory");
+    for (size_t i = 0; i < count; i++)
+        ((char **)names->block)[i] = (char *)text->block + ((size_t *)offsets->block)[i];
+    push_sorted_names(L, names, count);
     return 1;
 }
 
@@ -360,15 +469,17 @@ static int core_embedded_files(lua_State *L)
 {
     size_t prefix_len;
     const char *prefix = luaL_checklstring(L, 1, &prefix_len);
-    lua_newtable(L);
-    lua_Integer n = 0;
-    for (const struct embedded_file *file = embedded_files; file->path; file++) {
-        if (strncmp(file->path, prefix, prefix_len) == 0) {
-            lua_pushstring(L, file->path);
-            lua_rawseti(L, -2, ++n);
-        }
-    }
-    sort_array(L);
+    size_t count = 0;
+    for (const struct embedded_file *file = embedded_files; file->path; file++)
+        count += strncmp(file->path, prefix, prefix_len) == 0;
+    struct owned *paths = push_owned(L);
+    if (count > 0 && owned_grow(paths, count * sizeof(char *)) != 0)
+        return luaL_error(L, "not enough memory");
+    size_t n = 0;
+    for (const struct embedded_file *file = embedded_files; file->path; file++)
+        if (strncmp(file->path, prefix, prefix_len) == 0)
+            ((const char **)paths->block)[n++] = file->path;
+    push_sorted_names(L, paths, count);
     return 1;
 }
 
@@ -386,17 +497,9 @@ static int core_embedded_text(lua_State *L)
     return 2;
 }
 
-/* core.set_search_dirs(rules_dir, scripts_dir): where later requires look
- * first; an empty string or nil means none. */
-static int core_set_search_dirs(lua_State *L)
-{
-    host_set_search_dirs(L, luaL_optstring(L, 1, ""), luaL_optstring(L, 2, ""));
-    return 0;
-}
-
 /* core.call_limited(fn, max_instructions, max_bytes, ...) → true, results…
- * or false, message: fn(...) stopped once it runs past max_instructions VM
- * instructions or grows the heap by more than max_bytes (host.c). */
+ * or false, error ({file, line, message}, or "not enough memory"): fn(...) stopped once it runs
+ * past max_instructions VM instructions or grows the heap by more than max_bytes (host.c). */
 static int core_call_limited(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -412,7 +515,7 @@ static int core_call_limited(lua_State *L)
     return lua_gettop(L) - base;
 }
 
-/* ==== serve and the history file (http_server.c, atomic_file.c) ==== */
+/* ==== serve (serve_loop.c) and the history file (atomic_file.c) ==== */
 
 /* core.write_atomic(path, bytes) → true, or nil, cause: the file at path is
  * replaced whole or not at all (temp file, fsync, rename, fsync of the
@@ -432,183 +535,6 @@ static int core_write_atomic(lua_State *L)
     return 1;
 }
 
-/* Message handler for serve's callbacks: the message, with a traceback
- * under GPULEDGER_DEBUG=1. */
-static int serve_msghandler(lua_State *L)
-{
-    const char *msg = lua_tostring(L, 1);
-    if (msg == NULL)
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    if (host_debug())
-        luaL_traceback(L, L, msg, 1);
-    return 1;
-}
-
-/* Protected: adds every response of the table at 1 ({[path] = {status=,
- * content_type=, body=}}) to the set given as light userdata at 2. Raises
- * on a malformed entry. */
-static int serve_fill_set(lua_State *L)
-{
-    struct http_set *set = lua_touserdata(L, 2);
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_pushnil(L);
-    while (lua_next(L, 1) != 0) { /* [responses, set, path, response] */
-        if (lua_type(L, -2) != LUA_TSTRING || lua_tostring(L, -2)[0] != '/')
-            return luaL_error(L, "refresh: each response is keyed by a path starting with /");
-        const char *path = lua_tostring(L, -2);
-        if (!lua_istable(L, -1))
-            return luaL_error(L, "refresh: the response for %s is not a table", path);
-        lua_getfield(L, -1, "status");
-        lua_getfield(L, -2, "content_type");
-        lua_getfield(L, -3, "body"); /* [.., path, response, status, type, body] */
-        int is_integer = 0;
-        lua_Integer status = lua_tointegerx(L, -3, &is_integer);
-        if (!is_integer || status < 100 || status > 599 || lua_type(L, -2) != LUA_TSTRING ||
-            lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(
-                L, "refresh: the response for %s wants status (100-599), content_type and body",
-                path);
-        size_t len;
-        const char *body = lua_tolstring(L, -1, &len);
-        if (http_set_add(set, path, (unsigned)status, lua_tostring(L, -2), body, len) != 0)
-            return luaL_error(L, "refresh: not enough memory");
-        lua_pop(L, 4); /* [responses, set, path] */
-    }
-    return 0;
-}
-
-/* Calls callbacks.refresh() (callbacks at index `callbacks`) and turns its
- * answer into a new response set. Returns the set with the stack as it
- * was, or NULL with the error message pushed. */
-static struct http_set *serve_refresh(lua_State *L, int callbacks)
-{
-    int base = lua_gettop(L);
-    struct http_set *set = NULL;
-    lua_pushcfunction(L, serve_msghandler);
-    lua_getfield(L, callbacks, "refresh");        /* [handler, refresh] */
-    if (lua_pcall(L, 0, 1, base + 1) == LUA_OK) { /* [handler, responses] */
-        set = http_set_new();
-        if (!set) {
-            lua_pushliteral(L, "not enough memory");
-        } else {
-            lua_pushcfunction(L, serve_fill_set);
-            lua_pushvalue(L, -2);
-            lua_pushlightuserdata(L, set); /* [handler, responses, fill, responses, set] */
-            if (lua_pcall(L, 2, 0, base + 1) != LUA_OK) {
-                http_set_release(set);
-                set = NULL;
-            }
-        }
-    }
-    if (set) {
-        lua_settop(L, base);
-    } else {
-        lua_replace(L, base + 1); /* [message, ...] */
-        lua_settop(L, base + 1);
-    }
-    return set;
-}
-
-/* Calls callbacks[name](arg) if it is a function; an error is reported on
- * stderr and goes no further. */
-static void serve_call(lua_State *L, int callbacks, const char *name, lua_Integer arg)
-{
-    int base = lua_gettop(L);
-    lua_pushcfunction(L, serve_msghandler);
-    if (lua_getfield(L, callbacks, name) == LUA_TFUNCTION) {
-        lua_pushinteger(L, arg);
-        if (lua_pcall(L, 1, 0, base + 1) != LUA_OK)
-            fprintf(stderr, "gpuledger: %s: %s\n", name, lua_tostring(L, -1));
-    }
-    lua_settop(L, base);
-}
-
-/* Milliseconds on the monotonic clock. */
-static long long monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* core.serve(opts, callbacks) → true, "SIGTERM"|"SIGINT" when a signal
- * stopped it, or nil, cause when it could not start (listen failed, the
- * first refresh failed). opts: listen (":9877", "HOST:PORT", "[::1]:PORT"),
- * interval_ms. callbacks (all on this, the main thread): refresh() →
- * {[path] = {status=, content_type=, body=}}, called once before the socket
- * listens and then every interval_ms, each answer swapped in whole (a
- * refresh that raises is reported and the previous answer stays);
- * reload() on SIGHUP; listening(port) once the socket listens. Requests
- * are answered on libmicrohttpd's threads from the current answer only
- * (http_server.c). */
-static int core_serve(lua_State *L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    lua_getfield(L, 1, "listen");
-    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 1, "want opts.listen, a string");
-    char listen[512];
-    snprintf(listen, sizeof listen, "%s", lua_tostring(L, -1));
-    lua_pop(L, 1);
-    lua_Integer interval_ms = opt_int_field(L, 1, "interval_ms", 0);
-    luaL_argcheck(L, interval_ms > 0, 1, "want opts.interval_ms > 0");
-    luaL_argcheck(L, lua_getfield(L, 2, "refresh") == LUA_TFUNCTION, 2,
-                  "want callbacks.refresh, a function");
-    lua_pop(L, 1);
-
-    sigset_t saved_mask;
-    http_signals_block(&saved_mask); /* the server's threads inherit it */
-    struct http_set *set = serve_refresh(L, 2);
-    if (!set) {
-        http_signals_restore(&saved_mask);
-        lua_pushnil(L);
-        lua_pushfstring(L, "refresh: %s", lua_tostring(L, -2));
-        return 2;
-    }
-    char cause[512];
-    int port = 0;
-    int fd = http_listen(listen, &port, cause, sizeof cause);
-    struct http_server *server = fd < 0 ? NULL : http_server_start(fd, set, cause, sizeof cause);
-    if (!server) {
-        if (fd < 0)
-            http_set_release(set);
-        http_signals_restore(&saved_mask);
-        lua_pushnil(L);
-        lua_pushstring(L, cause);
-        return 2;
-    }
-    serve_call(L, 2, "listening", port);
-
-    const char *stopped_by = NULL;
-    long long next = monotonic_ms() + interval_ms;
-    while (!stopped_by) {
-        long long wait = next - monotonic_ms();
-        int sig = http_signal_wait(wait > 0 ? (long)wait : 0);
-        if (sig == SIGTERM || sig == SIGINT) {
-            stopped_by = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-        } else if (sig == SIGHUP) {
-            serve_call(L, 2, "reload", 0);
-        } else if (monotonic_ms() >= next) {
-            next += interval_ms;
-            set = serve_refresh(L, 2);
-            if (set) {
-                http_server_swap(server, set);
-            } else {
-                fprintf(stderr, "gpuledger: refresh failed, still serving the previous one: %s\n",
-                        lua_tostring(L, -1));
-                lua_pop(L, 1);
-            }
-            long long now = monotonic_ms();
-            if (next < now)
-                next = now; /* a refresh longer than the interval: no backlog */
-        }
-    }
-    http_server_stop(server);
-    http_signals_restore(&saved_mask);
-    lua_pushboolean(L, 1);
-    lua_pushstring(L, stopped_by);
-    return 2;
-}
 /* ==== end of serve and the history file ==== */
 
 static const luaL_Reg core_functions[] = {
@@ -625,14 +551,14 @@ static const luaL_Reg core_functions[] = {
     {"listdir", core_listdir},
     {"embedded_files", core_embedded_files},
     {"embedded_text", core_embedded_text},
-    {"set_search_dirs", core_set_search_dirs},
+    {"search_script", host_search_script},
     {"call_limited", core_call_limited},
     {"run_isolated", core_run_isolated}, /* isolate.c */
     /* serve and the history file */
     {"write_atomic", core_write_atomic},
     {"check_private_file", core_check_private_file}, /* core_history.c */
     {"keep_aside", core_keep_aside},                 /* core_history.c */
-    {"serve", core_serve},
+    {"serve", serve_loop_run},
     {NULL, NULL},
 };
 

@@ -14,10 +14,7 @@
 
 #include "embedded.h"
 
-#define SEARCH_DIRS_KEY     "gpuledger.search_dirs"
-#define DEFAULT_RULES_DIR   "/etc/gpuledger/rules.d"
-#define DEFAULT_SCRIPTS_DIR "/etc/gpuledger/scripts"
-#define MAX_SCRIPT_BYTES    (4 << 20)
+#define MAX_SCRIPT_BYTES (4 << 20)
 
 int host_debug(void)
 {
@@ -65,19 +62,6 @@ static char *read_script_file(const char *path, size_t *len)
     return text;
 }
 
-/* Pushes the site directory configured under `field` ("rules" or "scripts"),
- * or nil when none is set. */
-static void push_search_dir(lua_State *L, const char *field)
-{
-    if (lua_getfield(L, LUA_REGISTRYINDEX, SEARCH_DIRS_KEY) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_pushnil(L); /* [nil]: host_open never ran (core.so under lua5.4) */
-        return;
-    }
-    lua_getfield(L, -1, field); /* [dirs, dir] */
-    lua_remove(L, -2);          /* [dir] */
-}
-
 /* Writes prefix + name with dots turned into slashes + ".lua" into out.
  * Returns 0, or -1 when it does not fit. */
 static int script_path(char *out, size_t cap, const char *prefix, const char *name)
@@ -91,111 +75,80 @@ static int script_path(char *out, size_t cap, const char *prefix, const char *na
     return 0;
 }
 
-/* Looks up the script of module `name` the way require does and pushes its
- * text and chunk name ("@/etc/gpuledger/rules.d/hot.lua" or
- * "=[embedded] rules/hot.lua"), returning 2; pushes nothing and returns 0
- * when no copy exists. A site file that exists but cannot be read raises. */
-static int find_script(lua_State *L, const char *name)
-{
-    /* "rules.hot" is hot.lua in the rules dir, rules/hot.lua embedded;
-     * "gpuledger.render.table" is gpuledger/render/table.lua in the scripts
-     * dir, lua/gpuledger/render/table.lua embedded. */
-    char site_path[4096], embedded_path[512];
-    const char *field;
-    const char *relative_name;
-    const char *embedded_prefix;
-    if (strncmp(name, "rules.", 6) == 0) {
-        field = "rules";
-        relative_name = name + 6;
-        embedded_prefix = "rules/";
-    } else if (strncmp(name, "gpuledger.", 10) == 0) {
-        field = "scripts";
-        relative_name = name;
-        embedded_prefix = "lua/";
-    } else {
-        return 0;
-    }
-    if (script_path(embedded_path, sizeof embedded_path, embedded_prefix, relative_name) != 0)
-        return 0;
-
-    push_search_dir(L, field); /* [dir] */
-    const char *dir = lua_tostring(L, -1);
-    if (dir && *dir) {
-        char dir_prefix[4096];
-        snprintf(dir_prefix, sizeof dir_prefix, "%s/", dir);
-        if (script_path(site_path, sizeof site_path, dir_prefix, relative_name) == 0) {
-            size_t len = 0;
-            char *text = read_script_file(site_path, &len);
-            if (text) {
-                lua_pop(L, 1);
-                lua_pushlstring(L, text, len);
-                free(text);
-                lua_pushfstring(L, "@%s", site_path); /* [text, chunkname] */
-                return 2;
-            }
-            if (errno != ENOENT && errno != ENOTDIR)
-                return luaL_error(L, "cannot read %s: %s", site_path, strerror(errno));
-        }
-    }
-    lua_pop(L, 1);
-
-    const struct embedded_file *file = host_embedded_file(embedded_path);
-    if (!file)
-        return 0;
-    lua_pushlstring(L, (const char *)file->data, file->size);
-    lua_pushfstring(L, "=[embedded] %s", file->path); /* [text, chunkname] */
-    return 2;
-}
-
-/* package.searchers entry: finds module `name` with find_script and
- * returns its loader and chunk name, or a message saying where it looked. */
-static int search_scripts(lua_State *L)
+int host_search_script(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
-    if (find_script(L, name) == 0) {
-        lua_pushfstring(L, "no script '%s' in the site directories or embedded", name);
-        return 1;
+    const char *site_dir = luaL_optstring(L, 2, "");
+    const char *embedded_prefix = luaL_checkstring(L, 3);
+    char site_path[4096], embedded_path[512];
+    if (*site_dir) {
+        char dir_prefix[4096];
+        snprintf(dir_prefix, sizeof dir_prefix, "%s/", site_dir);
+        if (script_path(site_path, sizeof site_path, dir_prefix, name) == 0) {
+            size_t len = 0;
+            char *text = read_script_file(site_path, &len);
+            if (!text && errno != ENOENT && errno != ENOTDIR) {
+                lua_pushnil(L);
+                lua_pushfstring(L, "cannot read %s: %s", site_path, strerror(errno));
+                return 2;
+            }
+            if (text) {
+                lua_pushlstring(L, text, len); /* can raise: free first */
+                free(text);
+                lua_pushfstring(L, "@%s", site_path);
+                lua_pushliteral(L, "site");
+                return 3;
+            }
+        }
     }
-    /* [name, text, chunkname] */
+    const struct embedded_file *file = NULL;
+    if (script_path(embedded_path, sizeof embedded_path, embedded_prefix, name) == 0)
+        file = host_embedded_file(embedded_path);
+    if (!file) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "no script '%s' in %s or embedded", name,
+                        *site_dir ? site_dir : "(no directory)");
+        return 2;
+    }
+    lua_pushlstring(L, (const char *)file->data, file->size);
+    lua_pushfstring(L, "=[embedded] %s", file->path);
+    lua_pushliteral(L, "embedded");
+    return 3;
+}
+
+/* The searcher the host starts with: modules from the embedded scripts
+ * only (the site scripts directory is not known before the command line is
+ * read; gpuledger.sandbox installs the searcher that looks there first). */
+static int search_embedded(lua_State *L)
+{
+    luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    lua_pushcfunction(L, host_search_script);
+    lua_pushvalue(L, 1);
+    lua_pushliteral(L, "");
+    lua_pushliteral(L, "lua/");
+    lua_call(L, 3, 2); /* [name, text, chunkname] or [name, nil, why] */
+    if (lua_isnil(L, 2))
+        return 1; /* why: where it looked */
     size_t len;
-    const char *text = lua_tolstring(L, -2, &len);
-    const char *chunkname = lua_tostring(L, -1);
+    const char *text = lua_tolstring(L, 2, &len);
+    const char *chunkname = lua_tostring(L, 3);
     if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK)
         return lua_error(L);
     lua_pushstring(L, chunkname + 1); /* [.., loader, "where"] */
     return 2;
 }
 
-void host_set_search_dirs(lua_State *L, const char *rules_dir, const char *scripts_dir)
-{
-    lua_createtable(L, 0, 2);
-    lua_pushstring(L, rules_dir);
-    lua_setfield(L, -2, "rules");
-    lua_pushstring(L, scripts_dir);
-    lua_setfield(L, -2, "scripts");
-    lua_setfield(L, LUA_REGISTRYINDEX, SEARCH_DIRS_KEY);
-}
-
-/* Sets the initial site directories from the environment, else the defaults. */
-static void init_search_dirs(lua_State *L)
-{
-    const char *rules = getenv("GPULEDGER_RULES");
-    const char *scripts = getenv("GPULEDGER_SCRIPTS");
-    host_set_search_dirs(L, rules && *rules ? rules : DEFAULT_RULES_DIR,
-                         scripts && *scripts ? scripts : DEFAULT_SCRIPTS_DIR);
-}
-
 void host_open(lua_State *L)
 {
     luaL_openlibs(L);
-    init_search_dirs(L);
     luaL_requiref(L, "gpuledger.core", host_open_core, 0);
     lua_pop(L, 1);
 
-    /* package.searchers = { search_scripts }: no ./?.lua, no C modules. */
+    /* package.searchers = { search_embedded }: no ./?.lua, no C modules. */
     lua_getglobal(L, "package"); /* [package] */
     lua_createtable(L, 1, 0);    /* [package, searchers] */
-    lua_pushcfunction(L, search_scripts);
+    lua_pushcfunction(L, search_embedded);
     lua_rawseti(L, -2, 1);
     lua_setfield(L, -2, "searchers"); /* [package] */
     lua_pushstring(L, "");
@@ -203,6 +156,32 @@ void host_open(lua_State *L)
     lua_pushstring(L, "");
     lua_setfield(L, -2, "cpath");
     lua_pop(L, 1);
+}
+
+/* Message handler of host_docall, as lua.c's: the message (an error object
+ * that is not a string by its __tostring, else by its type), with a
+ * traceback under GPULEDGER_DEBUG=1. */
+static int msghandler(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (msg == NULL) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            return 1;
+        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    if (host_debug())
+        luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+int host_docall(lua_State *L, int nargs, int nresults)
+{
+    int base = lua_gettop(L) - nargs; /* the function's index */
+    lua_pushcfunction(L, msghandler);
+    lua_insert(L, base);
+    int status = lua_pcall(L, nargs, nresults, base);
+    lua_remove(L, base);
+    return status;
 }
 
 /* ---- limits on a call ---------------------------------------------------- */
@@ -286,6 +265,42 @@ static void instruction_hook(lua_State *L, lua_Debug *ar)
     raise_here(L, what);
 }
 
+/* Message handler of a limited call: turns the error into a table
+ * {file, line, message}, the way it is shown to people. A string raised at
+ * a line of a Lua function ("<short name>:<line>: what", from error(),
+ * a runtime error or raise_here) gives that function's whole file name
+ * (Lua shortens names past LUA_IDSIZE in the message), its line and the
+ * bare message; any other string is the message alone. An error that is
+ * not a string is named by its type: no metamethod of it runs. */
+static int locate_error(lua_State *L)
+{
+    const char *message = lua_tostring(L, 1);
+    lua_createtable(L, 0, 3);
+    if (!message || lua_type(L, 1) != LUA_TSTRING) {
+        lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+        lua_setfield(L, -2, "message");
+        return 1;
+    }
+    lua_Debug frame;
+    for (int level = 1; lua_getstack(L, level, &frame); level++) {
+        if (!lua_getinfo(L, "Sl", &frame) || frame.currentline <= 0)
+            continue;
+        char where[LUA_IDSIZE + 32];
+        int n = snprintf(where, sizeof where, "%s:%d: ", frame.short_src, frame.currentline);
+        if (n > 0 && (size_t)n < sizeof where && strncmp(message, where, (size_t)n) == 0) {
+            lua_pushstring(L, frame.source[0] == '@' ? frame.source + 1 : frame.short_src);
+            lua_setfield(L, -2, "file");
+            lua_pushinteger(L, frame.currentline);
+            lua_setfield(L, -2, "line");
+            message += n;
+            break;
+        }
+    }
+    lua_pushstring(L, message);
+    lua_setfield(L, -2, "message");
+    return 1;
+}
+
 int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructions,
                       size_t max_bytes)
 {
@@ -305,7 +320,11 @@ int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructio
     lua_setallocf(L, limited_alloc, &limits);
     if (max_instructions > 0 || max_bytes > 0)
         lua_sethook(L, instruction_hook, LUA_MASKCOUNT, HOOK_EVERY);
-    int status = lua_pcall(L, nargs, nresults, 0);
+    int handler = lua_gettop(L) - nargs; /* under the function and its arguments */
+    lua_pushcfunction(L, locate_error);
+    lua_insert(L, handler);
+    int status = lua_pcall(L, nargs, nresults, handler);
+    lua_remove(L, handler);
     lua_sethook(L, outer_hook, outer_mask, outer_count);
     lua_setallocf(L, limits.inner_alloc, limits.inner_ud);
     active_limits = outer;

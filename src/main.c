@@ -12,20 +12,6 @@
 #include "host.h"
 #include "http_client.h"
 
-/* Message handler: adds a traceback when GPULEDGER_DEBUG=1 asks for one. */
-static int msghandler(lua_State *L)
-{
-    const char *msg = lua_tostring(L, 1);
-    if (msg == NULL) {
-        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
-            return 1;
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    }
-    if (host_debug())
-        luaL_traceback(L, L, msg, 1);
-    return 1;
-}
-
 /* Runs in protected mode: argc and argv come as light userdata. Leaves the
  * exit status as an integer on the stack. */
 static int pmain(lua_State *L)
@@ -36,11 +22,9 @@ static int pmain(lua_State *L)
     luaL_requiref(L, "cjson", luaopen_cjson, 0);
     lua_pop(L, 1);
 
-    lua_pushcfunction(L, msghandler); /* [.., handler] */
-    int handler = lua_gettop(L);
     lua_getglobal(L, "require");
     lua_pushstring(L, "gpuledger.cli");
-    if (lua_pcall(L, 1, 1, handler) != LUA_OK) /* [.., handler, cli] */
+    if (host_docall(L, 1, 1) != LUA_OK) /* [.., cli] */
         return lua_error(L);
     lua_getfield(L, -1, "main"); /* [.., cli, main] */
     lua_createtable(L, argc, 0);
@@ -48,7 +32,7 @@ static int pmain(lua_State *L)
         lua_pushstring(L, argv[i]);
         lua_rawseti(L, -2, i);
     } /* [.., cli, main, args] */
-    if (lua_pcall(L, 1, 1, handler) != LUA_OK)
+    if (host_docall(L, 1, 1) != LUA_OK)
         return lua_error(L);
     lua_Integer status = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : 0;
     lua_pushinteger(L, status);

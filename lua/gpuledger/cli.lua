@@ -2,9 +2,9 @@
 -- from --replay / --demo), builds the ledger, judges it and prints. main()
 -- returns the exit status; usage errors are 2 with one line on stderr.
 local core = require "gpuledger.core"
-require("gpuledger.sandbox").guard_site_scripts() -- site scripts run sandboxed (docs/rules.md)
 local json = require "gpuledger.json"
 local options = require "gpuledger.options"
+local sandbox = require "gpuledger.sandbox"
 
 local M = {}
 
@@ -26,63 +26,68 @@ end
 
 -- A site directory given on the command line or in the environment must
 -- exist; the built-in default may be missing (no site files).
-local function check_site_dir(opts, flag, variable)
-  local named = opts.set[flag] or (core.getenv(variable) or "") ~= ""
-  if named and core.stat(opts[flag]) ~= "dir" then
-    return string.format("--%s %s: no such directory", flag, opts[flag])
+local function check_site_dir(site, name)
+  if site[name .. "_named"] and core.stat(site[name]) ~= "dir" then
+    return string.format("--%s %s: no such directory", name, site[name])
   end
 end
 
 -- The snapshot to work on: --demo, --replay FILE, or this node now.
-local function get_snapshot(opts)
+local function get_snapshot(config)
   local snapshot = require "gpuledger.snapshot"
   local snap, why
-  if opts.demo then
+  if config.input.demo then
     snap = snapshot.demo(core)
-  elseif opts.replay ~= "" then
-    snap, why = snapshot.load(core, opts.replay)
+  elseif config.input.replay then
+    snap, why = snapshot.load(core, config.input.replay)
   else
-    snap = require("gpuledger.collect").collect(core, opts)
+    snap = require("gpuledger.collect.node").collect(core, config)
   end
-  if snap and opts.set.node then
-    snap.node = opts.node
+  if snap and config.input.node_given then
+    snap.node = config.node
   end
   return snap, why
 end
 
-local function build_ledger(opts)
-  local snap, why = get_snapshot(opts)
+-- The history as judge.judge takes it, for ls and check with --history:
+-- read only, never written; nil without --history.
+local function read_history(config)
+  if not config.serve.history then
+    return nil
+  end
+  local record, why = require("gpuledger.history").load(core, config.serve.history)
+  return { record = record, error = why, max_gap = 3 * config.serve.interval }
+end
+
+-- Judges this run's snapshot: with the rule set (check) or without (ls).
+-- Returns the report (judge.lua), or nil and why the snapshot is missing.
+local function judged(config, with_rules)
+  local snap, why = get_snapshot(config)
   if not snap then
     return nil, why
   end
-  -- --history: read only, to annotate each GPU's stateSince; a
-  -- replayed node is read as of now, since the history is in live time.
-  if opts.history ~= "" and (opts.demo or opts.replay ~= "") then
+  -- --history is in live time: a replayed node is read as of now.
+  if config.serve.history and (config.input.demo or config.input.replay) then
     snap.at = require("gpuledger.clock").format_time(core.now())
   end
-  local ledger = require("gpuledger.ledger").build(snap)
-  if opts.history ~= "" then
-    require("gpuledger.history").annotate_file(core, opts.history, ledger, 3 * opts.interval)
+  local judge = require "gpuledger.judge"
+  local set, policy
+  if with_rules then
+    set = require("gpuledger.ruleset").load(core, config.site.rules)
+    policy = judge.policy(set, config.policy)
   end
-  return ledger
-end
-
-local function judge(opts, ledger)
-  local findings = require "gpuledger.findings"
-  local set = require("gpuledger.ruleset").load(core, opts.rules)
-  local policy = findings.policy(set.thresholds, opts)
-  local found = findings.evaluate(core, set, ledger, policy)
-  return found, findings.worst(found), findings
+  return judge.judge(core, snap, set, policy, read_history(config))
 end
 
 local commands = {}
 
-function commands.ls(opts)
-  local ledger, why = build_ledger(opts)
-  if not ledger then
+function commands.ls(config)
+  local report, why = judged(config, false)
+  if not report then
     return failure(why)
   end
-  if opts.json then
+  local ledger = report.ledger
+  if config.json then
     say(io.stdout, require("gpuledger.render.json").ledger(ledger))
     return 0
   end
@@ -93,22 +98,21 @@ function commands.ls(opts)
   return 0
 end
 
-function commands.check(opts)
-  local ledger, why = build_ledger(opts)
-  if not ledger then
+function commands.check(config)
+  local report, why = judged(config, true)
+  if not report then
     return failure(why)
   end
-  local found, worst, findings = judge(opts, ledger)
-  if opts.json then
-    say(io.stdout, require("gpuledger.render.json").findings(ledger, found, worst))
+  if config.json then
+    say(io.stdout, require("gpuledger.render.json").findings(report))
   else
-    say(io.stdout, require("gpuledger.render.table").check(found, findings.counts(found)))
+    say(io.stdout, require("gpuledger.render.table").check(report))
   end
-  return findings.exit_status(worst, opts["exit-on"])
+  return require("gpuledger.findings").exit_status(report.worst, config.exit_on)
 end
 
-function commands.snapshot(opts)
-  local snap, why = get_snapshot(opts)
+function commands.snapshot(config)
+  local snap, why = get_snapshot(config)
   if not snap then
     return failure(why)
   end
@@ -116,13 +120,13 @@ function commands.snapshot(opts)
   return 0
 end
 
-function commands.rules(opts)
-  return require("gpuledger.rulescmd").run(core, opts)
+function commands.rules(config)
+  return require("gpuledger.rulescmd").run(core, config)
 end
 
 -- serve: gpuledger.serve runs it, getting each refresh's snapshot here.
-function commands.serve(opts)
-  return require("gpuledger.serve").run(core, opts, get_snapshot)
+function commands.serve(config)
+  return require("gpuledger.serve").run(core, config, get_snapshot)
 end
 
 function commands.version()
@@ -136,8 +140,10 @@ function commands.help()
 end
 
 -- Runs the command line args (argv without the program name); returns the
--- exit status.
+-- exit status. The host's entry point: it sets up the sandbox and, once the
+-- command line names the scripts directory, the searcher of site scripts.
 function M.main(args)
+  sandbox.setup()
   local opts, problem = options.parse(args, core.getenv)
   if not opts then
     if problem.help then
@@ -146,20 +152,21 @@ function M.main(args)
     end
     return usage_error(problem.message)
   end
-  local why = check_site_dir(opts, "rules", "GPULEDGER_RULES") or check_site_dir(opts, "scripts", "GPULEDGER_SCRIPTS")
+  local config = options.config(opts, core.getenv)
+  local why = check_site_dir(config.site, "rules") or check_site_dir(config.site, "scripts")
   if why then
     return usage_error(why)
   end
-  core.set_search_dirs(opts.rules, opts.scripts)
-  if opts.node == "" then
-    opts.node = core.hostname() or ""
+  sandbox.install_searcher(core, config.site.scripts) -- site scripts run sandboxed (docs/rules.md)
+  if config.node == "" then
+    config.node = core.hostname() or ""
   end
-  local command = commands[opts.command]
+  local command = commands[config.command]
   if not command then
-    say(io.stderr, string.format("gpuledger: %s is not available in this version of gpuledger yet\n", opts.command))
+    say(io.stderr, string.format("gpuledger: %s is not available in this version of gpuledger yet\n", config.command))
     return 1
   end
-  return command(opts)
+  return command(config)
 end
 
 return M

@@ -4,6 +4,7 @@
 -- others still run. Findings come out worst first, then node-level before
 -- GPU-level, GPUs in index order, and within a GPU in the rules' order
 -- (tenant findings in tenant order).
+local errors = require "gpuledger.errors"
 local gl = require "gpuledger.gl"
 local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
@@ -13,29 +14,6 @@ local M = {}
 local LEVELS = ruleset.LEVELS
 local RULE_ERROR_ORDER = 0
 
--- The policy rules judge by: the thresholds with the flags the operator gave
--- over them (flags not given leave a site's thresholds alone).
-function M.policy(thresholds, opts)
-  local policy = {}
-  for key, value in pairs(thresholds) do
-    policy[key] = value
-  end
-  local set = opts.set or {}
-  if set["encoder-max"] then
-    policy.encoder_max = opts["encoder-max"]
-  end
-  if set["temp-max"] then
-    policy.temp_max = opts["temp-max"]
-  end
-  if opts["allow-unmanaged"] then
-    policy.allow_unmanaged = true
-  end
-  if opts["no-idle"] then
-    policy.idle = false
-  end
-  return policy
-end
-
 -- A rule-error finding; seq keeps rule-errors in the order they happened.
 local function rule_error(ledger, message, seq)
   return {
@@ -44,8 +22,8 @@ local function rule_error(ledger, message, seq)
   }
 end
 
--- Runs one rule. Returns its findings, or nil and the error; third, why its
--- level function failed (its findings are then ERROR).
+-- Runs one rule. Returns its findings, or nil and the error (errors.lua);
+-- third, why its level function failed (its findings are then ERROR).
 local function run_rule(core, rule, ledger, view, policy, positions)
   local level, level_error = ruleset.level_of(rule, policy)
   local emitted = {}
@@ -73,11 +51,10 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   local bytes = math.tointeger(policy.rule_memory_bytes) or 0
   local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
   if not ok then
-    err = ruleset.full_source(sandbox.error_text(err), rule.origin or "")
     if err == "not enough memory" then
       err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
     end
-    return nil, err, level_error
+    return nil, errors.of_call(err), level_error
   end
   return emitted, nil, level_error
 end
@@ -106,8 +83,8 @@ function M.evaluate(core, set, ledger, policy)
   end
   local view = sandbox.readonly(ledger)
   local all = {}
-  for _, message in ipairs(set.errors) do
-    all[#all + 1] = rule_error(ledger, message, #all + 1)
+  for _, err in ipairs(set.errors) do
+    all[#all + 1] = rule_error(ledger, errors.text(err), #all + 1)
   end
   for _, rule in ipairs(set.rules) do
     local found, err, level_error = run_rule(core, rule, ledger, view, policy, positions)
@@ -119,7 +96,7 @@ function M.evaluate(core, set, ledger, policy)
         all[#all + 1] = finding
       end
     else
-      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, err), #all + 1)
+      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, errors.text(err)), #all + 1)
     end
   end
   table.sort(all, compare)

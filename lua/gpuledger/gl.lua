@@ -3,6 +3,7 @@
 -- lists, "for 6h12m" suffixes).
 local cards = require "gpuledger.cards"
 local clock = require "gpuledger.clock"
+local ledger_mod = require "gpuledger.ledger"
 
 local M = {}
 
@@ -57,22 +58,9 @@ function M.tenant_name(tenant)
   return tenant.kind
 end
 
--- What may be said of a tenant being on its GPU: "unmanaged" (outside
--- Nomad), "unreserved" (a Nomad task the GPU was not allocated to),
--- "hidden" (Nomad did not return its allocation to the token), "unknown"
--- (Nomad was not read), or nil for a Nomad task the GPU is reserved for.
-function M.tenant_verdict(ledger, tenant)
-  if tenant.kind ~= "nomad" then
-    return "unmanaged"
-  elseif tenant.reserved then
-    return nil
-  elseif not ledger.nomadRead then
-    return "unknown"
-  elseif not tenant.allocVisible then
-    return "hidden"
-  end
-  return "unreserved"
-end
+-- What may be said of a tenant being on its GPU (the ledger's judgement,
+-- also tenant.verdict): "unmanaged", "unreserved", "hidden", "unknown" or nil.
+M.tenant_verdict = ledger_mod.tenant_verdict
 
 -- "job/task" of a Nomad tenant or reservation (jobName or jobId, taskName or task).
 function M.job_task(t)

@@ -114,12 +114,12 @@ function M.load(core, path)
   if not private then
     return nil, refused
   end
-  local kind, missing = core.stat(path)
+  local kind, stat_error, errno = core.stat(path)
   if not kind then
-    if missing:find("No such file or directory", 1, true) then
+    if errno == "ENOENT" then
       return M.new()
     end
-    return nil, missing
+    return nil, stat_error
   end
   local text, why = core.read_file(path, M.MAX_BYTES)
   if not text then
@@ -130,19 +130,6 @@ function M.load(core, path)
     return nil, string.format("%s: %s", path, err)
   end
   return h
-end
-
--- ls and check with --history: loads the file at path (never writing it)
--- and annotates the ledger from it; a file that cannot be read or parsed
--- becomes the ledger's source error "history: …" (SPEC §7).
-function M.annotate_file(core, path, ledger, max_gap)
-  local h, why = M.load(core, path)
-  if h then
-    M.annotate(h, ledger, max_gap)
-    return
-  end
-  ledger.errors = ledger.errors or json.array()
-  ledger.errors[#ledger.errors + 1] = "history: " .. why
 end
 
 -- Writes the history to path atomically with core.write_atomic. Returns

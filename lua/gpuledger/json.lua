@@ -102,7 +102,7 @@ end
 
 local encode_value
 
-local function encode_table(t, indent, depth, seen)
+local function encode_table(t, indent, depth, seen, omit)
   if seen[t] then
     error("json: cannot encode a table that contains itself", 0)
   end
@@ -119,13 +119,15 @@ local function encode_table(t, indent, depth, seen)
   if getmetatable(t) == ARRAY or is_sequence(t) then
     open, close = "[", "]"
     for i = 1, #t do
-      parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen)
+      parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen, omit)
     end
   else
     open, close = "{", "}"
     local keys = {}
     for k in pairs(t) do
-      keys[#keys + 1] = tostring(k)
+      if not omit[k] then
+        keys[#keys + 1] = tostring(k)
+      end
     end
     table.sort(keys)
     for i, k in ipairs(keys) do
@@ -133,7 +135,7 @@ local function encode_table(t, indent, depth, seen)
       if v == nil then
         v = t[tonumber(k)]
       end
-      parts[i] = inner_pad .. encode_string(k) .. colon .. encode_value(v, indent, depth + 1, seen)
+      parts[i] = inner_pad .. encode_string(k) .. colon .. encode_value(v, indent, depth + 1, seen, omit)
     end
   end
   seen[t] = nil
@@ -143,7 +145,7 @@ local function encode_table(t, indent, depth, seen)
   return open .. newline .. table.concat(parts, "," .. newline) .. newline .. pad .. close
 end
 
-encode_value = function(v, indent, depth, seen)
+encode_value = function(v, indent, depth, seen, omit)
   local kind = type(v)
   if kind == "string" then
     return encode_string(v)
@@ -154,14 +156,15 @@ encode_value = function(v, indent, depth, seen)
   elseif kind == "nil" then
     return "null"
   elseif kind == "table" then
-    return encode_table(v, indent, depth, seen)
+    return encode_table(v, indent, depth, seen, omit)
   end
   error("json: cannot encode a " .. kind, 0)
 end
 
--- Encodes value as compact JSON, or indented by the string `indent` per level.
-function M.encode(value, indent)
-  return encode_value(value, indent, 0, {})
+-- Encodes value as compact JSON, or indented by the string `indent` per
+-- level. omit: a set of object keys to leave out (default none).
+function M.encode(value, indent, omit)
+  return encode_value(value, indent, 0, {}, omit or {})
 end
 
 return M

@@ -41,6 +41,37 @@ function M.classify(entry)
   return "held"
 end
 
+-- What may be said of a tenant being on its GPU: "unmanaged" (outside
+-- Nomad), "unreserved" (a Nomad task the GPU was not allocated to),
+-- "hidden" (Nomad did not return its allocation to the token), "unknown"
+-- (Nomad was not read), or nil for a Nomad task the GPU is reserved for.
+function M.tenant_verdict(ledger, tenant)
+  if tenant.kind ~= "nomad" then
+    return "unmanaged"
+  elseif tenant.reserved then
+    return nil
+  elseif not ledger.nomadRead then
+    return "unknown"
+  elseif not tenant.allocVisible then
+    return "hidden"
+  end
+  return "unreserved"
+end
+
+-- Gives every tenant of the ledger its verdict (M.tenant_verdict), once, as
+-- each GPU has its state; renderers show it. Not part of the ledger's JSON
+-- (M.DERIVED): a ledger read back from JSON (fleet) is given them again.
+function M.give_verdicts(ledger)
+  for _, entry in ipairs(ledger.entries or {}) do
+    for _, tenant in ipairs(entry.tenants or {}) do
+      tenant.verdict = M.tenant_verdict(ledger, tenant)
+    end
+  end
+end
+
+-- Fields computed from the rest that the ledger's JSON leaves out.
+M.DERIVED = { verdict = true }
+
 -- Containers known to the engines, by full id: Docker's first, then Podman's.
 local function known_containers(sources)
   local by_id, order = {}, {}
@@ -142,7 +173,8 @@ local function source_states(sources)
 end
 
 -- Builds the ledger of a snapshot (SPEC §3.1). Returns
--- {schema, node, at, entries, nomadRead, processesRead, errors?, sources}:
+-- {schema, node, at, entries, nomadRead, processesRead, errors?, sources},
+-- every tenant with its verdict:
 -- processesRead is false when nvidia-smi's process list could not be read,
 -- so that no GPU is called idle for want of an answer.
 function M.build(snapshot)
@@ -192,7 +224,7 @@ function M.build(snapshot)
   end
 
   local apps = sources.nvidia and sources.nvidia.compute_apps
-  return {
+  local ledger = {
     schema = M.SCHEMA,
     node = snapshot.node or "",
     at = snapshot.at,
@@ -202,6 +234,8 @@ function M.build(snapshot)
     errors = #errors > 0 and json.array(errors) or nil,
     sources = source_states(sources),
   }
+  M.give_verdicts(ledger)
+  return ledger
 end
 
 return M

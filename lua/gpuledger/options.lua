@@ -321,22 +321,73 @@ function M.parse(args, getenv)
   return opts
 end
 
--- The Podman endpoint --podman names (SPEC §1.3): nil for none. `exists`
--- tells whether a path exists (for auto). The second value is true when the
--- operator named it explicitly (an unreachable named endpoint is an error; a
--- missing default socket is simply no Podman).
-function M.podman_endpoint(value, exists)
-  if value == "off" or value == "" then
-    return nil
+-- The policy choices the operator made on the command line, named as the
+-- policy names them (rules/thresholds.lua): only flags given, so that a
+-- site's thresholds stay where no flag was given.
+function M.policy(opts)
+  local policy = {}
+  if opts.set["encoder-max"] then
+    policy.encoder_max = opts["encoder-max"]
   end
-  if value == "auto" then
-    local socket = "/run/podman/podman.sock"
-    if exists(socket) then
-      return "unix://" .. socket, false
-    end
-    return nil
+  if opts.set["temp-max"] then
+    policy.temp_max = opts["temp-max"]
   end
-  return value, true
+  if opts["allow-unmanaged"] then
+    policy.allow_unmanaged = true
+  end
+  if opts["no-idle"] then
+    policy.idle = false
+  end
+  return policy
+end
+
+-- The typed configuration of the parsed options (docs/architecture.md):
+-- one section per part of the program, so that no flag name reaches past
+-- this module. getenv tells whether a site directory was named in the
+-- environment (such a directory must exist; the built-in default may not).
+function M.config(opts, getenv)
+  local function named(flag, variable)
+    return opts.set[flag] == true or (getenv(variable) or "") ~= ""
+  end
+  local asks_engines = not opts["no-docker"]
+  return {
+    command = opts.command,
+    subcommand = opts.subcommand,
+    json = opts.json,
+    exit_on = opts["exit-on"],
+    node = opts.node,
+    input = {
+      demo = opts.demo, replay = opts.replay ~= "" and opts.replay or nil, replays = opts.replays,
+      node_given = opts.set.node == true,
+    },
+    nvidia = { binary = opts["nvidia-smi"] },
+    proc = { enabled = asks_engines, root = opts.proc },
+    docker = { enabled = asks_engines, endpoint = opts.docker },
+    podman = { enabled = asks_engines, endpoint = opts.podman }, -- auto, off or an address: collect decides
+    nomad = {
+      enabled = not opts["no-nomad"], address = opts["nomad-addr"], token_env = opts["nomad-token-env"],
+      node_id = opts["nomad-node-id"], ca_cert = opts["nomad-ca-cert"], ca_path = opts["nomad-ca-path"],
+      client_cert = opts["nomad-client-cert"], client_key = opts["nomad-client-key"],
+      tls_server_name = opts["nomad-tls-server-name"],
+    },
+    serve = { listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil },
+    policy = M.policy(opts),
+    site = {
+      rules = opts.rules, scripts = opts.scripts,
+      rules_named = named("rules", "GPULEDGER_RULES"), scripts_named = named("scripts", "GPULEDGER_SCRIPTS"),
+    },
+    rules = { check = opts.check, check_dir = opts.check_dir, prometheus = opts.command == "rules" and opts.prometheus },
+    fleet = {
+      targets = opts.target_list, nomad_service = opts["nomad-service"], nomad_namespace = opts["nomad-namespace"],
+      timeout = opts.timeout,
+      consul = {
+        address = opts.consul, service = opts["consul-service"], token_env = opts["consul-token-env"],
+        ca_cert = opts["consul-ca-cert"], ca_path = opts["consul-ca-path"], client_cert = opts["consul-client-cert"],
+        client_key = opts["consul-client-key"], tls_server_name = opts["consul-tls-server-name"],
+      },
+    },
+    report = { prometheus = opts.command ~= "rules" and opts.prometheus or "", token_env = opts["prometheus-token-env"], since = opts.since },
+  }
 end
 
 return M

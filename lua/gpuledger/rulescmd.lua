@@ -3,8 +3,9 @@
 -- node and on each --replay snapshot and fails on any rule-error (what a
 -- site runs in CI before deploying); and `rules --prometheus`, a Prometheus
 -- rule group with one alert per finding code.
-local findings = require "gpuledger.findings"
+local error_text = require("gpuledger.errors").text
 local json = require "gpuledger.json"
+local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
 local text = require "gpuledger.text"
 
@@ -42,6 +43,15 @@ function M.rows(set, policy)
   return rows, errors
 end
 
+-- The set's load errors as people read them.
+local function set_errors(set)
+  local texts = {}
+  for i, err in ipairs(set.errors) do
+    texts[i] = error_text(err)
+  end
+  return texts
+end
+
 -- Appends the items of each list to out; returns out.
 local function append(out, ...)
   for i = 1, select("#", ...) do
@@ -62,11 +72,11 @@ function M.table(rows)
 end
 
 -- `gpuledger rules [--json]`: the effective set. Exit 1 when a rule failed.
-function M.list(core, opts)
-  local set = ruleset.load(core, opts.rules)
-  local rows, level_errors = M.rows(set, findings.policy(set.thresholds, opts))
-  local errors = append(json.array(), set.errors, level_errors)
-  if opts.json then
+function M.list(core, config)
+  local set = ruleset.load(core, config.site.rules)
+  local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
+  local errors = append(json.array(), set_errors(set), level_errors)
+  if config.json then
     say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
   else
     say(io.stdout, M.table(rows))
@@ -79,10 +89,10 @@ end
 
 -- The inputs of --check: the embedded demo node, then each --replay file.
 -- Returns [{name, snapshot?, error?}].
-local function check_inputs(core, opts)
+local function check_inputs(core, config)
   local snapshot = require "gpuledger.snapshot"
   local inputs = { { name = "demo", snapshot = snapshot.demo(core) } }
-  for _, path in ipairs(opts.replays or {}) do
+  for _, path in ipairs(config.input.replays or {}) do
     local snap, why = snapshot.load(core, path)
     inputs[#inputs + 1] = { name = path, snapshot = snap, error = why }
   end
@@ -90,24 +100,22 @@ local function check_inputs(core, opts)
 end
 
 -- Runs set on every input under policy. Returns the results
--- [{input, node, gpus, findings, worst} or {input, error}] and the
+-- [{input, node, gpus, findings, worst, counts} or {input, error}] and the
 -- rule-error messages, each once, in the order first seen.
 function M.run_check(core, set, policy, inputs)
-  local ledger_mod = require "gpuledger.ledger"
   local results, errors, seen = json.array(), json.array(), {}
   for _, input in ipairs(inputs) do
     if input.snapshot then
-      local ledger = ledger_mod.build(input.snapshot)
-      local found = findings.evaluate(core, set, ledger, policy)
-      for _, finding in ipairs(found) do
+      local report = judge.judge(core, input.snapshot, set, policy)
+      for _, finding in ipairs(report.findings) do
         if finding.code == "rule-error" and not seen[finding.message] then
           seen[finding.message] = true
           errors[#errors + 1] = finding.message
         end
       end
       results[#results + 1] = {
-        input = input.name, node = ledger.node, gpus = #ledger.entries,
-        findings = json.array(found), worst = findings.worst(found),
+        input = input.name, node = report.ledger.node, gpus = #report.ledger.entries,
+        findings = report.findings, worst = report.worst, counts = report.counts,
       }
     else
       results[#results + 1] = { input = input.name, error = input.error }
@@ -135,7 +143,7 @@ function M.check_report(dir, rows, results, errors)
     else
       local name = result.input == "demo" and "the embedded demo node" or result.input
       out[#out + 1] = text.printable(string.format("== %s (node %s, %d GPU(s))", name, result.node, result.gpus))
-      out[#out + 1] = table_render.check(result.findings, findings.counts(result.findings))
+      out[#out + 1] = table_render.check(result)
     end
   end
   if #errors > 0 then
@@ -155,21 +163,21 @@ end
 -- `gpuledger rules --check [DIR]`: exit 0 when every rule of DIR (default
 -- --rules) loads and runs on every input, 1 when one fails or an input
 -- cannot be read, 2 when DIR is not a directory.
-function M.check(core, opts)
-  local dir = opts.check_dir or opts.rules
-  if opts.check_dir and core.stat(dir) ~= "dir" then
+function M.check(core, config)
+  local dir = config.rules.check_dir or config.site.rules
+  if config.rules.check_dir and core.stat(dir) ~= "dir" then
     say(io.stderr, string.format("gpuledger: rules --check %s: no such directory\n", dir))
     return 2
   end
   local set = ruleset.load(core, dir)
-  local policy = findings.policy(set.thresholds, opts)
+  local policy = judge.policy(set, config.policy)
   local rows, level_errors = M.rows(set, policy)
-  local results, errors = M.run_check(core, set, policy, check_inputs(core, opts))
+  local results, errors = M.run_check(core, set, policy, check_inputs(core, config))
   local seen = {}
   for _, err in ipairs(errors) do
     seen[err] = true
   end
-  for _, err in ipairs(append({}, set.errors, level_errors)) do
+  for _, err in ipairs(append({}, set_errors(set), level_errors)) do
     if not seen[err] then
       seen[err] = true
       errors[#errors + 1] = err
@@ -179,8 +187,9 @@ function M.check(core, opts)
   for _, result in ipairs(results) do
     failed = failed or result.error ~= nil
   end
-  if opts.json then
-    say(io.stdout, json.encode({ dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }, "  ") .. "\n")
+  if config.json then
+    local doc = { dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }
+    say(io.stdout, json.encode(doc, "  ", { counts = true }) .. "\n") -- counts: the text report's
   else
     say(io.stdout, M.check_report(dir, rows, results, errors))
   end
@@ -265,25 +274,26 @@ end
 
 -- `gpuledger rules --prometheus`: the rule group on stdout; exit 1 (with
 -- the errors on stderr) when a rule failed to load.
-function M.print_prometheus(core, opts)
-  local set = ruleset.load(core, opts.rules)
-  local rows, level_errors = M.rows(set, findings.policy(set.thresholds, opts))
-  say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = opts.rules ~= "" and opts.rules or "(none)" }))
-  local errors = append({}, set.errors, level_errors)
+function M.print_prometheus(core, config)
+  local rules_dir = config.site.rules
+  local set = ruleset.load(core, rules_dir)
+  local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
+  say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = rules_dir ~= "" and rules_dir or "(none)" }))
+  local errors = append({}, set_errors(set), level_errors)
   for _, err in ipairs(errors) do
     say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
   end
   return #errors > 0 and 1 or 0
 end
 
--- The rules command with core and the parsed options; returns the exit status.
-function M.run(core, opts)
-  if opts.check then
-    return M.check(core, opts)
-  elseif opts.prometheus then
-    return M.print_prometheus(core, opts)
+-- The rules command with core and config (options.config); returns the exit status.
+function M.run(core, config)
+  if config.rules.check then
+    return M.check(core, config)
+  elseif config.rules.prometheus then
+    return M.print_prometheus(core, config)
   end
-  return M.list(core, opts)
+  return M.list(core, config)
 end
 
 return M

@@ -4,6 +4,7 @@
 -- site's thresholds.lua over them. Each file runs in its own sandbox under a
 -- time and memory budget; a file that fails becomes an error of the set
 -- (reported as a rule-error finding), never a failure of the program.
+local errors = require "gpuledger.errors"
 local gl = require "gpuledger.gl"
 local sandbox = require "gpuledger.sandbox"
 
@@ -18,40 +19,19 @@ local LOAD_BYTES = 16 * 1024 * 1024
 
 local SITE_NAME = "^([%w_%-]+)%.lua$"
 
--- message with Lua's shortened source ("...rules.d/hot.lua:8: x", past 60
--- characters) given back the whole path of the file, when it is that file.
-function M.full_source(message, path)
-  local tail, rest = message:match("^%.%.%.(.-)(:%d+: .*)$")
-  if tail and path:sub(-#tail) == tail then
-    return path .. rest
-  end
-  return message
-end
-
 -- Runs a chunk's text in env under the load budget. Returns its value, or
--- nil and the error (which names the file and line).
+-- nil and the error (errors.lua: its file, and line when it has one).
 local function run_file(core, text, chunkname, env)
+  local file = chunkname:sub(2)
   local chunk, why = load(text, chunkname, "t", env)
   if not chunk then
-    return nil, M.full_source(why, chunkname:sub(2))
+    return nil, errors.of_load(why, chunkname, file)
   end
   local ok, value = core.call_limited(chunk, LOAD_INSTRUCTIONS, LOAD_BYTES)
   if not ok then
-    local err = M.full_source(sandbox.error_text(value), chunkname:sub(2))
-    if not err:match("^[^\n]-:%d+: ") then
-      err = string.format("%s: %s", chunkname:sub(2), err) -- no line: name the file
-    end
-    return nil, err
+    return nil, errors.of_call(value, file)
   end
   return value == nil and false or value
-end
-
--- Where a chunk came from, for people: the site path or "embedded".
-local function origin_of(chunkname)
-  if chunkname:sub(1, 1) == "@" then
-    return chunkname:sub(2)
-  end
-  return "embedded"
 end
 
 -- Prometheus' order of duration units, largest first.
@@ -106,7 +86,7 @@ end
 -- Lists the rule file stems: embedded rules/*.lua and the site's *.lua, but
 -- not thresholds. Returns stems (sorted) and errors for badly named files.
 local function rule_stems(core, rules_dir)
-  local seen, stems, errors = {}, {}, {}
+  local seen, stems, problems = {}, {}, {}
   local function add(stem)
     if stem ~= "thresholds" and not seen[stem] then
       seen[stem] = true
@@ -126,28 +106,13 @@ local function rule_stems(core, rules_dir)
         if stem then
           add(stem)
         else
-          errors[#errors + 1] = string.format("%s/%s: a rule file is named with letters, digits, _ and - only", rules_dir, name)
+          problems[#problems + 1] = errors.new(rules_dir .. "/" .. name, nil, "a rule file is named with letters, digits, _ and - only")
         end
       end
     end
   end
   table.sort(stems)
-  return stems, errors
-end
-
--- The text and chunk name of rule file `stem`: the site's copy in rules_dir
--- when there is one, else the embedded default. Returns nil and why when
--- the site's copy cannot be read.
-local function rule_text(core, rules_dir, stem)
-  local site_path = rules_dir ~= "" and string.format("%s/%s.lua", rules_dir, stem)
-  if site_path and core.stat(site_path) then
-    local text, why = core.read_file(site_path, 1024 * 1024)
-    if not text then
-      return nil, why
-    end
-    return text, "@" .. site_path
-  end
-  return core.embedded_text("rules/" .. stem .. ".lua")
+  return stems, problems
 end
 
 -- Wraps a rule's level function so that it, too, runs under the load
@@ -157,7 +122,7 @@ local function limited_level(core, level)
   return function(policy)
     local ok, value = core.call_limited(level, LOAD_INSTRUCTIONS, LOAD_BYTES, policy)
     if not ok then
-      return "ERROR", "its level function failed: " .. sandbox.error_text(value)
+      return "ERROR", "its level function failed: " .. errors.text(errors.of_call(value))
     elseif not LEVELS[value] then
       return "ERROR", string.format("its level function returned %s, want OK, WARN, BAD or ERROR",
         type(value) == "string" and string.format("%q", value) or ("a " .. type(value)))
@@ -172,7 +137,7 @@ local BUDGET_KEYS = { "rule_instructions", "rule_memory_bytes" }
 -- Loads the thresholds: the embedded defaults, then the site's file over
 -- them. Returns thresholds and a list of errors.
 local function load_thresholds(core, rules_dir)
-  local errors = {}
+  local problems = {}
   local text, chunkname = core.embedded_text("rules/thresholds.lua")
   local thresholds = assert(run_file(core, text, chunkname, sandbox.environment()))
   local default_budget = {}
@@ -186,7 +151,7 @@ local function load_thresholds(core, rules_dir)
     if site_text then
       site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment())
     else
-      why = read_error
+      why = errors.new(nil, nil, read_error)
     end
     if type(site) == "table" then
       for key, value in next, site do -- raw: no metamethod of the site's runs here
@@ -195,20 +160,20 @@ local function load_thresholds(core, rules_dir)
       for _, key in ipairs(BUDGET_KEYS) do
         local value = thresholds[key]
         if math.type(value) ~= "integer" or value <= 0 then
-          errors[#errors + 1] = string.format("%s: %s must be a positive integer; the default stays", site_path, key)
+          problems[#problems + 1] = errors.new(site_path, nil, key .. " must be a positive integer; the default stays")
           thresholds[key] = default_budget[key]
         end
       end
     else
-      errors[#errors + 1] = why or string.format("%s: returned a %s, want a table of thresholds", site_path, type(site))
+      problems[#problems + 1] = why or errors.new(site_path, nil, string.format("returned a %s, want a table of thresholds", type(site)))
     end
   end
-  return thresholds, errors
+  return thresholds, problems
 end
 
 -- Loads the effective rule set with core (embedded_text, embedded_files, read_file, …)
 -- from rules_dir ("" for none). Returns {rules = {…}, thresholds = {…},
--- errors = {"file:line: message", …}}; each rule is the file's table plus
+-- errors = {{file, line, message} (errors.lua), …}}; each rule is the file's table plus
 -- file (the stem) and origin (a site path or "embedded").
 function M.load(core, rules_dir)
   rules_dir = rules_dir or ""
@@ -225,21 +190,24 @@ function M.load(core, rules_dir)
 
   local by_code = {}
   for _, stem in ipairs(stems) do
-    local text, chunkname = rule_text(core, rules_dir, stem)
+    -- the site's copy in rules_dir, else the embedded default; nil and why
+    -- when the site's copy cannot be read
+    local text, chunkname, found_in = core.search_script(stem, rules_dir, "rules/")
     if not text then
-      set.errors[#set.errors + 1] = chunkname
+      set.errors[#set.errors + 1] = errors.new(nil, nil, chunkname) -- the read's cause, naming the file
     else
       local env = sandbox.environment { gl = sandbox.readonly(gl) }
       local rule, why = run_file(core, text, chunkname, env)
-      local where = origin_of(chunkname)
+      local where = found_in == "site" and chunkname:sub(2) or "embedded" -- the site path, for people
       if rule == nil then
         set.errors[#set.errors + 1] = why
       elseif rule ~= false then
         local problem = check_rule(rule)
         if problem then
-          set.errors[#set.errors + 1] = string.format("%s: %s", where == "embedded" and ("[embedded] rules/" .. stem .. ".lua") or where, problem)
+          set.errors[#set.errors + 1] = errors.new(chunkname:sub(2), nil, problem)
         elseif by_code[rule.code] then
-          set.errors[#set.errors + 1] = string.format("%s: code %s is already defined by %s", where, rule.code, by_code[rule.code].origin)
+          set.errors[#set.errors + 1] = errors.new(where, nil,
+            string.format("code %s is already defined by %s", rule.code, by_code[rule.code].origin))
         else
           rule.file = stem
           rule.origin = where

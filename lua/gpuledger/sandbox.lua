@@ -12,15 +12,7 @@ local function copy(t)
   return c
 end
 
--- The string metatable is shared by every string: hide it, or a rule could
--- reach string.* of everyone through getmetatable("").
-local string_metatable = getmetatable("")
-if type(string_metatable) == "table" then
-  string_metatable.__metatable = false
-end
-
 local READONLY = setmetatable({}, { __mode = "k" }) -- view → original
-local GUARDS = setmetatable({}, { __mode = "k" }) -- searchers guard_site_scripts made
 
 local function refuse_write(_, key)
   error(string.format("cannot change field %q: the ledger and the policy are read-only", tostring(key)), 2)
@@ -147,33 +139,40 @@ function M.script_environment()
   }
 end
 
--- Wraps the host's searcher (package.searchers, or the list given) so that a
--- module found in the site scripts directory (its origin is an absolute
--- path) runs in M.script_environment() instead of the program's globals.
--- Only the gpuledger host has a single searcher: under a stock lua5.4
--- (busted) nothing is wrapped unless a list is given. Returns true when it
--- wrapped the searcher (once: a second call changes nothing).
-function M.guard_site_scripts(searchers)
-  searchers = searchers or package.searchers
-  local inner = searchers[1]
-  if #searchers ~= 1 or type(inner) ~= "function" or GUARDS[inner] then
-    return false
+-- Hides the string metatable, which every string shares, so that a rule
+-- cannot reach string.* of everyone through getmetatable(""). The host
+-- calls it once before any rule runs (requiring this module changes
+-- nothing).
+function M.setup()
+  local string_metatable = getmetatable("")
+  if type(string_metatable) == "table" then
+    string_metatable.__metatable = false
   end
-  local getupvalue, setupvalue = debug.getupvalue, debug.setupvalue
+end
+
+-- The searcher of gpuledger's modules: core.search_script's copy in
+-- scripts_dir, run in M.script_environment() (given at load), else the
+-- embedded copy, run as the program. Returns the loader and where it came
+-- from, or why nothing was found.
+function M.searcher(core, scripts_dir)
   local make_environment = M.script_environment
-  local function guarded(name)
-    local loader, origin = inner(name)
-    if type(loader) == "function" and type(origin) == "string" and origin:sub(1, 1) == "/" then
-      if getupvalue(loader, 1) ~= "_ENV" then
-        error(string.format("%s: cannot give the site script its sandbox", origin), 0)
-      end
-      setupvalue(loader, 1, make_environment())
+  return function(name)
+    local text, chunkname, origin = core.search_script(name, scripts_dir, "lua/")
+    if not text then
+      return "\n\t" .. chunkname
     end
-    return loader, origin
+    local loader, why = load(text, chunkname, "t", origin == "site" and make_environment() or _ENV)
+    if not loader then
+      error(why, 0)
+    end
+    return loader, chunkname:sub(2)
   end
-  GUARDS[guarded] = true
-  searchers[1] = guarded
-  return true
+end
+
+-- Makes the searcher of M.searcher package.searchers' only entry (the
+-- host does, once the command line names the scripts directory).
+function M.install_searcher(core, scripts_dir)
+  package.searchers = { M.searcher(core, scripts_dir) }
 end
 
 return M

@@ -6,13 +6,14 @@
 -- rules, keeping the last good set when the new one has errors;
 -- SIGTERM/SIGINT stop it, and the history is saved once more.
 local clock = require "gpuledger.clock"
-local findings_mod = require "gpuledger.findings"
+local error_text = require("gpuledger.errors").text
 local history = require "gpuledger.history"
-local ledger_mod = require "gpuledger.ledger"
 local html = require "gpuledger.render.html"
 local metrics = require "gpuledger.render.metrics"
 local render_json = require "gpuledger.render.json"
+local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
+local snapshot = require "gpuledger.snapshot"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -56,23 +57,15 @@ local function healthz(ledger)
   return { status = 503, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
 end
 
--- Every response of one refresh, from the ledger and the rule set.
-function M.responses(core, ledger, set, h, opts)
-  local policy = findings_mod.policy(set.thresholds, opts)
-  local found = findings_mod.evaluate(core, set, ledger, policy)
-  local worst = findings_mod.worst(found)
+-- Every response of one refresh, from its report (judge.lua) and the
+-- history h. page: {interval, version} of the node page.
+function M.responses(core, report, h, page)
   return {
-    ["/metrics"] = {
-      status = 200, content_type = metrics.CONTENT_TYPE,
-      body = metrics.node(ledger, found, ruleset.codes(set, policy), h, { loaded = #set.rules, errors = #set.errors }),
-    },
-    ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(ledger) },
-    ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(ledger, found, worst) },
-    ["/healthz"] = healthz(ledger),
-    ["/"] = {
-      status = 200, content_type = html.CONTENT_TYPE,
-      body = html.node(ledger, found, worst, { interval = opts.interval, version = core.version }),
-    },
+    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.node(report, h) },
+    ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(report.ledger) },
+    ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
+    ["/healthz"] = healthz(report.ledger),
+    ["/"] = { status = 200, content_type = html.CONTENT_TYPE, body = html.node(report, page) },
     ["/style.css"] = { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) },
   }
 end
@@ -92,15 +85,16 @@ local function failed_responses(core, message)
   return responses
 end
 
--- Runs serve with core and opts (the command line); get_snapshot(opts)
+-- Runs serve with core and config (options.config); get_snapshot(config)
 -- returns this refresh's snapshot or nil and why (cli.lua: the node, the
 -- --replay file read again, or the demo). Returns the exit status.
-function M.run(core, opts, get_snapshot)
-  local max_gap = 3 * opts.interval
-  local path = opts.history ~= "" and opts.history or nil
-  local set = ruleset.load(core, opts.rules)
+function M.run(core, config, get_snapshot)
+  local interval, rules_dir = config.serve.interval, config.site.rules
+  local max_gap = 3 * interval
+  local path = config.serve.history
+  local set = ruleset.load(core, rules_dir)
   for _, err in ipairs(set.errors) do
-    warn("rule-error: " .. err)
+    warn("rule-error: " .. error_text(err))
   end
   local h = history.new()
   if path then
@@ -112,7 +106,7 @@ function M.run(core, opts, get_snapshot)
     end
     remove_stale_temps(core, path)
   end
-  local last_node = opts.node
+  local last_node = config.node
 
   local function save()
     if path then
@@ -126,18 +120,18 @@ function M.run(core, opts, get_snapshot)
   local function refresh()
     local ok, responses = xpcall(function()
       local now = core.now()
-      local snap, why = get_snapshot(opts)
+      local snap, why = get_snapshot(config)
       if not snap then
-        snap = { node = last_node, at = clock.format_time(now), sources = {}, errors = { why } }
-      elseif opts.demo or opts.replay ~= "" then
+        snap = snapshot.new(last_node, clock.format_time(now), {})
+        snap.errors = { why }
+      elseif config.input.demo or config.input.replay then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local ledger = ledger_mod.build(snap)
-      last_node = ledger.node
-      history.observe(h, ledger, max_gap)
-      history.annotate(h, ledger, max_gap)
+      local report = judge.judge(core, snap, set, judge.policy(set, config.policy),
+        { record = h, max_gap = max_gap, observe = true })
+      last_node = report.ledger.node
       save()
-      return M.responses(core, ledger, set, h, opts)
+      return M.responses(core, report, h, { interval = interval, version = core.version })
     end, debug.traceback)
     if not ok then
       warn("refresh: " .. tostring(responses))
@@ -147,31 +141,31 @@ function M.run(core, opts, get_snapshot)
   end
 
   local function reload()
-    local fresh = ruleset.load(core, opts.rules)
+    local fresh = ruleset.load(core, rules_dir)
     if #fresh.errors > 0 then
       warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
-        opts.rules, #fresh.errors, #set.rules))
+        rules_dir, #fresh.errors, #set.rules))
       for _, err in ipairs(fresh.errors) do
-        warn("rule-error: " .. err)
+        warn("rule-error: " .. error_text(err))
       end
       return
     end
     set = fresh
-    warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", opts.rules, #set.rules))
+    warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
   end
 
   local function listening(port)
-    local shown = opts.listen
+    local shown = config.serve.listen
     if shown:match(":0$") then
       shown = shown:gsub(":0$", ":" .. port)
     end
     io.stderr:write(string.format("gpuledger %s serving on %s (refresh %s)\n", core.version, shown,
-      clock.format_duration(opts.interval)))
+      clock.format_duration(interval)))
     io.stderr:flush()
   end
 
   local ok, why = core.serve(
-    { listen = opts.listen, interval_ms = math.max(1, math.floor(opts.interval * 1000 + 0.5)) },
+    { listen = config.serve.listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)) },
     { refresh = refresh, reload = reload, listening = listening })
   if not ok then
     warn(why)

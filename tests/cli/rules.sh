@@ -127,6 +127,19 @@ check_broken wrong-shape "$BROKEN/wrong-shape" "$BROKEN/wrong-shape/number.lua: 
 check_broken memory-hog "$BROKEN/memory-hog" "$BROKEN/memory-hog/hog.lua:9:"
 check_broken bad-for "$SITE/bad-for" "$SITE/bad-for/late.lua: [\"for\"] of late"
 check_broken level-fn "$SITE/level-fn" "$SITE/level-fn/moody.lua:5: no mood today"
+# The same from a long checkout path (a Nomad allocation directory, a clone
+# in a mktemp -d): Lua shortens file names past 60 characters in its own
+# messages; the whole path must still reach the user.
+LONG=$WORK/a-checkout-in-a-temporary-directory-with-a-long-name/clone/of/the/repository/testdata
+mkdir -p "$LONG"
+cp -R "$BROKEN" "$LONG/rules"
+cp -R "$SITE" "$LONG/site-rules"
+check_broken long-path-syntax-error "$LONG/rules/syntax-error" "$LONG/rules/syntax-error/broken.lua:8:"
+check_broken long-path-raises "$LONG/rules/raises" "$LONG/rules/raises/raise.lua:8:"
+check_broken long-path-memory-hog "$LONG/rules/memory-hog" "$LONG/rules/memory-hog/hog.lua:9:"
+check_broken long-path-level-fn "$LONG/site-rules/level-fn" "$LONG/site-rules/level-fn/moody.lua:5: no mood today"
+check_broken long-path-escapes "$LONG/site-rules/escapes" "$LONG/site-rules/escapes/io_open.lua:4:" \
+    "$LONG/site-rules/escapes/spin.lua:4:"
 E=$SITE/escapes
 check_broken escapes "$E" "$E/io_open.lua:4:" "$E/os_execute.lua:4:" "$E/require_ffi.lua:4:" \
     "$E/debug_sethook.lua:4:" "$E/spin.lua:4:" "$E/shared_metatable.lua:4:" "$E/ledger_write.lua:4:" \

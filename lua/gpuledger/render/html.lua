@@ -60,10 +60,10 @@ local MARKS = {
 
 -- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it
 -- should not be there, or when that cannot be told).
-local function tenants_cell(ledger, gpu)
+local function tenants_cell(gpu)
   local items = {}
   for i, tenant in ipairs(gpu.tenants or {}) do
-    local verdict = MARKS[gl.tenant_verdict(ledger, tenant)]
+    local verdict = MARKS[tenant.verdict]
     local mark = verdict and (' <span class="mark">· ' .. verdict .. "</span>") or ""
     items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind),
       M.escape(table_render.tenant_name(tenant)), tenant.usedMemoryMiB or 0, mark)
@@ -94,7 +94,7 @@ local function gpu_table(ledger, out)
         .. '<td class="num">%d °C</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>',
       M.escape(gpu.index), M.escape(gpu.model), gpu.utilizationPct or 0, gpu.memoryUsedMiB or 0,
       gpu.memoryTotalMiB or 0, gpu.temperatureC or 0, gpu.encoderSessions or 0,
-      state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(ledger, gpu))
+      state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
   end
   out[#out + 1] = "</tbody></table>"
 end
@@ -114,10 +114,11 @@ local function findings_list(findings, out)
   out[#out + 1] = "</tbody></table>"
 end
 
--- The node page. ledger: the annotated ledger of this refresh; findings:
--- worst first; worst: their worst level; opts: interval (seconds; the page
--- refreshes at that pace, at least every second) and version.
-function M.node(ledger, findings, worst, opts)
+-- The node page of a report (judge.lua: the annotated ledger of this
+-- refresh, its findings worst first and their worst level). opts: interval
+-- (seconds; the page refreshes at that pace, at least every second) and version.
+function M.node(report, opts)
+  local ledger, findings, worst = report.ledger, report.findings, report.worst
   opts = opts or {}
   local refresh = math.max(1, math.floor(opts.interval or 15))
   local node = ledger.node or ""

@@ -2,18 +2,21 @@
 -- /ledger) and the findings (`check --json`, /findings). Arrays are [] when
 -- empty (decision D1); keys come out sorted.
 local json = require "gpuledger.json"
+local ledger_mod = require "gpuledger.ledger"
 
 local M = {}
 
--- `ls --json`: the ledger as it is (its fields are the contract's).
+-- `ls --json`: the ledger as it is (its fields are the contract's; the
+-- tenants' verdicts, derived, are not among them).
 function M.ledger(ledger)
-  return json.encode(ledger) .. "\n"
+  return json.encode(ledger, nil, ledger_mod.DERIVED) .. "\n"
 end
 
--- The findings document: {at, findings, node, schema, worst}.
-function M.findings(ledger, findings, worst)
+-- The findings document of a report (judge.lua): {at, findings, node, schema, worst}.
+function M.findings(report)
+  local ledger, worst = report.ledger, report.worst
   local list = json.array()
-  for i, finding in ipairs(findings) do
+  for i, finding in ipairs(report.findings) do
     list[i] = { level = finding.level, code = finding.code, node = finding.node, gpu = finding.gpu, message = finding.message }
   end
   return json.encode { at = ledger.at, findings = list, node = ledger.node, schema = 1, worst = worst } .. "\n"

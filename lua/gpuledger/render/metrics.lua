@@ -117,12 +117,12 @@ local function tenants_by_name(gpu)
   return tenants
 end
 
--- The node's /metrics. ledger: the annotated ledger of this refresh;
--- findings: its findings; codes: ruleset.codes(set, policy) ({code, level}
--- per code, for the zero series); h: the history (nil: no counter samples);
--- rules: {loaded = number of effective rules, errors = number of rule
--- errors} (nil: no samples).
-function M.node(ledger, findings, codes, h, rules)
+-- The node's /metrics from a report (judge.lua): its ledger (annotated),
+-- findings, worst level, codes ({code, level} per code of the rule set,
+-- for the zero series) and rules ({loaded, errors}; nil: no samples).
+-- h: the history (nil: no counter samples).
+function M.node(report, h)
+  local ledger, findings, codes, rules = report.ledger, report.findings, report.codes, report.rules
   local w = writer()
   local node = ledger.node or ""
   local entries = ledger.entries or {}
@@ -153,11 +153,7 @@ function M.node(ledger, findings, codes, h, rules)
   end
 
   w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
-  local worst = 0
-  for _, finding in ipairs(findings or {}) do
-    worst = math.max(worst, ruleset.LEVELS[finding.level] or 0)
-  end
-  w.sample({ { "node", node } }, worst)
+  w.sample({ { "node", node } }, ruleset.LEVELS[report.worst])
 
   w.family("gpuledger_gpu_info", "gauge", "One series per GPU naming its model and PCI bus id; always 1.")
   for _, gpu in ipairs(entries) do
@@ -175,7 +171,7 @@ function M.node(ledger, findings, codes, h, rules)
 
   w.family("gpuledger_gpu_state", "gauge", "The GPU's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
   for _, gpu in ipairs(entries) do
-    w.sample(gpu_labels(node, gpu, { "state", gpu.state or ledger_mod.classify(gpu) }), 1)
+    w.sample(gpu_labels(node, gpu, { "state", gpu.state }), 1)
   end
   w.family("gpuledger_gpu_state_since_timestamp_seconds", "gauge",
     "Unix time the GPU entered its current state, when the history knows it.")

@@ -83,9 +83,9 @@ local MARKS = {
   hidden = " ?alloc hidden from the token", unknown = " ?nomad not read",
 }
 
-local function tenant_cell(ledger, tenant)
+local function tenant_cell(tenant)
   local cell = string.format("%s:%s (%d MiB)", tenant.kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
-  return cell .. (MARKS[gl.tenant_verdict(ledger, tenant)] or "")
+  return cell .. (MARKS[tenant.verdict] or "")
 end
 
 -- The state cell: "reserved-idle 1h30m" when its start is known.
@@ -126,10 +126,10 @@ M.cells = {
     end
     return #reserved > 0 and reserved or "-"
   end,
-  tenants = function(ledger, gpu)
+  tenants = function(_, gpu)
     local tenants = {}
     for i, tenant in ipairs(gpu.tenants) do
-      tenants[i] = tenant_cell(ledger, tenant)
+      tenants[i] = tenant_cell(tenant)
     end
     return #tenants > 0 and tenants or "-"
   end,
@@ -191,8 +191,10 @@ end
 
 local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 
--- `check`: one line per finding, worst first, then the counts line.
-function M.check(findings, counts)
+-- `check`: one line per finding of the report (judge.lua; findings and
+-- counts are what it reads), worst first, then the counts line.
+function M.check(report)
+  local findings, counts = report.findings, report.counts
   local lines = {}
   for _, finding in ipairs(findings) do
     lines[#lines + 1] = text.printable(string.format("%s %s %s %s %s", GLYPHS[finding.level] or "?",

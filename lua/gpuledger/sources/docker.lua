@@ -2,7 +2,6 @@
 -- answer, as the snapshot keeps it, into what the ledger needs: its name,
 -- image, Nomad allocation (from the com.hashicorp.nomad.* labels, else from a
 -- "<task>-<alloc uuid>" name) and the GPUs it was given.
-local http = require "gpuledger.sources.http"
 local json = require "gpuledger.json"
 local text = require "gpuledger.text"
 
@@ -128,40 +127,5 @@ function M.describe(inspect)
   return container
 end
 
--- Inspects one container on an engine. Returns its reduced inspect, or nil
--- when the engine does not know it (or it vanished) or answered badly.
-function M.inspect(core, engine, endpoint, id)
-  local inspect = http.get_json(core, engine, endpoint, "/containers/" .. id .. "/json")
-  if type(inspect) ~= "table" or type(inspect.Id) ~= "string" then
-    return nil
-  end
-  return M.reduce(inspect)
-end
-
--- Lists the running containers of an engine ("docker" or "podman") at
--- address and inspects each; a container that vanishes between the list and
--- its inspect is skipped. Returns the snapshot source {ok=true, endpoint,
--- containers} or {ok=false, endpoint, error}.
-function M.collect(core, engine, address)
-  local endpoint, why = http.endpoint(address)
-  if not endpoint then
-    return { ok = false, endpoint = address, error = engine .. " " .. why }
-  end
-  local list, err = http.get_json(core, engine, endpoint, "/containers/json")
-  if list == nil then
-    return { ok = false, endpoint = address, error = err }
-  end
-  if type(list) ~= "table" then
-    return { ok = false, endpoint = address, error = string.format("%s %s: GET /containers/json: want a JSON array", engine, address) }
-  end
-  local containers = json.array()
-  for _, summary in ipairs(list) do
-    local id = type(summary) == "table" and summary.Id
-    if type(id) == "string" and id:match("^[%w]+$") then
-      containers[#containers + 1] = M.inspect(core, engine, endpoint, id)
-    end
-  end
-  return { ok = true, endpoint = address, containers = containers }
-end
 
 return M

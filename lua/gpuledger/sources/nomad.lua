@@ -1,7 +1,6 @@
 -- Nomad (SPEC §2.4): read() turns the allocations of this node, as the
 -- snapshot keeps them, into the allocations the token could see (id →
 -- namespace) and the GPU reservations of running and pending ones.
-local http = require "gpuledger.sources.http"
 local json = require "gpuledger.json"
 
 local M = {}
@@ -69,79 +68,6 @@ function M.read(source)
     end
   end
   return visible, reservations, nil
-end
-
--- What a 403 from each endpoint means the token lacks (SPEC §2.4).
-local CAPABILITY = { agent = "agent:read", allocations = "node:read" }
-
--- The TLS options of the Nomad client from the command line (SPEC §2.6).
--- Returns them, or nil and why (half a key pair is refused here, before
--- any request).
-function M.tls_options(opts)
-  local cert, key = opts["nomad-client-cert"], opts["nomad-client-key"]
-  if (cert == "") ~= (key == "") then
-    return nil, "--nomad-client-cert and --nomad-client-key go together"
-  end
-  return {
-    ca_file = opts["nomad-ca-cert"], ca_path = opts["nomad-ca-path"],
-    client_cert = cert, client_key = key, tls_server_name = opts["nomad-tls-server-name"],
-    token_header = "X-Nomad-Token", token_env = opts["nomad-token-env"],
-  }
-end
-
-local function get(core, endpoint, path, request, capability, opts)
-  local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
-  if status == 403 then
-    err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
-      err, opts["nomad-token-env"], capability)
-  end
-  return value, err
-end
-
--- Reads this node's allocations from the Nomad agent the command line names
--- (its id from /v1/agent/self unless --nomad-node-id is given). Returns the
--- snapshot source {ok=true, address, node_id, allocations} (each allocation
--- reduced) or {ok=false, address, error}.
-function M.collect(core, opts)
-  local address = opts["nomad-addr"]
-  local function failed(why)
-    return { ok = false, address = address, error = why }
-  end
-  local request, tls_problem = M.tls_options(opts)
-  if not request then
-    return failed("nomad " .. address .. ": " .. tls_problem)
-  end
-  local endpoint, why = http.endpoint(address)
-  if not endpoint then
-    return failed("nomad " .. why)
-  end
-  local node_id = opts["nomad-node-id"]
-  if node_id == "" then
-    local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, opts)
-    if not self then
-      return failed(err)
-    end
-    local client = type(self.stats) == "table" and self.stats.client
-    node_id = type(client) == "table" and client.node_id or ""
-    if type(node_id) ~= "string" or node_id == "" then
-      return failed(string.format("nomad %s: the agent is not a client node (no stats.client.node_id in /v1/agent/self)", address))
-    end
-  end
-  local path = "/v1/node/" .. node_id .. "/allocations"
-  local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, opts)
-  if not allocations then
-    return failed(err)
-  end
-  if type(allocations) ~= "table" then
-    return failed(string.format("nomad %s: GET %s: want a JSON array", address, path))
-  end
-  local reduced = json.array()
-  for _, alloc in ipairs(allocations) do
-    if type(alloc) == "table" then
-      reduced[#reduced + 1] = M.reduce(alloc)
-    end
-  end
-  return { ok = true, address = address, node_id = node_id, allocations = reduced }
 end
 
 return M

@@ -1,8 +1,8 @@
--- nvidia-smi (SPEC §2.1): collect() runs the queries and keeps their raw
--- rows for the snapshot; read() turns a snapshot's raw rows into GPU and
--- process records with the value rules ([N/A] and friends are 0, optional
--- answers ignored when malformed, process names cut to the binary).
-local json = require "gpuledger.json"
+-- nvidia-smi (SPEC §2.1), the pure half: what is asked (the fields), and
+-- read(), which turns a snapshot's raw rows (gpuledger.collect.nvidia runs
+-- the queries) into GPU and process records with the value rules ([N/A]
+-- and friends are 0, optional answers ignored when malformed, process
+-- names cut to the binary).
 local text = require "gpuledger.text"
 
 local M = {}
@@ -16,10 +16,8 @@ M.TLIMIT_FIELDS = { "index", "temperature.gpu.tlimit" }
 M.SLOWDOWN_GROUPS = { "clocks_event_reasons", "clocks_throttle_reasons" }
 M.APP_FIELDS = { "gpu_uuid", "pid", "used_memory", "process_name" }
 
-M.TIMEOUT_MS = 10000 -- for all of one collect's queries together
-M.MAX_BYTES = 4 * 1024 * 1024
-
-local function slowdown_fields(group)
+-- The fields of a thermal-slowdown query of group (clocks_event_reasons, …).
+function M.slowdown_fields(group)
   return { "index", group .. ".hw_thermal_slowdown", group .. ".sw_thermal_slowdown" }
 end
 
@@ -33,39 +31,6 @@ function M.process_binary(name)
   end
   name = name:match("^[^ \t]*")
   return (name:match("([^/]*)$"))
-end
-
--- First line of a failed command's output, trimmed and kept short.
-local function first_line(s)
-  local line = text.trim(s):match("^[^\n]*") or ""
-  if #line > 200 then
-    line = line:sub(1, 200) .. "…"
-  end
-  return line
-end
-
--- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
--- rows=}, or nil and an error naming the query, the binary and the cause.
-local function query(core, binary, kind, flag, fields, deadline_ms)
-  local argv = { binary, flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }
-  local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
-  local prefix = string.format("nvidia-smi %s: %s", kind, binary)
-  if not out then
-    if err == "not found" and not binary:find("/", 1, true) then
-      err = "not found in PATH (--nvidia-smi names the binary)"
-    end
-    return nil, string.format("%s: %s", prefix, err)
-  end
-  if status ~= 0 then
-    local said = first_line(out) ~= "" and first_line(out) or first_line(err)
-    local ended = status and ("exit status " .. status) or "killed by a signal"
-    return nil, string.format("%s: %s%s", prefix, ended, said ~= "" and (": " .. said) or "")
-  end
-  local rows, why = core.parse_csv(out)
-  if not rows then
-    return nil, string.format("nvidia-smi %s csv: %s", kind, why)
-  end
-  return { fields = json.array(fields), rows = json.array(rows) }
 end
 
 -- True when an optional answer is usable: it came, has rows, and every row
@@ -82,47 +47,14 @@ function M.usable_optional(answer)
   return true
 end
 
-local function short_row(answer)
+-- The field count of the first row of the main query shorter than asked,
+-- or nil when every row is whole.
+function M.short_row(answer)
   for _, row in ipairs(answer.rows) do
     if #row < #M.GPU_FIELDS then
       return #row
     end
   end
-end
-
--- Collects nvidia-smi's answers with core (core.spawn, core.parse_csv), all
--- of its queries within one deadline of M.TIMEOUT_MS.
--- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
--- tlimit, slowdown, compute_apps} (each optional part is {fields, rows} or
--- {error=}), or {ok=false, binary, error} when the main query failed.
-function M.collect(core, binary)
-  local deadline_ms = core.monotonic_ms() + M.TIMEOUT_MS
-  local main, err = query(core, binary, "query-gpu", "--query-gpu", M.GPU_FIELDS, deadline_ms)
-  if not main then
-    return { ok = false, binary = binary, error = err }
-  end
-  local source = { ok = true, binary = binary, query_gpu = main }
-  if short_row(main) then
-    return source -- read() reports it; nothing more is asked of a driver that answers so
-  end
-  local function answer_or_error(kind, flag, fields)
-    local answer, why = query(core, binary, kind, flag, fields, deadline_ms)
-    return answer or { error = why }
-  end
-  source.tlimit = answer_or_error("tlimit", "--query-gpu", M.TLIMIT_FIELDS)
-  for _, group in ipairs(M.SLOWDOWN_GROUPS) do
-    source.slowdown = answer_or_error(group, "--query-gpu", slowdown_fields(group))
-    if M.usable_optional(source.slowdown) then
-      break
-    end
-  end
-  source.compute_apps = answer_or_error("query-compute-apps", "--query-compute-apps", M.APP_FIELDS)
-  for _, row in ipairs(source.compute_apps.rows or {}) do
-    if row[4] then
-      row[4] = M.process_binary(row[4])
-    end
-  end
-  return source
 end
 
 local NOT_A_NUMBER = { [""] = true, ["[N/A]"] = true, ["N/A"] = true, ["[Not Supported]"] = true }
@@ -163,7 +95,7 @@ function M.read(source)
     return gpus, processes, errors
   end
   local main = source.query_gpu
-  local short = short_row(main)
+  local short = M.short_row(main)
   if short then
     errors[1] = string.format("nvidia-smi query-gpu: expected %d fields, got %d", #M.GPU_FIELDS, short)
     return gpus, processes, errors

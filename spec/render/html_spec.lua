@@ -4,9 +4,9 @@ local html = require "gpuledger.render.html"
 
 local HOSTILE = '<script>alert("x")</script>'
 
-local function page(ledger, interval, flags)
-  local found, worst = H.run_rules(ledger, flags)
-  return html.node(ledger, found, worst, { interval = interval or 15, version = "dev" })
+local function page(ledger, interval, given)
+  local _, _, report = H.run_rules(ledger, given)
+  return html.node(report, { interval = interval or 15, version = "dev" })
 end
 
 local function node()
@@ -72,7 +72,7 @@ describe("render.html", function()
     local bad = text:find("unmanaged-tenant", 1, true)
     local warn = text:find("reserved-idle</td>", 1, true)
     assert.truthy(bad and warn and bad < warn)
-    assert.truthy(page(H.ledger {}, 15, { ["no-idle"] = true }):find('<p class="none">none</p>', 1, true))
+    assert.truthy(page(H.ledger {}, 15, { idle = false }):find('<p class="none">none</p>', 1, true))
   end)
 
   it("refreshes at least every second", function()

@@ -1,8 +1,7 @@
 local H = require "helper"
 local nvidia = require "gpuledger.sources.nvidia"
-local json = require "gpuledger.json"
 
--- A source as nvidia.collect leaves it, from literal rows.
+-- A source as gpuledger.collect.nvidia leaves it, from literal rows.
 local function source(parts)
   return {
     ok = true,
@@ -23,48 +22,6 @@ local function slowdown(rows, group)
 end
 
 local TWO_GPUS = { H.smi_row { index = 0 }, H.smi_row { index = 1 } }
-
--- A fake core whose spawn answers by the query asked: answers maps a key
--- (main, tlimit, clocks_event_reasons, clocks_throttle_reasons, apps) to
--- stdout text, or to {nil, "error"} / {out, err, status}. Records calls.
-local function fake_core(answers)
-  local fake = { calls = {} }
-  function fake.monotonic_ms()
-    return 5000
-  end
-  function fake.spawn(argv, opts)
-    local query = argv[2]
-    local key
-    if query:find("compute-apps", 1, true) then
-      key = "apps"
-    elseif query:find("tlimit", 1, true) then
-      key = "tlimit"
-    elseif query:find("clocks_event_reasons", 1, true) then
-      key = "clocks_event_reasons"
-    elseif query:find("clocks_throttle_reasons", 1, true) then
-      key = "clocks_throttle_reasons"
-    else
-      key = "main"
-    end
-    fake.calls[#fake.calls + 1] = key
-    fake.last_argv, fake.last_opts = argv, opts
-    local answer = answers[key]
-    if answer == nil then
-      return nil, "exec: not supported by this fake"
-    elseif type(answer) == "table" then
-      return table.unpack(answer, 1, 3)
-    end
-    return answer, "", 0
-  end
-  fake.parse_csv = H.core.parse_csv
-  return fake
-end
-
-local MAIN = "0, GPU-aaaa1111-0000-4000-8000-000000000000, NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
-  .. "1, GPU-bbbb2222-0000-4000-8000-000000000000, Tesla T4, 00000000:02:00.0, 0, 15360, 0, 0, 31, 9.87, 0, 0\n"
-local APPS = "GPU-aaaa1111-0000-4000-8000-000000000000, 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n"
-  .. "GPU-aaaa1111-0000-4000-8000-000000000000, 5151, 1024, ffmpeg -i /data/clients/acme/match.mp4\n"
-  .. "GPU-bbbb2222-0000-4000-8000-000000000000, 6060, 48, /usr/local/bin/python3\n"
 
 describe("gpuledger.sources.nvidia", function()
   describe("value rules", function()
@@ -252,138 +209,6 @@ describe("gpuledger.sources.nvidia", function()
       assert.is_false(nvidia.usable_optional(tlimit {}))
       assert.is_false(nvidia.usable_optional(tlimit { { "0" } }))
       assert.is_true(nvidia.usable_optional(tlimit { { "0", "4" } }))
-    end)
-  end)
-
-  describe("collect (with a fake core)", function()
-    it("runs main, tlimit, clocks_event_reasons and compute-apps, in that order", function()
-      local fake = fake_core {
-        main = MAIN, tlimit = "0, 4\n1, [N/A]\n",
-        clocks_event_reasons = "0, Not Active, Active\n1, Not Active, Not Active\n", apps = APPS,
-      }
-      local collected = nvidia.collect(fake, "/opt/nvidia-smi")
-      assert.same({ "main", "tlimit", "clocks_event_reasons", "apps" }, fake.calls)
-      assert.is_true(collected.ok)
-      local gpus, processes, errors = nvidia.read(collected)
-      assert.same({}, errors)
-      assert.equal(2, #gpus)
-      assert.equal(4, gpus[1].thermalMarginC)
-      assert.is_true(gpus[1].thermalSlowdown)
-      assert.same({ "HandBrakeCLI", "ffmpeg", "python3" }, { processes[1].process, processes[2].process, processes[3].process })
-    end)
-
-    it("asks each query with the binary, no shell, CSV without header or units, one 10 s deadline for all", function()
-      local fake = fake_core { main = "" }
-      nvidia.collect(fake, "/opt/nvidia-smi")
-      assert.equal("/opt/nvidia-smi", fake.last_argv[1])
-      assert.equal("--format=csv,noheader,nounits", fake.last_argv[3])
-      assert.equal(5000 + 10000, fake.last_opts.deadline_ms)
-      assert.is_nil(fake.last_opts.timeout_ms)
-    end)
-
-    it("says where it looked when the binary is not found", function()
-      local in_path = nvidia.collect(fake_core { main = { nil, "not found" } }, "nvidia-smi")
-      assert.equal("nvidia-smi query-gpu: nvidia-smi: not found in PATH (--nvidia-smi names the binary)", in_path.error)
-      local by_path = nvidia.collect(fake_core { main = { nil, "not found" } }, "/opt/bin/nvidia-smi")
-      assert.equal("nvidia-smi query-gpu: /opt/bin/nvidia-smi: not found", by_path.error)
-    end)
-
-    it("asks the main query for the 12 fields in SPEC order", function()
-      local fake = fake_core {}
-      local argv
-      fake.spawn = function(a) argv = a return nil, "no" end
-      nvidia.collect(fake, "nvidia-smi")
-      assert.equal("--query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total,utilization.gpu,"
-        .. "utilization.memory,temperature.gpu,power.draw,encoder.stats.sessionCount,encoder.stats.averageFps", argv[2])
-    end)
-
-    it("falls back to clocks_throttle_reasons when clocks_event_reasons gives nothing usable", function()
-      local fake = fake_core { main = MAIN, clocks_throttle_reasons = "0, Active, Not Active\n1, Not Active, Not Active\n", apps = "" }
-      local collected = nvidia.collect(fake, "nvidia-smi")
-      assert.same({ "main", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons", "apps" }, fake.calls)
-      local gpus, _, errors = nvidia.read(collected)
-      assert.same({}, errors)
-      assert.is_true(gpus[1].thermalSlowdown)
-      assert.is_nil(gpus[1].thermalMarginC)
-    end)
-
-    it("falls back too when clocks_event_reasons has the wrong shape", function()
-      local fake = fake_core { main = MAIN, clocks_event_reasons = "0, Active\n", clocks_throttle_reasons = "", apps = "" }
-      nvidia.collect(fake, "nvidia-smi")
-      assert.same({ "main", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons", "apps" }, fake.calls)
-    end)
-
-    it("ignores failed optional queries", function()
-      local fake = fake_core { main = MAIN, tlimit = { "Field not supported\n", "", 2 }, apps = APPS }
-      local collected = nvidia.collect(fake, "nvidia-smi")
-      local gpus, processes, errors = nvidia.read(collected)
-      assert.same({}, errors)
-      assert.equal(2, #gpus)
-      assert.equal(3, #processes)
-      assert.is_nil(gpus[1].thermalMarginC)
-      assert.is_nil(gpus[1].thermalSlowdown)
-    end)
-
-    it("a main failure stops everything: one query, an error naming query-gpu", function()
-      local fake = fake_core { main = { nil, "posix_spawn: No such file or directory" } }
-      local collected = nvidia.collect(fake, "nvidia-smi")
-      assert.same({ "main" }, fake.calls)
-      assert.is_false(collected.ok)
-      local gpus, _, errors = nvidia.read(collected)
-      assert.same({}, gpus)
-      assert.matches("^nvidia%-smi query%-gpu: ", errors[1])
-      assert.matches("No such file", errors[1])
-    end)
-
-    it("a main query that exits non-zero is an error with its first line", function()
-      local fake = fake_core { main = { "NVIDIA-SMI has failed because it couldn't communicate with the driver\nmore\n", "", 9 } }
-      local collected = nvidia.collect(fake, "nvidia-smi")
-      assert.is_false(collected.ok)
-      assert.matches("^nvidia%-smi query%-gpu: ", collected.error)
-      assert.matches("exit status 9", collected.error)
-      assert.matches("couldn't communicate", collected.error)
-      assert.is_nil(collected.error:find("more", 1, true))
-    end)
-
-    it("a short row stops after the main query and reads as an error with no GPUs", function()
-      local fake = fake_core { main = "0, GPU-a, L4\n", apps = APPS }
-      local collected = nvidia.collect(fake, "nvidia-smi")
-      assert.same({ "main" }, fake.calls)
-      local gpus, _, errors = nvidia.read(collected)
-      assert.same({}, gpus)
-      assert.matches("expected 12 fields, got 3", errors[1])
-    end)
-
-    it("a compute-apps failure keeps the GPUs", function()
-      local fake = fake_core { main = MAIN, apps = { nil, "timed out after 10000 ms" } }
-      local gpus, processes, errors = nvidia.read(nvidia.collect(fake, "nvidia-smi"))
-      assert.equal(2, #gpus)
-      assert.same({}, processes)
-      assert.equal(1, #errors)
-      assert.matches("^nvidia%-smi query%-compute%-apps: ", errors[1])
-    end)
-
-    it("empty compute-apps is zero processes", function()
-      local fake = fake_core { main = MAIN, apps = "" }
-      local _, processes, errors = nvidia.read(nvidia.collect(fake, "nvidia-smi"))
-      assert.same({}, processes)
-      assert.same({}, errors)
-    end)
-
-    it("process arguments never reach the snapshot", function()
-      local fake = fake_core { main = MAIN, apps = APPS }
-      local encoded = json.encode(nvidia.collect(fake, "nvidia-smi"))
-      assert.is_nil(encoded:find("secret.mkv", 1, true))
-      assert.is_nil(encoded:find("acme", 1, true))
-      assert.is_nil(encoded:find("/usr/bin", 1, true))
-      assert.truthy(encoded:find('"HandBrakeCLI"', 1, true))
-    end)
-
-    it("a CSV syntax error of the main query is an error", function()
-      local fake = fake_core { main = '0, "GPU-a\n' }
-      local collected = nvidia.collect(fake, "nvidia-smi")
-      assert.is_false(collected.ok)
-      assert.matches("query%-gpu csv", collected.error)
     end)
   end)
 end)

@@ -2,8 +2,6 @@
 local H = require "helper"
 local history = require "gpuledger.history"
 local metrics = require "gpuledger.render.metrics"
-local ruleset = require "gpuledger.ruleset"
-local findings_mod = require "gpuledger.findings"
 
 local FAMILIES = {
   "gpuledger_up", "gpuledger_findings", "gpuledger_worst_level", "gpuledger_gpu_info",
@@ -16,11 +14,9 @@ local FAMILIES = {
 }
 
 -- Renders ledger with the embedded rules (or `set`) and history h.
-local function render(ledger, h, set, flags)
-  set = set or H.rule_set()
-  local policy = findings_mod.policy(set.thresholds, H.opts(flags))
-  local found = findings_mod.evaluate(H.core, set, ledger, policy)
-  return metrics.node(ledger, found, ruleset.codes(set, policy), h, { loaded = #set.rules, errors = #set.errors })
+local function render(ledger, h, set, given)
+  local _, _, report = H.run_rules(ledger, given, set)
+  return metrics.node(report, h)
 end
 
 local function lines_of(text)
@@ -142,7 +138,7 @@ describe("render.metrics", function()
     assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="idle",level="OK"} 1'))
     assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="hot",level="WARN"} 0'))
     assert.truthy(has_line(text, 'gpuledger_worst_level{node="gpud"} 2'))
-    local allowed = render(l, nil, nil, { ["allow-unmanaged"] = true })
+    local allowed = render(l, nil, nil, { allow_unmanaged = true })
     assert.truthy(has_line(allowed, 'gpuledger_findings{node="gpud",code="unmanaged-tenant",level="WARN"} 2'))
   end)
 

@@ -2,11 +2,11 @@
 -- source's raw answer, already reduced where privacy demands it, or the
 -- source's error. The only module that calls the collectors of the C core.
 local clock = require "gpuledger.clock"
-local docker = require "gpuledger.sources.docker"
-local http = require "gpuledger.sources.http"
-local nomad = require "gpuledger.sources.nomad"
-local nvidia = require "gpuledger.sources.nvidia"
-local options = require "gpuledger.options"
+local docker = require "gpuledger.collect.docker"
+local http = require "gpuledger.collect.http"
+local nomad = require "gpuledger.collect.nomad"
+local nvidia = require "gpuledger.collect.nvidia"
+local nvidia_parse = require "gpuledger.sources.nvidia"
 local snapshot = require "gpuledger.snapshot"
 
 local M = {}
@@ -15,7 +15,7 @@ local M = {}
 local function reported_pids(source)
   local pids = {}
   for _, row in ipairs(source.compute_apps and source.compute_apps.rows or {}) do
-    local pid = nvidia.int_value(row[2])
+    local pid = nvidia_parse.int_value(row[2])
     if pid > 0 then
       pids[#pids + 1] = pid
     end
@@ -36,10 +36,29 @@ local function collect_proc(core, proc_root, pids)
   return { ok = true, root = proc_root, pids = by_pid }
 end
 
+-- The Podman endpoint --podman names (SPEC §1.3): nil for none. `exists`
+-- tells whether a path exists (for auto). The second value is true when the
+-- operator named it explicitly (an unreachable named endpoint is an error; a
+-- missing default socket is simply no Podman).
+function M.podman_endpoint(value, exists)
+  if value == "off" or value == "" then
+    return nil
+  end
+  if value == "auto" then
+    local socket = "/run/podman/podman.sock"
+    if exists(socket) then
+      return "unix://" .. socket, false
+    end
+    return nil
+  end
+  return value, true
+end
+
+
 -- The engines to ask, Docker first: {name, address} pairs.
-local function engines(core, opts)
-  local list = { { "docker", opts.docker } }
-  local podman = options.podman_endpoint(opts.podman, function(path) return core.stat(path) ~= nil end)
+local function engines(core, config)
+  local list = { { "docker", config.docker.endpoint } }
+  local podman = M.podman_endpoint(config.podman.endpoint, function(path) return core.stat(path) ~= nil end)
   if podman then
     list[#list + 1] = { "podman", podman }
   end
@@ -73,15 +92,16 @@ local function inspect_unlisted(core, sources, order, proc)
   end
 end
 
--- Collects this node's snapshot with core, as opts (the command line) say.
-function M.collect(core, opts)
+-- Collects this node's snapshot with core, as config (options.config:
+-- node, nvidia, proc, docker, podman, nomad) says.
+function M.collect(core, config)
   local at = core.now()
   local sources = {}
-  sources.nvidia = nvidia.collect(core, opts["nvidia-smi"])
-  if not opts["no-docker"] then
-    sources.proc = collect_proc(core, opts.proc, reported_pids(sources.nvidia))
+  sources.nvidia = nvidia.collect(core, config.nvidia.binary)
+  if config.docker.enabled then
+    sources.proc = collect_proc(core, config.proc.root, reported_pids(sources.nvidia))
     local order = {}
-    for _, engine in ipairs(engines(core, opts)) do
+    for _, engine in ipairs(engines(core, config)) do
       local name, address = engine[1], engine[2]
       sources[name] = docker.collect(core, name, address)
       order[#order + 1] = name
@@ -90,10 +110,10 @@ function M.collect(core, opts)
       inspect_unlisted(core, sources, order, sources.proc)
     end
   end
-  if not opts["no-nomad"] then
-    sources.nomad = nomad.collect(core, opts)
+  if config.nomad.enabled then
+    sources.nomad = nomad.collect(core, config.nomad)
   end
-  return snapshot.new(opts.node, clock.format_time(at), sources)
+  return snapshot.new(config.node, clock.format_time(at), sources)
 end
 
 return M

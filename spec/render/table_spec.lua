@@ -136,7 +136,7 @@ describe("gpuledger.render.table", function()
       assert.is_nil(out:find("\u{9B}", 1, true))
       assert.equal(4, #lines(out))
       local found = H.run_rules(l)
-      local text = render.check(found, findings.counts(found))
+      local text = render.check { findings = found, counts = findings.counts(found) }
       assert.is_nil(text:find("\27", 1, true))
       assert.is_nil(text:find("\r", 1, true))
       assert.equal(#found + 2, #lines(text))
@@ -155,7 +155,7 @@ describe("gpuledger.render.table", function()
         { level = "WARN", code = "hot", node = "gpud", gpu = "gpu1 GPU-ac81e44d", message = "hot" },
         { level = "OK", code = "idle", node = "gpud", gpu = "gpu2 GPU-c41b9e27", message = "idle" },
       }
-      local out = lines(render.check(found, findings.counts(found)))
+      local out = lines(render.check { findings = found, counts = findings.counts(found) })
       assert.equal("⚫ ERROR source-unavailable gpud                   docker: refused", out[1])
       assert.equal("🔴 BAD   unmanaged-tenant   gpu0 GPU-fef8089b      container x", out[2])
       assert.equal("🟡 WARN  hot                gpu1 GPU-ac81e44d      hot", out[3])
@@ -168,7 +168,7 @@ describe("gpuledger.render.table", function()
       local text = require "gpuledger.text"
       local function message_column(node_name)
         local found = { { level = "ERROR", code = "source-unavailable", node = node_name, message = "MSG" } }
-        local line = lines(render.check(found, findings.counts(found)))[1]
+        local line = lines(render.check { findings = found, counts = findings.counts(found) })[1]
         return text.width(line:sub(1, line:find("MSG", 1, true) - 1))
       end
       assert.equal(message_column("gpu-node"), message_column("gpu-nœud"))
@@ -176,12 +176,12 @@ describe("gpuledger.render.table", function()
     end)
 
     it("no findings is the blank line and the counts line", function()
-      assert.equal("\n0 findings: 0 OK, 0 WARN, 0 BAD, 0 ERROR\n", render.check({}, findings.counts({})))
+      assert.equal("\n0 findings: 0 OK, 0 WARN, 0 BAD, 0 ERROR\n", render.check { findings = {}, counts = findings.counts({}) })
     end)
 
     it("counts the SPEC §11 end-to-end node: 4 findings, 2 WARN, 2 BAD", function()
-      local found = H.run_rules(node(), { ["no-idle"] = true })
-      local out = lines(render.check(found, findings.counts(found)))
+      local found = H.run_rules(node(), { idle = false })
+      local out = lines(render.check { findings = found, counts = findings.counts(found) })
       assert.equal("4 findings: 0 OK, 2 WARN, 2 BAD, 0 ERROR", out[#out])
     end)
   end)

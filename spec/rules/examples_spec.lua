@@ -57,7 +57,7 @@ describe("rules/examples", function()
     local set = installed("reserved_idle_long.lua")
 
     it("is BAD once a reserved GPU has been idle for 6 hours, saying for how long", function()
-      local found = H.with_code(H.run_rules(ledger { reserved_idle(H.ago(6 * 3600 + 12 * 60)) }, nil, nil, set), "reserved-idle-long")
+      local found = H.with_code(H.run_rules(ledger { reserved_idle(H.ago(6 * 3600 + 12 * 60)) }, nil, set), "reserved-idle-long")
       assert.equal(1, #found)
       assert.equal("BAD", found[1].level)
       assert.equal("gpu0 GPU-fef8089b", found[1].gpu)
@@ -65,34 +65,34 @@ describe("rules/examples", function()
     end)
 
     it("keeps the default reserved-idle WARN next to it", function()
-      local found = H.run_rules(ledger { reserved_idle(H.ago(7 * 3600)) }, nil, nil, set)
+      local found = H.run_rules(ledger { reserved_idle(H.ago(7 * 3600)) }, nil, set)
       assert.equal(1, #H.with_code(found, "reserved-idle"))
       assert.equal("WARN", H.with_code(found, "reserved-idle")[1].level)
     end)
 
     it("says nothing before 6 hours", function()
-      local found = H.run_rules(ledger { reserved_idle(H.ago(6 * 3600 - 60)) }, nil, nil, set)
+      local found = H.run_rules(ledger { reserved_idle(H.ago(6 * 3600 - 60)) }, nil, set)
       assert.same({}, H.with_code(found, "reserved-idle-long"))
     end)
 
     it("says nothing when the history does not know since when", function()
-      local found = H.run_rules(ledger { reserved_idle(nil) }, nil, nil, set)
+      local found = H.run_rules(ledger { reserved_idle(nil) }, nil, set)
       assert.same({}, H.with_code(found, "reserved-idle-long"))
     end)
 
     it("says nothing when the process list could not be read", function()
       local l = ledger({ reserved_idle(H.ago(9 * 3600)) }, { processesRead = false })
-      assert.same({}, H.with_code(H.run_rules(l, nil, nil, set), "reserved-idle-long"))
+      assert.same({}, H.with_code(H.run_rules(l, nil, set), "reserved-idle-long"))
     end)
 
     it("judges reserved-idle GPUs only", function()
       local held = gpu { reservations = { H.reservation() }, tenants = { H.nomad_tenant() }, stateSince = H.ago(9 * 3600) }
       local free = gpu { index = 1, stateSince = H.ago(9 * 3600) }
-      assert.same({}, H.with_code(H.run_rules(ledger { held, free }, nil, nil, set), "reserved-idle-long"))
+      assert.same({}, H.with_code(H.run_rules(ledger { held, free }, nil, set), "reserved-idle-long"))
     end)
 
     it("takes its hours from reserved_idle_long_hours", function()
-      local found = H.run_rules(ledger { reserved_idle(H.ago(3 * 3600)) }, nil, { reserved_idle_long_hours = 2.5 }, set)
+      local found = H.run_rules(ledger { reserved_idle(H.ago(3 * 3600)) }, { reserved_idle_long_hours = 2.5 }, set)
       local long = H.with_code(found, "reserved-idle-long")
       assert.equal(1, #long)
       assert.matches("for 3h0m %(2%.5 h or more%)$", long[1].message)
@@ -107,7 +107,7 @@ describe("rules/examples", function()
     local set = installed("memory_nearly_full.lua")
 
     local function at(used, total, thresholds)
-      local found = H.run_rules(ledger { gpu { memoryUsedMiB = used, memoryTotalMiB = total } }, nil, thresholds, set)
+      local found = H.run_rules(ledger { gpu { memoryUsedMiB = used, memoryTotalMiB = total } }, thresholds, set)
       return H.with_code(found, "memory-nearly-full")
     end
 
@@ -148,7 +148,7 @@ describe("rules/examples", function()
     end)
 
     it("does not report a container on the list; others and host processes still are", function()
-      local found = H.with_code(H.run_rules(node(), nil, allow, set), "unmanaged-tenant")
+      local found = H.with_code(H.run_rules(node(), allow, set), "unmanaged-tenant")
       assert.equal(2, #found)
       assert.matches("^container ffmpeg%-manual", found[1].message)
       assert.matches("^host process %[python3%]", found[2].message)
@@ -158,20 +158,20 @@ describe("rules/examples", function()
     end)
 
     it("without a list, says exactly what the default rule says", function()
-      local mine = H.with_code(H.run_rules(node(), nil, nil, set), "unmanaged-tenant")
+      local mine = H.with_code(H.run_rules(node(), nil, set), "unmanaged-tenant")
       local default = H.with_code(H.run_rules(node()), "unmanaged-tenant")
       assert.same(default, mine)
     end)
 
     it("is WARN under --allow-unmanaged", function()
-      local found = H.with_code(H.run_rules(node(), { ["allow-unmanaged"] = true }, allow, set), "unmanaged-tenant")
+      local found = H.with_code(H.run_rules(node(), H.merge(allow, { allow_unmanaged = true }), set), "unmanaged-tenant")
       assert.equal("WARN", found[1].level)
     end)
 
     it("under its own name it would define unmanaged-tenant twice: an error", function()
       local twice = H.site_rules { ["allow_listed_container.lua"] = example("allow_listed_container.lua") }
       assert.equal(1, #twice.errors)
-      assert.matches("already defined", twice.errors[1])
+      assert.matches("already defined", H.error_text(twice.errors[1]))
     end)
   end)
 
@@ -188,10 +188,10 @@ describe("rules/examples", function()
 
     it("changes what the default rules find; a flag still wins", function()
       local hot = ledger { gpu { temperatureC = 82 } }
-      assert.equal(1, #H.with_code(H.run_rules(hot, nil, nil, set), "hot"))
-      assert.same({}, H.with_code(H.run_rules(hot, { ["temp-max"] = 85 }, nil, set), "hot"))
+      assert.equal(1, #H.with_code(H.run_rules(hot, nil, set), "hot"))
+      assert.same({}, H.with_code(H.run_rules(hot, { temp_max = 85 }, set), "hot"))
       local busy = ledger { gpu { encoderSessions = 8 } }
-      local found = H.with_code(H.run_rules(busy, nil, nil, set), "encoder-saturated")
+      local found = H.with_code(H.run_rules(busy, nil, set), "encoder-saturated")
       assert.matches("at the limit of 8", found[1].message)
     end)
   end)

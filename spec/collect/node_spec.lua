@@ -1,9 +1,10 @@
 -- collect() with a fake core: which collectors run, with what, and what
 -- reaches the snapshot.
 local H = require "helper"
-local collect = require "gpuledger.collect"
+local collect = require "gpuledger.collect.node"
 local ledger = require "gpuledger.ledger"
 local json = require "gpuledger.json"
+local options = require "gpuledger.options"
 
 local MAIN = "0, " .. H.UUID0 .. ", NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
 local APPS = H.UUID0 .. ", 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n" .. H.UUID0 .. ", 6060, 48, python3\n"
@@ -40,17 +41,20 @@ local function fake_core(overrides)
   return fake
 end
 
-local function opts(flags)
-  return H.merge({
-    ["nvidia-smi"] = "nvidia-smi", proc = "/proc", node = "gpud", docker = "unix:///var/run/docker.sock",
-    podman = "off", ["nomad-addr"] = "http://127.0.0.1:4646", ["nomad-token-env"] = "NOMAD_TOKEN",
-    ["nomad-node-id"] = "", ["no-docker"] = false, ["no-nomad"] = false, set = {},
-  }, flags)
+-- The config of a command line (node gpud, no Podman) with these flags,
+-- in an empty environment.
+local function config(flags)
+  local args = { "ls", "--node", "gpud", "--podman", "off" }
+  for _, flag in ipairs(flags) do
+    args[#args + 1] = flag
+  end
+  local function no_env() return nil end
+  return options.config(assert(options.parse(args, no_env)), no_env)
 end
 
-describe("gpuledger.collect", function()
+describe("gpuledger.collect.node", function()
   it("makes a snapshot of the node at core.now()", function()
-    local snap = collect.collect(fake_core(), opts { ["no-docker"] = true, ["no-nomad"] = true })
+    local snap = collect.collect(fake_core(), config { "--no-docker", "--no-nomad" })
     assert.equal("gpuledger-snapshot", snap.kind)
     assert.equal(1, snap.schema)
     assert.equal("gpud", snap.node)
@@ -59,7 +63,7 @@ describe("gpuledger.collect", function()
 
   it("with --no-docker --no-nomad asks nvidia-smi only: no proc, docker, podman or nomad source", function()
     local fake = fake_core()
-    local snap = collect.collect(fake, opts { ["no-docker"] = true, ["no-nomad"] = true })
+    local snap = collect.collect(fake, config { "--no-docker", "--no-nomad" })
     assert.is_true(snap.sources.nvidia.ok)
     assert.is_nil(snap.sources.proc)
     assert.is_nil(snap.sources.docker)
@@ -70,7 +74,7 @@ describe("gpuledger.collect", function()
   end)
 
   it("every GPU process is then a host tenant, and nothing is an error", function()
-    local l = ledger.build(collect.collect(fake_core(), opts { ["no-docker"] = true, ["no-nomad"] = true }))
+    local l = ledger.build(collect.collect(fake_core(), config { "--no-docker", "--no-nomad" }))
     assert.is_nil(l.errors)
     assert.is_false(l.nomadRead)
     local tenants = l.entries[1].tenants
@@ -81,7 +85,7 @@ describe("gpuledger.collect", function()
 
   it("asks /proc for the containers of the pids nvidia-smi reported, as integers", function()
     local fake = fake_core()
-    local snap = collect.collect(fake, opts { ["no-nomad"] = true, proc = "/host/proc" })
+    local snap = collect.collect(fake, config { "--no-nomad", "--proc", "/host/proc" })
     assert.equal(1, #fake.cgroup_calls)
     assert.equal("/host/proc", fake.cgroup_calls[1].root)
     assert.same({ 4242, 6060 }, fake.cgroup_calls[1].pids)
@@ -91,20 +95,20 @@ describe("gpuledger.collect", function()
 
   it("a /proc that cannot be read is the proc source's error", function()
     local fake = fake_core { proc_cgroups = function() return nil, "/nope: No such file or directory" end }
-    local snap = collect.collect(fake, opts { ["no-nomad"] = true, proc = "/nope" })
+    local snap = collect.collect(fake, config { "--no-nomad", "--proc", "/nope" })
     assert.is_false(snap.sources.proc.ok)
     assert.matches("^proc /nope: ", snap.sources.proc.error)
   end)
 
   it("an unreachable Docker is the docker source's error, named docker", function()
-    local snap = collect.collect(fake_core(), opts { ["no-nomad"] = true })
+    local snap = collect.collect(fake_core(), config { "--no-nomad" })
     assert.is_false(snap.sources.docker.ok)
     assert.matches("^docker", snap.sources.docker.error)
     assert.matches("connection refused", snap.sources.docker.error)
   end)
 
   it("an unreachable Nomad is the nomad source's error, named nomad", function()
-    local snap = collect.collect(fake_core(), opts { ["no-docker"] = true })
+    local snap = collect.collect(fake_core(), config { "--no-docker" })
     assert.is_false(snap.sources.nomad.ok)
     assert.matches("^nomad", snap.sources.nomad.error)
   end)
@@ -113,16 +117,46 @@ describe("gpuledger.collect", function()
     local fake = fake_core { spawn = function(_)
       return nil, "posix_spawn: No such file or directory"
     end }
-    local snap = collect.collect(fake, opts { ["no-docker"] = true, ["no-nomad"] = true })
+    local snap = collect.collect(fake, config { "--no-docker", "--no-nomad" })
     assert.is_false(snap.sources.nvidia.ok)
     assert.matches("^nvidia%-smi query%-gpu", snap.sources.nvidia.error)
   end)
 
   it("process arguments never reach the snapshot", function()
-    local snap = collect.collect(fake_core(), opts { ["no-docker"] = true, ["no-nomad"] = true })
+    local snap = collect.collect(fake_core(), config { "--no-docker", "--no-nomad" })
     local encoded = json.encode(snap)
     assert.is_nil(encoded:find("secret.mkv", 1, true))
     assert.is_nil(encoded:find("/usr/bin", 1, true))
     assert.truthy(encoded:find("HandBrakeCLI", 1, true))
   end)
+
+  describe("podman_endpoint", function()
+    local function exists(answer)
+      return function(path)
+        assert.equal("/run/podman/podman.sock", path)
+        return answer
+      end
+    end
+
+    it("auto with the socket present is that socket", function()
+      assert.equal("unix:///run/podman/podman.sock", collect.podman_endpoint("auto", exists(true)))
+    end)
+
+    it("auto without the socket is no Podman", function()
+      assert.is_nil(collect.podman_endpoint("auto", exists(false)))
+    end)
+
+    it("off and \"\" are no Podman", function()
+      assert.is_nil(collect.podman_endpoint("off", exists(true)))
+      assert.is_nil(collect.podman_endpoint("", exists(true)))
+    end)
+
+    it("anything else is the endpoint, named explicitly", function()
+      local endpoint, named = collect.podman_endpoint("unix:///tmp/p.sock", exists(false))
+      assert.equal("unix:///tmp/p.sock", endpoint)
+      assert.is_true(named)
+      assert.equal("http://127.0.0.1:8888", collect.podman_endpoint("http://127.0.0.1:8888", exists(false)))
+    end)
+  end)
+
 end)

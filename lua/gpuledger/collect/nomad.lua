@@ -1,0 +1,83 @@
+-- Nomad (SPEC §2.4), the impure half: reads this node's allocations from
+-- the agent for the snapshot, each reduced (gpuledger.sources.nomad reads
+-- them).
+local http = require "gpuledger.collect.http"
+local json = require "gpuledger.json"
+local parse = require "gpuledger.sources.nomad"
+
+local M = {}
+
+-- What a 403 from each endpoint means the token lacks (SPEC §2.4).
+local CAPABILITY = { agent = "agent:read", allocations = "node:read" }
+
+-- The TLS options of the Nomad client from config.nomad (SPEC §2.6).
+-- Returns them, or nil and why (half a key pair is refused here, before
+-- any request).
+function M.tls_options(config)
+  local cert, key = config.client_cert, config.client_key
+  if (cert == "") ~= (key == "") then
+    return nil, "--nomad-client-cert and --nomad-client-key go together"
+  end
+  return {
+    ca_file = config.ca_cert, ca_path = config.ca_path,
+    client_cert = cert, client_key = key, tls_server_name = config.tls_server_name,
+    token_header = "X-Nomad-Token", token_env = config.token_env,
+  }
+end
+
+local function get(core, endpoint, path, request, capability, config)
+  local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
+  if status == 403 then
+    err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
+      err, config.token_env, capability)
+  end
+  return value, err
+end
+
+-- Reads this node's allocations from the Nomad agent config.nomad names
+-- (its id from /v1/agent/self unless node_id is given). Returns the
+-- snapshot source {ok=true, address, node_id, allocations} (each allocation
+-- reduced) or {ok=false, address, error}.
+function M.collect(core, config)
+  local address = config.address
+  local function failed(why)
+    return { ok = false, address = address, error = why }
+  end
+  local request, tls_problem = M.tls_options(config)
+  if not request then
+    return failed("nomad " .. address .. ": " .. tls_problem)
+  end
+  local endpoint, why = http.endpoint(address)
+  if not endpoint then
+    return failed("nomad " .. why)
+  end
+  local node_id = config.node_id
+  if node_id == "" then
+    local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, config)
+    if not self then
+      return failed(err)
+    end
+    local client = type(self.stats) == "table" and self.stats.client
+    node_id = type(client) == "table" and client.node_id or ""
+    if type(node_id) ~= "string" or node_id == "" then
+      return failed(string.format("nomad %s: the agent is not a client node (no stats.client.node_id in /v1/agent/self)", address))
+    end
+  end
+  local path = "/v1/node/" .. node_id .. "/allocations"
+  local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, config)
+  if not allocations then
+    return failed(err)
+  end
+  if type(allocations) ~= "table" then
+    return failed(string.format("nomad %s: GET %s: want a JSON array", address, path))
+  end
+  local reduced = json.array()
+  for _, alloc in ipairs(allocations) do
+    if type(alloc) == "table" then
+      reduced[#reduced + 1] = parse.reduce(alloc)
+    end
+  end
+  return { ok = true, address = address, node_id = node_id, allocations = reduced }
+end
+
+return M

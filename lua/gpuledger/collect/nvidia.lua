@@ -1,0 +1,81 @@
+-- nvidia-smi (SPEC §2.1), the impure half: runs the queries through the
+-- core and keeps their raw rows for the snapshot (gpuledger.sources.nvidia
+-- reads them).
+local json = require "gpuledger.json"
+local parse = require "gpuledger.sources.nvidia"
+local text = require "gpuledger.text"
+
+local M = {}
+
+M.TIMEOUT_MS = 10000 -- for all of one collect's queries together
+M.MAX_BYTES = 4 * 1024 * 1024
+
+-- First line of a failed command's output, trimmed and kept short.
+local function first_line(s)
+  local line = text.trim(s):match("^[^\n]*") or ""
+  if #line > 200 then
+    line = line:sub(1, 200) .. "…"
+  end
+  return line
+end
+
+-- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
+-- rows=}, or nil and an error naming the query, the binary and the cause.
+local function query(core, binary, kind, flag, fields, deadline_ms)
+  local argv = { binary, flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }
+  local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
+  local prefix = string.format("nvidia-smi %s: %s", kind, binary)
+  if not out then
+    if err == "not found" and not binary:find("/", 1, true) then
+      err = "not found in PATH (--nvidia-smi names the binary)"
+    end
+    return nil, string.format("%s: %s", prefix, err)
+  end
+  if status ~= 0 then
+    local said = first_line(out) ~= "" and first_line(out) or first_line(err)
+    local ended = status and ("exit status " .. status) or "killed by a signal"
+    return nil, string.format("%s: %s%s", prefix, ended, said ~= "" and (": " .. said) or "")
+  end
+  local rows, why = core.parse_csv(out)
+  if not rows then
+    return nil, string.format("nvidia-smi %s csv: %s", kind, why)
+  end
+  return { fields = json.array(fields), rows = json.array(rows) }
+end
+
+-- Collects nvidia-smi's answers with core (core.spawn, core.parse_csv), all
+-- of its queries within one deadline of M.TIMEOUT_MS.
+-- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
+-- tlimit, slowdown, compute_apps} (each optional part is {fields, rows} or
+-- {error=}), or {ok=false, binary, error} when the main query failed.
+function M.collect(core, binary)
+  local deadline_ms = core.monotonic_ms() + M.TIMEOUT_MS
+  local main, err = query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
+  if not main then
+    return { ok = false, binary = binary, error = err }
+  end
+  local source = { ok = true, binary = binary, query_gpu = main }
+  if parse.short_row(main) then
+    return source -- read() reports it; nothing more is asked of a driver that answers so
+  end
+  local function answer_or_error(kind, flag, fields)
+    local answer, why = query(core, binary, kind, flag, fields, deadline_ms)
+    return answer or { error = why }
+  end
+  source.tlimit = answer_or_error("tlimit", "--query-gpu", parse.TLIMIT_FIELDS)
+  for _, group in ipairs(parse.SLOWDOWN_GROUPS) do
+    source.slowdown = answer_or_error(group, "--query-gpu", parse.slowdown_fields(group))
+    if parse.usable_optional(source.slowdown) then
+      break
+    end
+  end
+  source.compute_apps = answer_or_error("query-compute-apps", "--query-compute-apps", parse.APP_FIELDS)
+  for _, row in ipairs(source.compute_apps.rows or {}) do
+    if row[4] then
+      row[4] = parse.process_binary(row[4])
+    end
+  end
+  return source
+end
+
+return M

@@ -1,0 +1,22 @@
+-- rules/contended.lua, as embedded in the core: each condition of its finding
+-- and its boundary (SPEC §3.3–3.4).
+local H = require "helper"
+
+local gpu = H.gpu
+local one, none = H.rule_one, H.rule_none
+
+describe("contended", function()
+  it("more than one tenant: names are the container else the kind", function()
+    local f = one("contended", { gpu { tenants = {
+      H.nomad_tenant { container = "restreamer" },
+      H.docker_tenant { container = false },
+      H.host_tenant(),
+    } } })
+    assert.equal("WARN", f.level)
+    assert.equal("3 tenants share this GPU: [restreamer docker host]", f.message)
+  end)
+
+  it("one tenant is not contended", function()
+    none("contended", { gpu { tenants = { H.nomad_tenant() } } })
+  end)
+end)

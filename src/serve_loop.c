@@ -1,0 +1,163 @@
+/* `gpuledger serve`'s loop on the main thread: refreshes the responses
+ * through Lua every interval, swaps each set in whole into the HTTP server
+ * (http_server.c), which answers on its own threads, and waits for the
+ * signals that reload the rules or stop it. */
+#include "serve_loop.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <lauxlib.h>
+
+#include "host.h"
+#include "http_server.h"
+
+/* Protected: adds every response of the table at 1 ({[path] = {status=,
+ * content_type=, body=}}) to the set given as light userdata at 2. Raises
+ * on a malformed entry. */
+static int serve_fill_set(lua_State *L)
+{
+    struct http_set *set = lua_touserdata(L, 2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) { /* [responses, set, path, response] */
+        if (lua_type(L, -2) != LUA_TSTRING || lua_tostring(L, -2)[0] != '/')
+            return luaL_error(L, "refresh: each response is keyed by a path starting with /");
+        const char *path = lua_tostring(L, -2);
+        if (!lua_istable(L, -1))
+            return luaL_error(L, "refresh: the response for %s is not a table", path);
+        lua_getfield(L, -1, "status");
+        lua_getfield(L, -2, "content_type");
+        lua_getfield(L, -3, "body"); /* [.., path, response, status, type, body] */
+        int is_integer = 0;
+        lua_Integer status = lua_tointegerx(L, -3, &is_integer);
+        if (!is_integer || status < 100 || status > 599 || lua_type(L, -2) != LUA_TSTRING ||
+            lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(
+                L, "refresh: the response for %s wants status (100-599), content_type and body",
+                path);
+        size_t len;
+        const char *body = lua_tolstring(L, -1, &len);
+        if (http_set_add(set, path, (unsigned)status, lua_tostring(L, -2), body, len) != 0)
+            return luaL_error(L, "refresh: not enough memory");
+        lua_pop(L, 4); /* [responses, set, path] */
+    }
+    return 0;
+}
+
+/* Calls callbacks.refresh() (callbacks at index `callbacks`) and turns its
+ * answer into a new response set. Returns the set with the stack as it
+ * was, or NULL with the error message pushed. */
+static struct http_set *serve_refresh(lua_State *L, int callbacks)
+{
+    lua_getfield(L, callbacks, "refresh");
+    if (host_docall(L, 0, 1) != LUA_OK)
+        return NULL;                       /* [message] */
+    struct http_set *set = http_set_new(); /* [responses] */
+    if (!set) {
+        lua_pop(L, 1);
+        lua_pushliteral(L, "not enough memory");
+        return NULL;
+    }
+    lua_pushcfunction(L, serve_fill_set);
+    lua_insert(L, -2);
+    lua_pushlightuserdata(L, set); /* [fill, responses, set] */
+    if (host_docall(L, 2, 0) != LUA_OK) {
+        http_set_release(set);
+        return NULL; /* [message] */
+    }
+    return set;
+}
+
+/* Calls callbacks[name](arg) if it is a function; an error is reported on
+ * stderr and goes no further. */
+static void serve_call(lua_State *L, int callbacks, const char *name, lua_Integer arg)
+{
+    int base = lua_gettop(L);
+    if (lua_getfield(L, callbacks, name) == LUA_TFUNCTION) {
+        lua_pushinteger(L, arg);
+        if (host_docall(L, 1, 0) != LUA_OK)
+            fprintf(stderr, "gpuledger: %s: %s\n", name, lua_tostring(L, -1));
+    }
+    lua_settop(L, base);
+}
+
+/* Milliseconds on the monotonic clock. */
+static long long monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int serve_loop_run(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getfield(L, 1, "listen");
+    luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 1, "want opts.listen, a string");
+    char listen[512];
+    snprintf(listen, sizeof listen, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    lua_getfield(L, 1, "interval_ms");
+    lua_Integer interval_ms = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    luaL_argcheck(L, interval_ms > 0, 1, "want opts.interval_ms > 0");
+    luaL_argcheck(L, lua_getfield(L, 2, "refresh") == LUA_TFUNCTION, 2,
+                  "want callbacks.refresh, a function");
+    lua_pop(L, 1);
+
+    sigset_t saved_mask;
+    http_signals_block(&saved_mask); /* the server's threads inherit it */
+    struct http_set *set = serve_refresh(L, 2);
+    if (!set) {
+        http_signals_restore(&saved_mask);
+        lua_pushnil(L);
+        lua_pushfstring(L, "refresh: %s", lua_tostring(L, -2));
+        return 2;
+    }
+    char cause[512];
+    int port = 0;
+    int fd = http_listen(listen, &port, cause, sizeof cause);
+    struct http_server *server = fd < 0 ? NULL : http_server_start(fd, set, cause, sizeof cause);
+    if (!server) {
+        if (fd < 0)
+            http_set_release(set);
+        http_signals_restore(&saved_mask);
+        lua_pushnil(L);
+        lua_pushstring(L, cause);
+        return 2;
+    }
+    serve_call(L, 2, "listening", port);
+
+    const char *stopped_by = NULL;
+    long long next = monotonic_ms() + interval_ms;
+    while (!stopped_by) {
+        long long wait = next - monotonic_ms();
+        int sig = http_signal_wait(wait > 0 ? (long)wait : 0);
+        if (sig == SIGTERM || sig == SIGINT) {
+            stopped_by = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        } else if (sig == SIGHUP) {
+            serve_call(L, 2, "reload", 0);
+        } else if (monotonic_ms() >= next) {
+            next += interval_ms;
+            set = serve_refresh(L, 2);
+            if (set) {
+                http_server_swap(server, set);
+            } else {
+                fprintf(stderr, "gpuledger: refresh failed, still serving the previous one: %s\n",
+                        lua_tostring(L, -1));
+                lua_pop(L, 1);
+            }
+            long long now = monotonic_ms();
+            if (next < now)
+                next = now; /* a refresh longer than the interval: no backlog */
+        }
+    }
+    http_server_stop(server);
+    http_signals_restore(&saved_mask);
+    lua_pushboolean(L, 1);
+    lua_pushstring(L, stopped_by);
+    return 2;
+}
