@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Who a GPU process belongs to when it is not a container: Nomad tasks of the
+# exec, raw_exec, java and exec2 drivers in every cgroup form Nomad makes
+# (API-SHAPES.md §12), systemd services, login sessions and bare processes,
+# from the fixture tree testdata/proc (its README lists each form) and the
+# user names of testdata/etc/passwd; and never a process's arguments or
+# environment, which that tree holds as bait.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" # what run leaves (with $err and $rc)
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG
+PROC=$TESTDATA/proc
+mkdir "$WORK/no-rules"
+U0=GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01 # Nomad tasks
+U1=GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52 # host processes
+
+smi_dir=$WORK/smi
+mkdir "$smi_dir"
+cat >"$smi_dir/query-gpu.csv" <<EOF
+0, $U0, NVIDIA L4, 00000000:01:00.0, 2100, 23034, 30, 10, 50, 40.5, 0, 0
+1, $U1, NVIDIA L4, 00000000:02:00.0, 4500, 23034, 60, 20, 55, 50.5, 0, 0
+EOF
+cat >"$smi_dir/compute-apps.csv" <<EOF
+$U0, 3131, 301, python3
+$U0, 3232, 302, python3
+$U0, 3333, 303, ffmpeg
+$U0, 3434, 304, java
+$U0, 3535, 305, python3
+$U0, 3636, 306, blender
+$U0, 3737, 307, ffmpeg
+$U0, 3838, 308, ffmpeg
+$U1, 2121, 401, ollama
+$U1, 2222, 402, python3
+$U1, 2323, 403, python3
+$U1, 2424, 404, a.out
+$U1, 6060, 405, python3
+$U1, 6161, 406, python3
+EOF
+export FAKE_SMI_DIR=$smi_dir
+
+ENGINES=(--no-nomad --podman off --docker "unix://$WORK/absent.sock")
+proc_root=$PROC
+gl() {
+    run "$@" --nvidia-smi "$FAKES/nvidia-smi" --proc "$proc_root" --node tenants-node --rules "$WORK/no-rules"
+}
+
+# --- snapshot: each process's owner -----------------------------------------
+gl snapshot "${ENGINES[@]}"
+expect_rc "snapshot: exit 0" 0
+snap=$out
+expect_no_crash "snapshot"
+
+# expect_owner PID WHAT LUA: the snapshot's record of PID (bound to p) makes LUA true.
+expect_owner() {
+    expect_lua "snapshot: pid $1 is $2" "$snap" "local p = j.sources.proc.pids['$1']; return p ~= nil and ($3)"
+}
+task() { printf "p.owner == 'nomad' and p.alloc_id == '%s' and p.task == '%s' and p.container_id == nil" "$1" "$2"; }
+expect_owner 3131 "task worker (Nomad 1.7+, v2 share.slice)" "$(task 2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33 worker)"
+expect_owner 3232 "task trainer (Nomad 1.7+, v2 reserve.slice)" "$(task 7c0e5a14-91b3-4f2d-a6e8-3d5b2c1f0e97 trainer)"
+expect_owner 3333 "task encode (Nomad 1.3-1.6, v2)" "$(task e4a9d2b6-0c7f-4e31-8b5a-9f2c6d1e3a48 encode)"
+expect_owner 3434 "task infer.v2 (custom cgroup_parent)" "$(task 51d3f8a2-6e0b-4c97-b2d4-8a1f5e3c7b06 infer.v2)"
+expect_owner 3535 "task worker (Nomad 1.7+, v1 exec)" "$(task 9a6c2e8f-3b1d-4f70-85e9-c2d4a6b8e013 worker)"
+expect_owner 3636 "task render (Nomad 1.7+, v1 raw_exec), not nomad.service" "$(task c3e1a7f5-2d9b-4806-9f3e-5b7d1c4a2e68 render)"
+expect_owner 3737 "task transcode (Nomad 1.3-1.6, v1 reserved cpuset)" "$(task 0d8b4f62-a1e3-47c5-9d0f-6e2a8c4b1f39 transcode)"
+expect_owner 3838 "a Nomad task whose cgroup names no allocation (Nomad 1.3-1.6, v1)" "p.owner == 'nomad' and p.alloc_id == '' and p.task == ''"
+expect_owner 3434 "run by alice (uid 1000)" "p.uid == 1000 and p.user == 'alice'"
+expect_owner 2121 "service ollama.service, user ollama (uid 998)" "p.owner == 'service' and p.unit == 'ollama.service' and p.uid == 998 and p.user == 'ollama'"
+expect_owner 2222 "service jupyter@lab.service" "p.owner == 'service' and p.unit == 'jupyter@lab.service' and p.user == 'alice'"
+expect_owner 2323 "bob's session (uid 1001), run as root" "p.owner == 'session' and p.session_uid == 1001 and p.session_user == 'bob' and p.uid == 0 and p.user == 'root'"
+expect_owner 6060 "alice's session (uid 1000)" "p.owner == 'session' and p.session_uid == 1000 and p.session_user == 'alice' and p.uid == 1000"
+expect_owner 2424 "a bare process of uid 4321, a uid passwd does not name" "p.owner == 'process' and p.uid == 4321 and p.user == nil"
+expect_owner 6161 "a bare process of root" "p.owner == 'process' and p.uid == 0 and p.user == 'root'"
+for secret in hunter2 ffffffff-ffff NOMAD_TOKEN --token; do
+    expect_not_in "snapshot: nothing of a process's arguments or environment ($secret)" "$snap" "$secret"
+done
+
+# --- the passwd beside the proc root, and none ----------------------------------
+cp -r "$PROC" "$WORK/proc"
+proc_root=$WORK/proc
+gl snapshot "${ENGINES[@]}"
+expect_rc "no etc/passwd beside the proc root: exit 0" 0
+expect_lua "no etc/passwd beside the proc root: uids without names" "$out" \
+    "local p = j.sources.proc.pids['2121']; return p.uid == 998 and p.user == nil and p.unit == 'ollama.service'"
+mkdir "$WORK/etc"
+printf 'someone:x:998:998::/:/bin/sh\n' >"$WORK/etc/passwd"
+proc_root=$WORK/proc/
+gl snapshot "${ENGINES[@]}"
+expect_lua "the etc/passwd beside --proc DIR/ names the uid" "$out" "j.sources.proc.pids['2121'].user == 'someone'"
+
+finish
