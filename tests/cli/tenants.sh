@@ -7,9 +7,12 @@
 # environment, which that tree holds as bait.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" # what run leaves (with $err and $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR \
+    NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
 PROC=$TESTDATA/proc
 mkdir "$WORK/no-rules"
 U0=GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01 # Nomad tasks
@@ -87,5 +90,62 @@ printf 'someone:x:998:998::/:/bin/sh\n' >"$WORK/etc/passwd"
 proc_root=$WORK/proc/
 gl snapshot "${ENGINES[@]}"
 expect_lua "the etc/passwd beside --proc DIR/ names the uid" "$out" "j.sources.proc.pids['2121'].user == 'someone'"
+
+# --- the ledger: Nomad tasks joined to their allocations ----------------------
+# testdata/nomad/exec-node.json: worker, infer.v2, worker (v1) and render
+# reserve gpu0; trainer and transcode reserve nothing; encode is in a
+# namespace the token cannot read.
+export EXEC_TOKEN=d4e8a1c7-5b2f-4e90-8a63-1f7c9b2d4e50
+fake_nomad_up "$TESTDATA/nomad/exec-node.json"
+proc_root=$PROC
+NOMAD_FLAGS=(--nomad-addr "$NOMAD" --nomad-token-env EXEC_TOKEN --podman off --docker "unix://$WORK/absent.sock")
+gl ls --json "${NOMAD_FLAGS[@]}"
+expect_rc "ls --json with Nomad: exit 0" 0
+ledger=$out
+# expect_tenant GPU ALLOC WHAT LUA: the tenant of allocation ALLOC on GPU (bound to t) makes LUA true.
+expect_tenant() {
+    expect_lua "ls: on gpu$1, $3" "$ledger" \
+        "for _, t in ipairs(j.entries[$1 + 1].tenants) do if t.allocId == '$2' then return $4 end end; return false"
+}
+expect_tenant 0 2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33 "train/worker (exec, v2) is a reserved Nomad tenant" \
+    "t.kind == 'nomad' and t.taskName == 'worker' and t.jobName == 'train' and t.namespace == 'ml' and t.reserved == true and t.container == nil and #t.pids == 1 and t.pids[1] == 3131"
+expect_tenant 0 51d3f8a2-6e0b-4c97-b2d4-8a1f5e3c7b06 "infer/infer.v2 (custom cgroup_parent) is reserved" \
+    "t.kind == 'nomad' and t.taskName == 'infer.v2' and t.jobName == 'infer' and t.reserved == true"
+expect_tenant 0 9a6c2e8f-3b1d-4f70-85e9-c2d4a6b8e013 "batch/worker (exec, v1) is reserved" "t.reserved == true"
+expect_tenant 0 c3e1a7f5-2d9b-4806-9f3e-5b7d1c4a2e68 "render/render (raw_exec, v1) is reserved" "t.reserved == true and t.taskName == 'render'"
+expect_tenant 0 7c0e5a14-91b3-4f2d-a6e8-3d5b2c1f0e97 "train/trainer, visible but reserving nothing, is not reserved" \
+    "t.kind == 'nomad' and t.reserved == false and t.allocVisible == true"
+expect_tenant 0 e4a9d2b6-0c7f-4e31-8b5a-9f2c6d1e3a48 "encode, hidden from the token, is not visible" \
+    "t.kind == 'nomad' and t.taskName == 'encode' and t.reserved == false and t.allocVisible == false"
+expect_lua "ls: gpu1's host processes are one tenant per service, user and process" "$ledger" \
+    "local names = {}; for _, t in ipairs(j.entries[2].tenants) do names[#names + 1] = t.kind .. ':' .. (t.service or t.user or '') .. ':' .. string.format('%d', t.uid) end; table.sort(names); return table.concat(names, ' ') == 'host::4321 host:alice:1000 host:bob:1001 host:jupyter@lab.service:1000 host:ollama.service:998 host:root:0'"
+expect_lua "ls: the service tenant" "$ledger" \
+    "for _, t in ipairs(j.entries[2].tenants) do if t.service == 'ollama.service' then return t.kind == 'host' and t.owner == 'service' and cjson.encode(t.pids) == '[2121]' and t.usedMemoryMiB == 401 end end; return false"
+expect_lua "ls: alice's session holds pid 6060" "$ledger" \
+    "for _, t in ipairs(j.entries[2].tenants) do if t.owner == 'user' and t.uid == 1000 then return t.user == 'alice' and cjson.encode(t.pids) == '[6060]' end end; return false"
+
+gl check --json "${NOMAD_FLAGS[@]}"
+findings=$out
+# expect_finding NAME LUA: some finding (bound to f) makes LUA true.
+expect_finding() {
+    expect_lua "check: $1" "$findings" "for _, f in ipairs(j.findings) do if $2 then return true end end; return false"
+}
+expect_lua "check: no unmanaged-tenant for any Nomad task" "$findings" \
+    "for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' and f.gpu:find('^gpu0') then return false end end; return true"
+expect_finding "a task whose cgroup names no allocation cannot be judged: source-unavailable, ERROR" \
+    "f.code == 'source-unavailable' and f.message:find('^a Nomad task running %[ffmpeg%] %(pids %[3838%]%) holds this GPU, but its cgroup does not name its allocation')"
+expect_finding "train/trainer is an unreserved-tenant, BAD" \
+    "f.code == 'unreserved-tenant' and f.level == 'BAD' and f.message:find('train/trainer (alloc 7c0e5a14', 1, true)"
+expect_finding "transcode is an unreserved-tenant, BAD" \
+    "f.code == 'unreserved-tenant' and f.message:find('transcode/transcode (alloc 0d8b4f62', 1, true)"
+expect_finding "encode, hidden, is source-unavailable, ERROR, naming its task" \
+    "f.code == 'source-unavailable' and f.level == 'ERROR' and f.message:find('allocation e4a9d2b6 of task encode', 1, true)"
+expect_finding "the service is named as who to talk to" \
+    "f.code == 'unmanaged-tenant' and f.message:find('^service ollama.service ')"
+expect_finding "alice's session is named as who to talk to" \
+    "f.code == 'unmanaged-tenant' and f.message:find('^user alice %(uid 1000%) ')"
+expect_finding "a bare process is named with its uid" \
+    "f.code == 'unmanaged-tenant' and f.message:find('^process a.out %(uid 4321%) ')"
+expect_not_in "check: the token never shows" "$findings" "$EXEC_TOKEN"
 
 finish

@@ -56,6 +56,7 @@ end
 local MARKS = {
   unmanaged = "outside Nomad", unreserved = "not reserved",
   hidden = "allocation hidden from the token", unknown = "Nomad not read",
+  unnamed = "allocation not named by its cgroup",
 }
 
 -- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it

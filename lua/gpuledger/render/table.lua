@@ -60,31 +60,24 @@ function M.draw(header, rows)
   return table.concat(out, "\n") .. "\n"
 end
 
--- A tenant's name (SPEC §6.2): job/task for a Nomad task with a job name,
--- else its container, else its processes joined by ",".
-function M.tenant_name(tenant)
-  if tenant.kind == "nomad" and tenant.jobName then
-    return gl.job_task(tenant)
-  end
-  if tenant.container then
-    return tenant.container
-  end
-  if tenant.containerId then
-    return tenant.containerId
-  end
-  return table.concat(tenant.processes, ",")
-end
+-- A tenant's name (SPEC §6.2): who it is (gl.who).
+M.tenant_name = gl.who
 
--- "kind:name (N MiB)" and a mark: !unmanaged outside Nomad, !unreserved for a
+-- The marks of tenant cells: !unmanaged outside Nomad, !unreserved for a
 -- task Nomad did not give this GPU, and ?… where that cannot be told (Nomad
--- was not read, or hid the allocation from the token).
+-- was not read, hid the allocation from the token, or the task's cgroup does
+-- not name it).
 local MARKS = {
   unmanaged = " !unmanaged", unreserved = " !unreserved",
   hidden = " ?alloc hidden from the token", unknown = " ?nomad not read",
+  unnamed = " ?alloc not named by its cgroup",
 }
 
+-- "kind:name (N MiB)" and its mark; a host tenant that /proc named needs no
+-- kind ("service ollama.service (401 MiB) !unmanaged").
 local function tenant_cell(tenant)
-  local cell = string.format("%s:%s (%d MiB)", tenant.kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
+  local kind = tenant.owner and "" or (tenant.kind .. ":")
+  local cell = string.format("%s%s (%d MiB)", kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
   return cell .. (MARKS[tenant.verdict] or "")
 end
 
