@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -353,6 +354,21 @@ static int core_getenv(lua_State *L)
     return 1;
 }
 
+/* core.terminal_columns() → the width in columns of the terminal standard
+ * output is, or nil when standard output is not a terminal (a pipe, a
+ * file). A terminal that does not say its width counts as 80 columns. */
+static int core_terminal_columns(lua_State *L)
+{
+    if (!isatty(STDOUT_FILENO)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    struct winsize size;
+    int known = ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0;
+    lua_pushinteger(L, known ? size.ws_col : 80);
+    return 1;
+}
+
 /* core.stat(path) → "file", "dir" or "other", or nil, cause, errno name
  * ("ENOENT" when nothing is there). */
 static int core_stat(lua_State *L)
@@ -586,6 +602,7 @@ static const luaL_Reg core_functions[] = {
     {"now", core_now},
     {"hostname", core_hostname},
     {"getenv", core_getenv},
+    {"terminal_columns", core_terminal_columns},
     {"stat", core_stat},
     {"read_file", core_read_file},
     {"listdir", core_listdir},

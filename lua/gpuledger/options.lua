@@ -23,6 +23,7 @@ local FLAGS = {
   { "proc", "string", "/proc", nil, "procfs root" },
   { "node", "string", "", nil, "node name in the ledger (default: hostname)" },
   { "json", "bool", false, nil, "JSON output" },
+  { "wide", "bool", false, nil, "ls: the full table even on a narrower terminal" },
   { "exit-on", "string", "", nil, "check's exit status: warn, bad or error" },
   { "encoder-max", "int", 0, nil, "encoder sessions limit: 0 the card's cap, N every card, -1 off" },
   { "temp-max", "int", 85, nil, "°C when the driver reports no thermal margin; 0 off" },
@@ -341,11 +342,25 @@ function M.policy(opts)
   return policy
 end
 
+-- How text output looks, from where it goes: terminal_columns is the width
+-- of the terminal standard output is (nil when it is not one). columns:
+-- the width ls fits (nil: the full table, for a pipe, a file or --wide);
+-- glyphs: check marks levels with coloured emoji, only on a terminal and
+-- without NO_COLOR (https://no-color.org: set and not empty).
+local function output(opts, getenv, terminal_columns)
+  return {
+    columns = not opts.wide and terminal_columns or nil,
+    glyphs = terminal_columns ~= nil and (getenv("NO_COLOR") or "") == "",
+  }
+end
+
 -- The typed configuration of the parsed options (docs/architecture.md):
 -- one section per part of the program, so that no flag name reaches past
 -- this module. getenv tells whether a site directory was named in the
--- environment (such a directory must exist; the built-in default may not).
-function M.config(opts, getenv)
+-- environment (such a directory must exist; the built-in default may not)
+-- and NO_COLOR; terminal_columns, the width of the terminal standard output
+-- is, or nil.
+function M.config(opts, getenv, terminal_columns)
   local function named(flag, variable)
     return opts.set[flag] == true or (getenv(variable) or "") ~= ""
   end
@@ -354,6 +369,7 @@ function M.config(opts, getenv)
     command = opts.command,
     subcommand = opts.subcommand,
     json = opts.json,
+    output = output(opts, getenv, terminal_columns),
     exit_on = opts["exit-on"],
     node = opts.node,
     input = {
