@@ -134,8 +134,17 @@ function commands.version()
   return 0
 end
 
-function commands.help()
-  say(io.stdout, options.usage())
+-- The set of commands this version has (those of `commands`).
+local function available()
+  local set = {}
+  for name in pairs(commands) do
+    set[name] = true
+  end
+  return set
+end
+
+function commands.help(config)
+  say(io.stdout, options.usage(available(), config.topic))
   return 0
 end
 
@@ -147,8 +156,11 @@ function M.main(args)
   local opts, problem = options.parse(args, core.getenv)
   if not opts then
     if problem.help then
-      say(io.stderr, options.usage())
+      local topic = problem.command ~= "help" and available()[problem.command] and problem.command or nil
+      say(io.stdout, options.usage(available(), topic))
       return 0
+    elseif problem.version then
+      return commands.version()
     end
     return usage_error(problem.message)
   end
