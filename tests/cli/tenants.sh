@@ -9,6 +9,9 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/fakes.sh
 . "$SRC/tests/lib/fakes.sh"
+# shellcheck source=../lib/serve.sh disable=SC1091
+. "$SRC/tests/lib/serve.sh"
+URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID="" status="" headers="" body=""
 out="" # what run leaves (with $err and $rc)
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR \
@@ -147,5 +150,39 @@ expect_finding "alice's session is named as who to talk to" \
 expect_finding "a bare process is named with its uid" \
     "f.code == 'unmanaged-tenant' and f.message:find('^process a.out %(uid 4321%) ')"
 expect_not_in "check: the token never shows" "$findings" "$EXEC_TOKEN"
+
+# --- serve: /metrics of many host tenants and Nomad tasks --------------------------
+gl snapshot "${NOMAD_FLAGS[@]}"
+printf '%s\n' "$out" >"$WORK/node.json"
+if command -v curl >/dev/null && start_serve tenants --replay "$WORK/node.json" --listen 127.0.0.1:0 --interval 1s --rules "$WORK/no-rules"; then
+    http GET "$URL/metrics"
+    expect_eq "/metrics: 200" "$status" 200
+    metrics_text=$body
+    expect_eq "/metrics: no two samples share a name and labels" \
+        "$(grep -v '^#' <<<"$metrics_text" | sed 's/} .*/}/' | sort | uniq -d | head -3)" ""
+    expect_in "/metrics: gpu0's unreserved tasks, by card" "$metrics_text" \
+        "gpuledger_gpu_finding{node=\"tenants-node\",gpu=\"0\",uuid=\"$U0\",code=\"unreserved-tenant\",level=\"BAD\"} 2"
+    expect_in "/metrics: gpu1's six unmanaged host tenants" "$metrics_text" \
+        "gpuledger_gpu_finding{node=\"tenants-node\",gpu=\"1\",uuid=\"$U1\",code=\"unmanaged-tenant\",level=\"BAD\"} 6"
+    expect_in "/metrics: the host tenants of gpu1 are one tenant series" "$metrics_text" \
+        "gpuledger_tenant_memory_bytes{node=\"tenants-node\",gpu=\"1\",uuid=\"$U1\",kind=\"host\",container=\"\",container_id=\"\",nomad_job=\"\",task=\"\",alloc=\"\",namespace=\"\"} $(((401 + 402 + 403 + 404 + 405 + 406) * 1048576))"
+    expect_in "/metrics: an exec task's series" "$metrics_text" \
+        "gpuledger_tenant_reserved{node=\"tenants-node\",gpu=\"0\",uuid=\"$U0\",kind=\"nomad\",container=\"\",container_id=\"\",nomad_job=\"train\",task=\"worker\",alloc=\"2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33\",namespace=\"ml\"} 1"
+    expect_in "/metrics: docker failed" "$metrics_text" 'gpuledger_source_up{node="tenants-node",source="docker"} 0'
+    expect_in "/metrics: nomad read" "$metrics_text" 'gpuledger_source_up{node="tenants-node",source="nomad"} 1'
+    for secret in alice ollama python3 2121 hunter2; do
+        expect_not_in "/metrics: no user, unit, process or pid ($secret)" "$metrics_text" "$secret"
+    done
+    if command -v promtool >/dev/null; then
+        lint=$(promtool check metrics <<<"$metrics_text" 2>&1)
+        expect_eq "/metrics: promtool check metrics is clean" "$?:$lint" "0:"
+    else
+        skip "promtool check metrics" "promtool is not installed (Debian's prometheus package has it)"
+    fi
+    stop_serve TERM
+    expect_eq "serve: exit 0" "$SERVE_RC" 0
+else
+    fail "serve --replay of the tenants node starts" "$(cat "$SERVE_LOG" 2>/dev/null)"
+fi
 
 finish
