@@ -13,6 +13,7 @@ return {
         local first = gpu.reservations[1]
         emit {
           gpu = gpu,
+          reservation = first,
           message = string.format("reserved by %s (alloc %s) but no process or container holds it%s",
             gl.job_task(first), gl.alloc8(first.allocId), gl.since_suffix(ledger, gpu)),
         }

@@ -19,6 +19,14 @@ return {
               tenant.container or tenant.containerId or "", tenant.image or "unknown image",
               tenant.usedMemoryMiB, gl.list(tenant.pids)),
           }
+        elseif tenant.kind == "host" and tenant.owner then -- whom to talk to: a service, a user, a process's uid
+          local processes = tenant.owner == "process" and "" or ("processes " .. gl.list(tenant.processes) .. ", ")
+          emit {
+            gpu = gpu,
+            tenant = tenant,
+            message = string.format("%s holds this GPU outside any container and Nomad — %s%d MiB, pids %s",
+              gl.who(tenant), processes, tenant.usedMemoryMiB, gl.list(tenant.pids)),
+          }
         elseif tenant.kind == "host" then
           emit {
             gpu = gpu,

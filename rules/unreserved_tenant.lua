@@ -16,8 +16,8 @@ return {
             gpu = gpu,
             tenant = tenant,
             message = string.format(
-              "Nomad task %s (alloc %s, container %s) uses this GPU but was not allocated it — check NVIDIA_VISIBLE_DEVICES and the job's device stanza",
-              gl.job_task(tenant), gl.alloc8(tenant.allocId), tenant.container or ""),
+              "Nomad task %s (alloc %s%s) uses this GPU but was not allocated it — check NVIDIA_VISIBLE_DEVICES and the job's device stanza",
+              gl.job_task(tenant), gl.alloc8(tenant.allocId), gl.container_words(tenant)),
           }
         end
       end

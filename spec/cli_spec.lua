@@ -42,11 +42,19 @@ describe("gpuledger.cli", function()
     assert.equal("", err)
   end)
 
-  it("-h prints the usage to stderr, exit 0", function()
+  it("-h prints the command's usage to stdout, exit 0", function()
     local status, out, err = run { "check", "-h" }
     assert.equal(0, status)
-    assert.equal("", out)
-    assert.matches("usage: gpuledger", err)
+    assert.equal("", err)
+    assert.matches("usage: gpuledger check %[flags%]", out)
+  end)
+
+  it("--version and -v print the version, exit 0", function()
+    for _, flag in ipairs { "--version", "-v" } do
+      local status, out = run { flag }
+      assert.equal(0, status)
+      assert.equal("gpuledger " .. H.core.version .. "\n", out)
+    end
   end)
 
   it("a usage error is one gpuledger: line on stderr, exit 2", function()
@@ -111,7 +119,7 @@ describe("gpuledger.cli", function()
     it("check prints findings worst first and the counts, exit 0 without --exit-on", function()
       local status, out = run { "check", "--demo" }
       assert.equal(0, status)
-      assert.matches("^⚫ ERROR source%-unavailable", out)
+      assert.matches("^ERROR source%-unavailable", out) -- not a terminal: no glyph
       assert.matches("\n%d+ findings: %d+ OK, %d+ WARN, %d+ BAD, 1 ERROR\n$", out)
     end)
 

@@ -263,8 +263,9 @@ function H.alloc(fields)
 end
 
 -- A whole snapshot. parts: gpus (rows), apps (rows), pids ({[pid]=container
--- id}), containers, podman (containers), allocations (nil: --no-nomad),
--- failed ({source = error}), errors.
+-- id, or the proc source's whole record of the pid}), containers, podman
+-- (containers), allocations (nil: --no-nomad), failed ({source = error}),
+-- errors.
 function H.snapshot(parts)
   local sources = {}
   sources.nvidia = {
@@ -274,7 +275,7 @@ function H.snapshot(parts)
   }
   local pids = {}
   for pid, id in pairs(parts.pids or {}) do
-    pids[tostring(pid)] = { container_id = id, runtime = "docker" }
+    pids[tostring(pid)] = type(id) == "table" and id or { container_id = id, runtime = "docker" }
   end
   sources.proc = { ok = true, root = "/proc", pids = pids }
   if parts.containers then

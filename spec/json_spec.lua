@@ -82,6 +82,25 @@ describe("gpuledger.json", function()
       assert.equal(1, doc.x.z)
     end)
 
+    it("reads an empty array as an array, so it is written back as [] (and {} as {})", function()
+      local text = '{"DeviceRequests":[],"Env":[ ],"Labels":{},"a":[[],{"b":[\n]}],"s":"[]"}'
+      local doc = json.decode(text)
+      assert.is_true(json.is_array(doc.DeviceRequests))
+      assert.is_false(json.is_array(doc.Labels))
+      assert.equal('{"DeviceRequests":[],"Env":[],"Labels":{},"a":[[],{"b":[]}],"s":"[]"}', json.encode(doc))
+      assert.is_true(json.is_array(json.decode("[]")))
+      assert.equal("[]", json.encode(json.decode(" [ ] ")))
+    end)
+
+    it("leaves [] inside strings alone, escaped quotes and backslashes included", function()
+      local text = '{"a":"x\\"[]","b":"\\\\","c":[],"d":"[ ]\\\\[]"}'
+      local doc = json.decode(text)
+      assert.equal('x"[]', doc.a)
+      assert.equal("\\", doc.b)
+      assert.equal("[ ]\\[]", doc.d)
+      assert.is_true(json.is_array(doc.c))
+    end)
+
     it("says why a text is not JSON", function()
       local value, err = json.decode("{not json")
       assert.is_nil(value)

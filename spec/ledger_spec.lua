@@ -154,6 +154,68 @@ describe("gpuledger.ledger", function()
       assert.equal(4408, tenants[1].usedMemoryMiB)
     end)
 
+    it("a Nomad task without a container (exec, raw_exec, java, exec2) is joined to its allocation", function()
+      local l = ledger.build(H.snapshot {
+        gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+        apps = {
+          H.app(H.UUID0, 3131, 300, "python3"), H.app(H.UUID0, 3132, 200, "python3"),
+          H.app(H.UUID1, 3232, 100, "python3"), H.app(H.UUID1, 3333, 50, "ffmpeg"),
+        },
+        pids = {
+          [3131] = { owner = "nomad", alloc_id = A_RESTREAMER, task = "worker", uid = 0 },
+          [3132] = { owner = "nomad", alloc_id = A_RESTREAMER, task = "worker", uid = 0 },
+          [3232] = { owner = "nomad", alloc_id = A_WORKER, task = "trainer", uid = 0 },
+          [3333] = { owner = "nomad", alloc_id = A_ENC, task = "encode", uid = 0 },
+        },
+        allocations = {
+          H.alloc { id = A_RESTREAMER, job = "train", namespace = "ml", tasks = { worker = { H.UUID0 } } },
+          H.alloc { id = A_WORKER, job = "tune", namespace = "ml", tasks = { trainer = {} } },
+        },
+      })
+      local held = l.entries[1]
+      assert.equal(1, #held.tenants)
+      local t = held.tenants[1]
+      assert.same({ "nomad", A_RESTREAMER, "train", "worker", "ml", true }, { t.kind, t.allocId, t.jobName, t.taskName, t.namespace, t.reserved })
+      assert.same({ 3131, 3132 }, t.pids)
+      assert.is_nil(t.container)
+      assert.is_nil(t.containerId)
+      assert.equal("held", held.state)
+      assert.is_nil(t.verdict)
+      local other = l.entries[2].tenants
+      assert.same({ A_WORKER, "unreserved" }, { other[1].allocId, other[1].verdict })
+      assert.same({ A_ENC, "encode", "hidden" }, { other[2].allocId, other[2].taskName, other[2].verdict })
+      assert.is_nil(other[2].jobName)
+    end)
+
+    it("splits host processes by service, user session and process, named from /proc", function()
+      local l = ledger.build(H.snapshot {
+        apps = {
+          H.app(H.UUID0, 2121, 60, "ollama"), H.app(H.UUID0, 2122, 50, "ollama"),
+          H.app(H.UUID0, 6060, 40, "python3"), H.app(H.UUID0, 6061, 30, "jupyter"),
+          H.app(H.UUID0, 2424, 20, "a.out"), H.app(H.UUID0, 9090, 10, "gone"),
+        },
+        pids = {
+          [2121] = { owner = "service", unit = "ollama.service", uid = 998, user = "ollama" },
+          [2122] = { owner = "service", unit = "ollama.service", uid = 998, user = "ollama" },
+          [6060] = { owner = "session", session_uid = 1000, session_user = "alice", uid = 1000, user = "alice" },
+          [6061] = { owner = "session", session_uid = 1000, session_user = "alice", uid = 0, user = "root" },
+          [2424] = { owner = "process", uid = 4321 },
+        },
+      })
+      local tenants = l.entries[1].tenants
+      assert.equal(4, #tenants)
+      assert.same({ "service", "ollama.service", { 2121, 2122 }, 110 }, { tenants[1].owner, tenants[1].service, tenants[1].pids, tenants[1].usedMemoryMiB })
+      assert.same({ "user", "alice", 1000, { 6060, 6061 } }, { tenants[2].owner, tenants[2].user, tenants[2].uid, tenants[2].pids })
+      assert.same({ "process", 4321, { 2424 } }, { tenants[3].owner, tenants[3].uid, tenants[3].pids })
+      assert.is_nil(tenants[3].user)
+      assert.same({ "host", { 9090 } }, { tenants[4].kind, tenants[4].pids })
+      assert.is_nil(tenants[4].owner)
+      for _, t in ipairs(tenants) do
+        assert.equal("host", t.kind)
+        assert.equal("unmanaged", t.verdict)
+      end
+    end)
+
     it("only takes processes whose gpu_uuid is the GPU's uuid exactly", function()
       local l = ledger.build(H.snapshot {
         gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },

@@ -68,20 +68,64 @@ describe("gpuledger.options", function()
 
   describe("help", function()
     for _, flag in ipairs { "-h", "--help", "-help" } do
-      it(flag .. " asks for help", function()
+      it(flag .. " asks for help about the command given before it", function()
         local opts, problem = parse({ "check", "--json", flag })
         assert.is_nil(opts)
         assert.is_true(problem.help)
+        assert.equal("check", problem.command)
+        local _, alone = parse({ flag })
+        assert.is_true(alone.help)
+        assert.is_nil(alone.command)
       end)
     end
 
-    it("the usage names every command and says the command comes first", function()
-      local usage = options.usage()
-      for _, command in ipairs { "ls", "check", "serve", "fleet", "report", "version", "help" } do
+    for _, flag in ipairs { "-v", "--version" } do
+      it(flag .. " asks for the version", function()
+        local opts, problem = parse({ flag })
+        assert.is_nil(opts)
+        assert.is_true(problem.version)
+      end)
+    end
+
+    it("help COMMAND names a command whose flags to show; an unknown one is a usage error", function()
+      assert.equal("ls", assert(parse({ "help", "ls" })).topic)
+      assert.matches('help "nope": no such command', usage_error({ "help", "nope" }))
+    end)
+
+    local ALL = { ls = true, check = true, serve = true, fleet = true, report = true, snapshot = true,
+      rules = true, version = true, help = true }
+
+    it("the usage names every command this version has and says the command comes first", function()
+      local usage = options.usage(ALL)
+      for command in pairs(ALL) do
         assert.matches("\n  " .. command .. " ", usage, 1, true)
       end
       assert.matches("the command comes first", usage, 1, true)
       assert.matches("--exit-on", usage, 1, true)
+    end)
+
+    it("leaves out the commands this version lacks, and the flags only they read", function()
+      local usage = options.usage { ls = true, check = true, help = true }
+      assert.is_nil(usage:find("\n  fleet ", 1, true))
+      assert.is_nil(usage:find("\n  serve ", 1, true))
+      for _, flag in ipairs { "--targets", "--consul ", "--timeout", "--since", "--prometheus ", "--listen" } do
+        assert.is_nil(usage:find(flag, 1, true), flag)
+      end
+      assert.truthy(usage:find("--exit-on", 1, true))
+      assert.truthy(options.usage(ALL):find("--targets", 1, true))
+    end)
+
+    it("help COMMAND shows that command's flags only", function()
+      local ls = options.usage(ALL, "ls")
+      assert.truthy(ls:find("usage: gpuledger ls [flags]", 1, true))
+      assert.truthy(ls:find("--wide", 1, true))
+      assert.truthy(ls:find("--proc", 1, true))
+      for _, flag in ipairs { "--exit-on", "--listen", "--targets", "--allow-unmanaged", "--since" } do
+        assert.is_nil(ls:find(flag, 1, true), flag)
+      end
+      local report = options.usage(ALL, "report")
+      assert.truthy(report:find("--since", 1, true))
+      assert.is_nil(report:find("--proc", 1, true))
     end)
   end)
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,10 +152,67 @@ static int core_parse_csv(lua_State *L)
     return 1;
 }
 
-/* core.proc_cgroups(proc_root, pids) → { [pid] = {container_id=, runtime=} }
- * for the pids that are in a container (host processes, vanished and
- * unreadable pids are absent), or nil, cause when proc_root is not a
- * readable directory. */
+/* Sets field to a uid and, when the passwd file names it, name_field to its
+ * name. */
+static void set_uid_fields(lua_State *L, const char *passwd_path, long uid, const char *field,
+                           const char *name_field)
+{
+    char name[USER_NAME_CAP];
+    lua_pushinteger(L, uid);
+    lua_setfield(L, -2, field);
+    if (passwd_user_name(passwd_path, uid, name)) {
+        lua_pushstring(L, name);
+        lua_setfield(L, -2, name_field);
+    }
+}
+
+/* Pushes the record of one process: owner ("container", "nomad", "service",
+ * "session" or "process") and that owner's fields (container_id and runtime;
+ * alloc_id and task; unit; session_uid and session_user), then uid and user
+ * when /proc/<pid>/status gives a uid. */
+static void push_process_owner(lua_State *L, const struct cgroup_owner *owner, long uid,
+                               const char *passwd_path)
+{
+    static const char *const kinds[] = {[OWNER_PROCESS] = "process",
+                                        [OWNER_CONTAINER] = "container",
+                                        [OWNER_NOMAD_TASK] = "nomad",
+                                        [OWNER_SERVICE] = "service",
+                                        [OWNER_SESSION] = "session"};
+    lua_createtable(L, 0, 5);
+    lua_pushstring(L, kinds[owner->kind]);
+    lua_setfield(L, -2, "owner");
+    switch (owner->kind) {
+    case OWNER_CONTAINER:
+        lua_pushstring(L, owner->container_id);
+        lua_setfield(L, -2, "container_id");
+        lua_pushstring(L, owner->runtime);
+        lua_setfield(L, -2, "runtime");
+        break;
+    case OWNER_NOMAD_TASK:
+        lua_pushstring(L, owner->alloc_id);
+        lua_setfield(L, -2, "alloc_id");
+        lua_pushstring(L, owner->task);
+        lua_setfield(L, -2, "task");
+        break;
+    case OWNER_SERVICE:
+        lua_pushstring(L, owner->unit);
+        lua_setfield(L, -2, "unit");
+        break;
+    case OWNER_SESSION:
+        set_uid_fields(L, passwd_path, owner->session_uid, "session_uid", "session_user");
+        break;
+    case OWNER_PROCESS:
+        break;
+    }
+    if (uid >= 0)
+        set_uid_fields(L, passwd_path, uid, "uid", "user");
+}
+
+/* core.proc_cgroups(proc_root, pids) → { [pid] = record } (push_process_owner)
+ * for each pid whose cgroup file can be read (vanished and unreadable pids
+ * are absent), user names from the etc/passwd beside proc_root; or nil,
+ * cause when proc_root is not a readable directory. Never reads a
+ * process's arguments or environment. */
 static int core_proc_cgroups(lua_State *L)
 {
     const char *proc_root = luaL_checkstring(L, 1);
@@ -164,6 +222,9 @@ static int core_proc_cgroups(lua_State *L)
         return push_errno(L, proc_root, errno);
     if (!S_ISDIR(st.st_mode))
         return push_errno(L, proc_root, ENOTDIR);
+    char passwd_path[PATH_MAX];
+    if (passwd_path_beside(proc_root, passwd_path, sizeof passwd_path) != 0)
+        return push_errno(L, proc_root, ENAMETOOLONG);
 
     lua_newtable(L);
     lua_Integer count = luaL_len(L, 2);
@@ -172,18 +233,14 @@ static int core_proc_cgroups(lua_State *L)
         lua_geti(L, 2, i);
         lua_Integer pid = luaL_checkinteger(L, -1);
         lua_pop(L, 1);
-        long len = procfs_read_cgroup(proc_root, (long)pid, text, sizeof text);
+        long len = procfs_read_file(proc_root, (long)pid, "cgroup", text, sizeof text);
         if (len < 0)
             continue;
-        char container_id[CONTAINER_ID_LEN + 1];
-        const char *runtime = cgroup_container_id(text, (size_t)len, container_id);
-        if (!runtime)
-            continue;
-        lua_createtable(L, 0, 2);
-        lua_pushstring(L, container_id);
-        lua_setfield(L, -2, "container_id");
-        lua_pushstring(L, runtime);
-        lua_setfield(L, -2, "runtime");
+        struct cgroup_owner owner;
+        cgroup_owner(text, (size_t)len, &owner);
+        len = procfs_read_file(proc_root, (long)pid, "status", text, sizeof text);
+        long uid = len < 0 ? -1 : status_real_uid(text, (size_t)len);
+        push_process_owner(L, &owner, uid, passwd_path);
         lua_rawseti(L, -2, pid);
     }
     return 1;
@@ -309,6 +366,21 @@ static int core_getenv(lua_State *L)
         lua_pushstring(L, value);
     else
         lua_pushnil(L);
+    return 1;
+}
+
+/* core.terminal_columns() → the width in columns of the terminal standard
+ * output is, or nil when standard output is not a terminal (a pipe, a
+ * file). A terminal that does not say its width counts as 80 columns. */
+static int core_terminal_columns(lua_State *L)
+{
+    if (!isatty(STDOUT_FILENO)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    struct winsize size;
+    int known = ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0;
+    lua_pushinteger(L, known ? size.ws_col : 80);
     return 1;
 }
 
@@ -546,6 +618,7 @@ static const luaL_Reg core_functions[] = {
     {"monotonic_ms", core_monotonic_ms},
     {"hostname", core_hostname},
     {"getenv", core_getenv},
+    {"terminal_columns", core_terminal_columns},
     {"stat", core_stat},
     {"read_file", core_read_file},
     {"listdir", core_listdir},

@@ -91,7 +91,7 @@ function commands.ls(config)
     say(io.stdout, require("gpuledger.render.json").ledger(ledger))
     return 0
   end
-  say(io.stdout, require("gpuledger.render.table").ls(ledger))
+  say(io.stdout, require("gpuledger.render.table").ls(ledger, config.output))
   for _, err in ipairs(ledger.errors or {}) do
     say(io.stderr, "gpuledger: " .. require("gpuledger.text").printable(err) .. "\n")
   end
@@ -106,7 +106,7 @@ function commands.check(config)
   if config.json then
     say(io.stdout, require("gpuledger.render.json").findings(report))
   else
-    say(io.stdout, require("gpuledger.render.table").check(report))
+    say(io.stdout, require("gpuledger.render.table").check(report, config.output))
   end
   return require("gpuledger.findings").exit_status(report.worst, config.exit_on)
 end
@@ -134,8 +134,17 @@ function commands.version()
   return 0
 end
 
-function commands.help()
-  say(io.stdout, options.usage())
+-- The set of commands this version has (those of `commands`).
+local function available()
+  local set = {}
+  for name in pairs(commands) do
+    set[name] = true
+  end
+  return set
+end
+
+function commands.help(config)
+  say(io.stdout, options.usage(available(), config.topic))
   return 0
 end
 
@@ -147,12 +156,15 @@ function M.main(args)
   local opts, problem = options.parse(args, core.getenv)
   if not opts then
     if problem.help then
-      say(io.stderr, options.usage())
+      local topic = problem.command ~= "help" and available()[problem.command] and problem.command or nil
+      say(io.stdout, options.usage(available(), topic))
       return 0
+    elseif problem.version then
+      return commands.version()
     end
     return usage_error(problem.message)
   end
-  local config = options.config(opts, core.getenv)
+  local config = options.config(opts, core.getenv, core.terminal_columns())
   local why = check_site_dir(config.site, "rules") or check_site_dir(config.site, "scripts")
   if why then
     return usage_error(why)

@@ -6,6 +6,7 @@
 -- (tenant findings in tenant order).
 local errors = require "gpuledger.errors"
 local gl = require "gpuledger.gl"
+local json = require "gpuledger.json"
 local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
 
@@ -20,6 +21,20 @@ local function rule_error(ledger, message, seq)
     level = "ERROR", code = "rule-error", node = ledger.node, message = message,
     sort = { 0, RULE_ERROR_ORDER, 0, seq or 0 },
   }
+end
+
+-- What an automation needs to act on a finding about a tenant or a
+-- reservation: its namespace, job, task, alloc, container and pids, where
+-- known. Copied onto the finding.
+local function add_subject(finding, tenant, reservation)
+  if tenant then
+    finding.namespace, finding.job, finding.task = tenant.namespace, tenant.jobName, tenant.taskName
+    finding.alloc, finding.container = tenant.allocId, tenant.container or tenant.containerId
+    finding.pids = json.array(table.move(tenant.pids or {}, 1, #(tenant.pids or {}), 1, {}))
+  elseif reservation then
+    finding.namespace = reservation.namespace ~= "" and reservation.namespace or nil
+    finding.job, finding.task, finding.alloc = reservation.jobId, reservation.task, reservation.allocId
+  end
 end
 
 -- Runs one rule. Returns its findings, or nil and the error (errors.lua);
@@ -40,10 +55,13 @@ local function run_rule(core, rule, ledger, view, policy, positions)
         error("emit: gpu must be one of ledger.entries", 2)
       end
       finding.gpu = gl.label(gpu)
+      finding.index, finding.uuid = gpu.index, gpu.uuid
     end
-    if f.tenant ~= nil then
-      tenant_position = positions[sandbox.original(f.tenant)] or 0
+    local tenant = f.tenant ~= nil and sandbox.original(f.tenant) or nil
+    if tenant then
+      tenant_position = positions[tenant] or 0
     end
+    add_subject(finding, tenant, f.reservation ~= nil and sandbox.original(f.reservation) or nil)
     finding.sort = { gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
     emitted[#emitted + 1] = finding
   end
@@ -72,7 +90,10 @@ local function compare(a, b)
 end
 
 -- Evaluates the rule set on the ledger with core (core.call_limited).
--- Returns the findings, each {level, code, node, gpu?, message}, worst first.
+-- Returns the findings, each {level, code, node, message} and, when about a
+-- GPU, gpu (its label), index and uuid, and about a tenant or reservation
+-- (add_subject) namespace, job, task, alloc, container and pids where
+-- known; worst first.
 function M.evaluate(core, set, ledger, policy)
   local positions = {}
   for i, gpu in ipairs(ledger.entries) do

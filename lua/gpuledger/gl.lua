@@ -50,10 +50,58 @@ function M.since_suffix(ledger, gpu)
   return seconds and (", for " .. clock.human(seconds)) or ""
 end
 
--- A tenant's name in a list of tenants: its container's name, else its kind.
+-- "alice (uid 1000)", or "(uid 4321)" when the passwd file does not name the uid.
+local function user_words(tenant)
+  if tenant.user then
+    return string.format("%s (uid %d)", tenant.user, tenant.uid)
+  end
+  return string.format("(uid %d)", tenant.uid)
+end
+
+-- Who a tenant is, in words that say whom to talk to: "job/task" of a Nomad
+-- task (or "task <name>" when its job is unknown), its container's name or
+-- short id, "service ollama.service", "user alice (uid 1000)", "process
+-- python3 of root (uid 0)", "process a.out (uid 4321)", "unnamed task
+-- [ffmpeg]" when its cgroup does not name it; else (a process /proc could
+-- not tell about) its processes' names joined by ",".
+function M.who(tenant)
+  if tenant.kind == "nomad" and tenant.jobName then
+    return M.job_task(tenant)
+  elseif tenant.container then
+    return tenant.container
+  elseif tenant.containerId then
+    return tenant.containerId
+  elseif tenant.kind == "nomad" and tenant.taskName then
+    return "task " .. tenant.taskName
+  elseif tenant.owner == "service" then
+    return "service " .. tenant.service
+  elseif tenant.owner == "user" then
+    return "user " .. user_words(tenant)
+  elseif tenant.owner == "process" and tenant.user then
+    return string.format("process %s of %s", tenant.processes[1] or "", user_words(tenant))
+  elseif tenant.owner == "process" then
+    return string.format("process %s %s", tenant.processes[1] or "", user_words(tenant))
+  elseif tenant.kind == "nomad" then
+    return "unnamed task " .. M.list(tenant.processes)
+  end
+  return table.concat(tenant.processes, ",")
+end
+
+-- A tenant's name in a list of tenants, one word: its container's name;
+-- job/task (or the task) of a Nomad task without a container; the unit of
+-- a service, the user (or uid) of a session, the process of a bare process;
+-- else its kind.
 function M.tenant_name(tenant)
   if tenant.container and tenant.container ~= "" then
     return tenant.container
+  elseif tenant.kind == "nomad" and not tenant.containerId then
+    return tenant.jobName and M.job_task(tenant) or tenant.taskName or table.concat(tenant.processes, ",")
+  elseif tenant.owner == "service" then
+    return tenant.service
+  elseif tenant.owner == "user" then
+    return tenant.user or ("uid:" .. tenant.uid)
+  elseif tenant.owner == "process" then
+    return table.concat(tenant.processes, ",")
   end
   return tenant.kind
 end
@@ -65,6 +113,12 @@ M.tenant_verdict = ledger_mod.tenant_verdict
 -- "job/task" of a Nomad tenant or reservation (jobName or jobId, taskName or task).
 function M.job_task(t)
   return string.format("%s/%s", t.jobName or t.jobId or "", t.taskName or t.task or "")
+end
+
+-- ", container <name>" for a tenant in a container, "" for a Nomad task
+-- that runs without one (exec, raw_exec, java, exec2).
+function M.container_words(tenant)
+  return tenant.containerId and (", container " .. (tenant.container or "")) or ""
 end
 
 -- What is known of the card named model (gpuledger.cards).

@@ -1,5 +1,6 @@
 -- JSON in and out. Decoding is lua-cjson's, with JSON null turned into nil
--- (PITFALLS.md: cjson.null is truthy). Encoding is ours, because Debian's
+-- (PITFALLS.md: cjson.null is truthy) and empty arrays marked as arrays, so
+-- that [] is written back as []. Encoding is ours, because Debian's
 -- cjson 2.1.0 cannot write an empty array (SPEC D1 wants [] never null):
 -- tables marked with json.array() are arrays, other tables with only 1..n
 -- keys are arrays, the rest objects with keys in sorted order. Strings are
@@ -21,30 +22,79 @@ function M.is_array(t)
   return getmetatable(t) == ARRAY
 end
 
-local function strip_nulls(value)
+-- What an empty JSON array is decoded as before it is marked: cjson gives
+-- [] and {} the same empty table, so each [] is first written as this
+-- one-element array.
+local EMPTY_ARRAY_MARK = "\u{F8FF}gpuledger-empty-array"
+local EMPTY_ARRAY_TEXT = '["' .. EMPTY_ARRAY_MARK .. '"]'
+
+-- s with every empty array outside a string written as EMPTY_ARRAY_TEXT.
+local function mark_empty_arrays(s)
+  if not s:find("%[%s*%]") then
+    return s
+  end
+  local parts, from, i = {}, 1, 1
+  while true do
+    i = s:find('["%[]', i)
+    if not i then
+      break
+    end
+    if s:byte(i) == 34 then -- a string: to its closing quote, past escapes
+      local escaped
+      repeat
+        i = s:find('["\\]', i + 1)
+        escaped = i and s:byte(i) == 92
+        if escaped then
+          i = i + 1 -- the escaped character, a quote maybe
+        end
+      until not escaped
+      if not i then
+        break -- unterminated: cjson says so
+      end
+    else
+      local close = s:match("^%[%s*()%]", i)
+      if close then
+        parts[#parts + 1] = s:sub(from, i - 1) .. EMPTY_ARRAY_TEXT
+        from, i = close + 1, close
+      end
+    end
+    i = i + 1
+  end
+  parts[#parts + 1] = s:sub(from)
+  return table.concat(parts)
+end
+
+-- Turns JSON null into nil and the marked empty arrays into json.array()s.
+local function normalise(value)
   if type(value) ~= "table" then
     return value
   end
   for k, v in pairs(value) do
     if v == cjson.null then
       value[k] = nil
+    elseif type(v) == "table" and #v == 1 and v[1] == EMPTY_ARRAY_MARK and next(v, next(v)) == nil then
+      value[k] = M.array()
     else
-      strip_nulls(v)
+      normalise(v)
     end
   end
   return value
 end
 
--- Decodes text. Returns the value, or nil and cjson's message.
+-- Decodes text: JSON null is nil, an empty array a json.array() (so it is
+-- written back as []). Returns the value, or nil and cjson's message.
 function M.decode(s)
-  local ok, value = pcall(cjson.decode, s)
+  local ok, value = pcall(cjson.decode, mark_empty_arrays(s))
   if not ok then
     return nil, (tostring(value):gsub("^.-: ", "", 1))
   end
   if value == cjson.null then
     return nil, "null where a value was expected"
   end
-  return strip_nulls(value)
+  if type(value) == "table" and #value == 1 and value[1] == EMPTY_ARRAY_MARK then
+    return M.array()
+  end
+  return normalise(value)
 end
 
 local ESCAPES = {

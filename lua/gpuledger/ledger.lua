@@ -44,12 +44,15 @@ end
 -- What may be said of a tenant being on its GPU: "unmanaged" (outside
 -- Nomad), "unreserved" (a Nomad task the GPU was not allocated to),
 -- "hidden" (Nomad did not return its allocation to the token), "unknown"
--- (Nomad was not read), or nil for a Nomad task the GPU is reserved for.
+-- (Nomad was not read), "unnamed" (a Nomad task whose cgroup does not name
+-- its allocation), or nil for a Nomad task the GPU is reserved for.
 function M.tenant_verdict(ledger, tenant)
   if tenant.kind ~= "nomad" then
     return "unmanaged"
   elseif tenant.reserved then
     return nil
+  elseif not tenant.allocId then
+    return "unnamed"
   elseif not ledger.nomadRead then
     return "unknown"
   elseif not tenant.allocVisible then
@@ -110,6 +113,48 @@ local function container_tenant(container, reserved_allocs, visible)
   return tenant
 end
 
+-- A tenant for a Nomad task that runs without a container (the exec,
+-- raw_exec, java and exec2 drivers), from its process's cgroup: joined to
+-- its allocation as a container is by its labels.
+local function task_tenant(owner, reserved_allocs, visible)
+  local tenant = new_tenant("nomad")
+  tenant.allocId = owner.alloc_id
+  tenant.taskName = owner.task
+  local alloc = visible and visible[owner.alloc_id]
+  if alloc then
+    tenant.jobName = alloc.jobId ~= "" and alloc.jobId or nil
+    tenant.namespace = alloc.namespace
+  end
+  tenant.reserved = reserved_allocs[owner.alloc_id] == true
+  tenant.allocVisible = alloc ~= nil
+  return tenant
+end
+
+-- The key and the maker of the host tenant a process outside any container
+-- and any Nomad task belongs to, from its proc record (nil when /proc could
+-- not tell: the one unnamed "host" tenant): one per systemd service, one per
+-- user's login session, one per process name and uid otherwise.
+local function host_tenant(process, owner)
+  local function make(fields)
+    return function()
+      local tenant = new_tenant("host")
+      for key, value in pairs(fields) do
+        tenant[key] = value
+      end
+      return tenant
+    end
+  end
+  if owner and owner.owner == "service" then
+    return "service:" .. owner.unit, make { owner = "service", service = owner.unit, uid = owner.uid, user = owner.user }
+  elseif owner and owner.owner == "session" then
+    return "user:" .. owner.session_uid, make { owner = "user", uid = owner.session_uid, user = owner.session_user }
+  elseif owner and owner.owner and owner.uid then
+    return string.format("process:%d:%s", owner.uid, process.process),
+      make { owner = "process", uid = owner.uid, user = owner.user }
+  end
+  return "host", make {}
+end
+
 local function tenant_order(a, b)
   if a.usedMemoryMiB ~= b.usedMemoryMiB then
     return a.usedMemoryMiB > b.usedMemoryMiB
@@ -117,11 +162,15 @@ local function tenant_order(a, b)
   if (a.container or "") ~= (b.container or "") then
     return (a.container or "") < (b.container or "")
   end
-  return (a.containerId or "") < (b.containerId or "")
+  if (a.containerId or "") ~= (b.containerId or "") then
+    return (a.containerId or "") < (b.containerId or "")
+  end
+  return (a.pids[1] or 0) < (b.pids[1] or 0)
 end
 
--- The tenants of one GPU.
-local function gpu_tenants(gpu, processes, pid_containers, containers, reserved_allocs, visible)
+-- The tenants of one GPU; pid_owners is the proc source's record of each
+-- pid (gpuledger.core's proc_cgroups).
+local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allocs, visible)
   local tenants, by_key = {}, {}
   local function tenant_for(key, make)
     if not by_key[key] then
@@ -132,11 +181,17 @@ local function gpu_tenants(gpu, processes, pid_containers, containers, reserved_
   end
   for _, process in ipairs(processes) do
     if process.gpu_uuid == gpu.uuid then
-      local found = pid_containers[tostring(process.pid)]
-      local container_id = found and found.container_id or ""
+      local owner = pid_owners[tostring(process.pid)]
+      local container_id = owner and owner.container_id or ""
       local tenant
-      if container_id == "" then
-        tenant = tenant_for("host", function() return new_tenant("host") end)
+      if owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
+        tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, function()
+          return task_tenant(owner, reserved_allocs, visible)
+        end)
+      elseif owner and owner.owner == "nomad" then -- Nomad 1.3-1.6 on cgroup v1: /nomad/<random id>
+        tenant = tenant_for("nomad-unnamed", function() return new_tenant("nomad") end)
+      elseif container_id == "" then
+        tenant = tenant_for(host_tenant(process, owner))
       elseif containers[container_id] then
         tenant = tenant_for(container_id, function()
           return container_tenant(containers[container_id], reserved_allocs, visible)
@@ -196,7 +251,7 @@ function M.build(snapshot)
     errors[#errors + 1] = err
   end
 
-  local pid_containers = proc and proc.ok and proc.pids or {}
+  local pid_owners = proc and proc.ok and proc.pids or {}
   local containers, container_order = known_containers(sources)
 
   table.sort(gpus, function(a, b) return a.index < b.index end)
@@ -211,7 +266,7 @@ function M.build(snapshot)
         reserved_allocs[reservation.allocId] = true
       end
     end
-    local tenants, by_key = gpu_tenants(gpu, processes, pid_containers, containers, reserved_allocs, visible)
+    local tenants, by_key = gpu_tenants(gpu, processes, pid_owners, containers, reserved_allocs, visible)
     for _, container in ipairs(container_order) do
       if not by_key[container.id] and #container.gpus > 0 and M.matches(container.gpus, gpu) then
         tenants[#tenants + 1] = container_tenant(container, reserved_allocs, visible)

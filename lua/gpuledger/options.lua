@@ -23,6 +23,7 @@ local FLAGS = {
   { "proc", "string", "/proc", nil, "procfs root" },
   { "node", "string", "", nil, "node name in the ledger (default: hostname)" },
   { "json", "bool", false, nil, "JSON output" },
+  { "wide", "bool", false, nil, "ls: the full table even on a narrower terminal" },
   { "exit-on", "string", "", nil, "check's exit status: warn, bad or error" },
   { "encoder-max", "int", 0, nil, "encoder sessions limit: 0 the card's cap, N every card, -1 off" },
   { "temp-max", "int", 85, nil, "°C when the driver reports no thermal margin; 0 off" },
@@ -54,9 +55,45 @@ local FLAGS = {
   { "replay", "string", "", nil, "run on a snapshot file saved by `gpuledger snapshot`" },
 }
 
+-- The commands that read each flag: `help COMMAND` shows a command's own,
+-- and `help` only the flags of the commands this version has.
+local NODE = { "ls", "check", "serve", "snapshot" } -- the commands that read a node
+local POLICY = { "check", "serve", "rules", "fleet" } -- the commands that judge
+local FLAG_COMMANDS = {
+  ["nomad-addr"] = { NODE, "fleet" }, ["nomad-token-env"] = { NODE, "fleet" }, ["nomad-node-id"] = { NODE },
+  ["nomad-ca-cert"] = { NODE, "fleet" }, ["nomad-ca-path"] = { NODE, "fleet" },
+  ["nomad-client-cert"] = { NODE, "fleet" }, ["nomad-client-key"] = { NODE, "fleet" },
+  ["nomad-tls-server-name"] = { NODE, "fleet" },
+  docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, node = { NODE },
+  ["no-nomad"] = { NODE }, ["no-docker"] = { NODE },
+  json = { "ls", "check", "rules", "fleet" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
+  ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
+  listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
+  targets = { "fleet" }, ["nomad-service"] = { "fleet" }, ["nomad-namespace"] = { "fleet" },
+  consul = { "fleet" }, ["consul-service"] = { "fleet" }, ["consul-token-env"] = { "fleet" },
+  ["consul-ca-cert"] = { "fleet" }, ["consul-ca-path"] = { "fleet" }, ["consul-client-cert"] = { "fleet" },
+  ["consul-client-key"] = { "fleet" }, ["consul-tls-server-name"] = { "fleet" }, timeout = { "fleet" },
+  prometheus = { "report" }, ["prometheus-token-env"] = { "report" }, since = { "report" },
+  rules = { POLICY }, scripts = { "ls", POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
+}
+
+-- The set of commands in a FLAG_COMMANDS entry (its groups flattened).
+local function command_set(entry)
+  local set = {}
+  for _, item in ipairs(entry) do
+    for _, command in ipairs(type(item) == "table" and item or { item }) do
+      set[command] = true
+    end
+  end
+  return set
+end
+
 local BY_NAME = {}
 for _, flag in ipairs(FLAGS) do
-  BY_NAME[flag[1]] = { name = flag[1], kind = flag[2], default = flag[3], env = flag[4], help = flag[5] }
+  BY_NAME[flag[1]] = {
+    name = flag[1], kind = flag[2], default = flag[3], env = flag[4], help = flag[5],
+    commands = command_set(assert(FLAG_COMMANDS[flag[1]], flag[1])),
+  }
 end
 
 -- Flags of one command only, or that mean something else there (for
@@ -89,36 +126,70 @@ local BOOL_VALUES = {
   ["0"] = false, f = false, F = false, ["false"] = false, FALSE = false, False = false,
 }
 
--- The usage text, for stdout (help) or stderr (-h, errors).
-function M.usage()
+-- One flag's lines in the usage: "--name KIND", then its help, default
+-- and environment variable.
+local function flag_lines(f)
+  local default = ""
+  if f.kind == "duration" then
+    default = " (default " .. clock.format_duration(f.default) .. ")"
+  elseif f.kind ~= "bool" and f.default ~= "" and f.default ~= 0 then
+    default = " (default " .. tostring(f.default) .. ")"
+  end
+  local env = f.env and (" [$" .. f.env .. "]") or ""
+  local value = f.kind == "bool" and "" or (" " .. f.kind:upper())
+  return string.format("  --%s%s\n        %s%s%s", f.name, value, f.help, default, env)
+end
+
+-- The usage text (help, -h, --help: on stdout). available: the set of
+-- commands this version has (the others, and the flags only they read,
+-- are left out). command: nil for the whole usage, or a command whose
+-- flags alone are shown (`help ls`, `ls -h`).
+function M.usage(available, command)
   local lines = {
     "gpuledger: who is on each NVIDIA GPU of this Nomad node, and should they be.",
     "",
-    "usage: gpuledger [command] [flags]   (the command comes first, then its flags)",
-    "",
-    "commands:",
   }
-  for _, name in ipairs(COMMAND_ORDER) do
-    lines[#lines + 1] = string.format("  %-9s %s", name, M.COMMANDS[name])
+  if command then
+    lines[#lines + 1] = string.format("usage: gpuledger %s [flags]", command)
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = string.format("%s: %s", command, M.COMMANDS[command])
+  else
+    lines[#lines + 1] = "usage: gpuledger [command] [flags]   (the command comes first, then its flags)"
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "commands:"
+    for _, name in ipairs(COMMAND_ORDER) do
+      if available[name] then
+        lines[#lines + 1] = string.format("  %-9s %s", name, M.COMMANDS[name])
+      end
+    end
+    lines[#lines + 1] = "`gpuledger help COMMAND` shows a command's flags only."
   end
-  lines[#lines + 1] = ""
-  lines[#lines + 1] = "rules flags:"
+  local own = {}
   for _, name in ipairs { "check", "prometheus" } do
-    lines[#lines + 1] = "  " .. COMMAND_FLAGS.rules[name].help
+    if (command or (available.rules and "rules")) == "rules" then
+      own[#own + 1] = "  " .. COMMAND_FLAGS.rules[name].help
+    end
   end
-  lines[#lines + 1] = ""
-  lines[#lines + 1] = "flags (every command accepts every flag):"
+  if #own > 0 then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "rules flags:"
+    table.move(own, 1, #own, #lines + 1, lines)
+  end
+  local flags = {}
   for _, flag in ipairs(FLAGS) do
     local f = BY_NAME[flag[1]]
-    local default = ""
-    if f.kind == "duration" then
-      default = " (default " .. clock.format_duration(f.default) .. ")"
-    elseif f.kind ~= "bool" and f.default ~= "" and f.default ~= 0 then
-      default = " (default " .. tostring(f.default) .. ")"
+    local shown = false
+    for name in pairs(f.commands) do
+      shown = shown or (command == nil and available[name]) or name == command
     end
-    local env = f.env and (" [$" .. f.env .. "]") or ""
-    local value = f.kind == "bool" and "" or (" " .. f.kind:upper())
-    lines[#lines + 1] = string.format("  --%s%s\n        %s%s%s", f.name, value, f.help, default, env)
+    if shown then
+      flags[#flags + 1] = flag_lines(f)
+    end
+  end
+  if #flags > 0 then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "flags:"
+    table.move(flags, 1, #flags, #lines + 1, lines)
   end
   return table.concat(lines, "\n") .. "\n"
 end
@@ -228,8 +299,10 @@ local function validate(opts)
 end
 
 -- Parses args (argv without the program name). getenv reads the
--- environment. Returns opts, or nil plus {message=…, help=true} when -h
--- asked for help, or nil plus {message=…} for a usage error.
+-- environment. Returns opts (opts.topic: the command of `help COMMAND`), or
+-- nil plus {help=true, command=…} when -h or --help asked for help (about
+-- the command given before it, if any), {version=true} for -v or
+-- --version, or {message=…} for a usage error.
 -- opts.set[name] is true for every flag given on the command line.
 function M.parse(args, getenv)
   local opts = { set = {}, command = "ls" }
@@ -246,7 +319,15 @@ function M.parse(args, getenv)
   local i = 1
   if args[1] and args[1]:sub(1, 1) ~= "-" then
     opts.command = args[1]
+    opts.command_given = true
     i = 2
+  end
+  if opts.command == "help" and args[i] and args[i]:sub(1, 1) ~= "-" then
+    opts.topic = args[i] -- help COMMAND
+    if not M.COMMANDS[opts.topic] then
+      return nil, { message = string.format("help %q: no such command: `gpuledger help` lists them", opts.topic) }
+    end
+    i = i + 1
   end
   for name, flag in pairs(COMMAND_FLAGS[opts.command] or {}) do
     opts[name] = flag.default
@@ -279,7 +360,10 @@ function M.parse(args, getenv)
       name = arg:match("^%-%-?(.+)$")
     end
     if name == "h" or name == "help" then
-      return nil, { help = true }
+      return nil, { help = true, command = opts.command_given and opts.command or nil }
+    end
+    if name == "v" or name == "version" then
+      return nil, { version = true }
     end
     local flag = (COMMAND_FLAGS[opts.command] or {})[name] or BY_NAME[name]
     if not flag then
@@ -341,11 +425,25 @@ function M.policy(opts)
   return policy
 end
 
+-- How text output looks, from where it goes: terminal_columns is the width
+-- of the terminal standard output is (nil when it is not one). columns:
+-- the width ls fits (nil: the full table, for a pipe, a file or --wide);
+-- glyphs: check marks levels with coloured emoji, only on a terminal and
+-- without NO_COLOR (https://no-color.org: set and not empty).
+local function output(opts, getenv, terminal_columns)
+  return {
+    columns = not opts.wide and terminal_columns or nil,
+    glyphs = terminal_columns ~= nil and (getenv("NO_COLOR") or "") == "",
+  }
+end
+
 -- The typed configuration of the parsed options (docs/architecture.md):
 -- one section per part of the program, so that no flag name reaches past
 -- this module. getenv tells whether a site directory was named in the
--- environment (such a directory must exist; the built-in default may not).
-function M.config(opts, getenv)
+-- environment (such a directory must exist; the built-in default may not)
+-- and NO_COLOR; terminal_columns, the width of the terminal standard output
+-- is, or nil.
+function M.config(opts, getenv, terminal_columns)
   local function named(flag, variable)
     return opts.set[flag] == true or (getenv(variable) or "") ~= ""
   end
@@ -353,7 +451,9 @@ function M.config(opts, getenv)
   return {
     command = opts.command,
     subcommand = opts.subcommand,
+    topic = opts.topic,
     json = opts.json,
+    output = output(opts, getenv, terminal_columns),
     exit_on = opts["exit-on"],
     node = opts.node,
     input = {

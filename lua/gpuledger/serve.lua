@@ -3,10 +3,13 @@
 -- builds the ledger, records it in the history (SPEC §7, D2), judges it and
 -- renders every response once; core.serve swaps the set in whole and
 -- answers requests from it on its own threads. SIGHUP reloads the site
--- rules, keeping the last good set when the new one has errors;
--- SIGTERM/SIGINT stop it, and the history is saved once more.
+-- rules, keeping the last good set when the new one has errors (which then
+-- show as rule-error findings until a good reload); SIGTERM/SIGINT stop
+-- it, and the history is saved once more. A source that starts failing,
+-- and one read again, is one line on stderr.
 local clock = require "gpuledger.clock"
-local error_text = require("gpuledger.errors").text
+local errors = require "gpuledger.errors"
+local error_text = errors.text
 local history = require "gpuledger.history"
 local html = require "gpuledger.render.html"
 local metrics = require "gpuledger.render.metrics"
@@ -44,27 +47,95 @@ local function remove_stale_temps(core, path)
   end
 end
 
--- The /healthz response: 200 "ok", or 503 with the source errors.
-local function healthz(ledger)
-  local errors = ledger.errors or {}
-  if #errors == 0 then
-    return { status = 200, content_type = PLAIN, body = "ok\n" }
-  end
+-- The /healthz response: 200 "ok", or 503 with the source errors; either
+-- way followed by the rule errors ("rule-error: …", a refused reload's
+-- too), which leave serve healthy (it judges with the rules that loaded).
+local function healthz(report)
   local lines = {}
-  for i, err in ipairs(errors) do
-    lines[i] = text.printable(err)
+  for _, err in ipairs(report.ledger.errors or {}) do
+    lines[#lines + 1] = text.printable(err)
   end
-  return { status = 503, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
+  local status = #lines > 0 and 503 or 200
+  if status == 200 then
+    lines[1] = "ok"
+  end
+  for _, finding in ipairs(report.findings) do
+    if finding.code == "rule-error" then
+      lines[#lines + 1] = "rule-error: " .. text.printable(finding.message)
+    end
+  end
+  return { status = status, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
+end
+
+-- The rule set to judge with after a refused reload: the last good set,
+-- with the refused set's errors added, so that they show as rule-error
+-- findings, in gpuledger_rule_errors, /healthz and the page until a
+-- reload succeeds.
+local function with_refused(set, refused)
+  local judged = {}
+  for key, value in pairs(set) do
+    judged[key] = value
+  end
+  judged.errors = {}
+  for _, err in ipairs(set.errors) do
+    judged.errors[#judged.errors + 1] = err
+  end
+  for _, err in ipairs(refused) do
+    judged.errors[#judged.errors + 1] = errors.new(nil, nil,
+      "SIGHUP reload refused, the last good rule set stays in use: " .. error_text(err))
+  end
+  return judged
+end
+
+-- Watches the sources refresh after refresh: says on stderr, once, when a
+-- source starts failing and when it is read again, so that the journal
+-- tells the story without a line per refresh. Returns a function of the
+-- refresh's snapshot, or nil and why the snapshot itself (the --replay
+-- file) could not be had, which it calls "input".
+local function source_watch()
+  local failing = {}
+  return function(snap, why)
+    local now = {}
+    if why then
+      for name, err in pairs(failing) do -- the other sources were not asked: as they were
+        now[name] = err
+      end
+      now.input = why
+    else
+      for name, source in pairs(snap.sources or {}) do
+        if type(source) == "table" and source.ok == false then
+          now[name] = source.error or "failed"
+        end
+      end
+    end
+    local names = {}
+    for name in pairs(now) do
+      names[#names + 1] = name
+    end
+    for name in pairs(failing) do
+      names[#names + 1] = not now[name] and name or nil
+    end
+    table.sort(names)
+    for _, name in ipairs(names) do
+      if now[name] and not failing[name] then
+        warn(string.format("source %s failing: %s", name, now[name]))
+      elseif failing[name] and not now[name] then
+        warn(string.format("source %s read again", name))
+      end
+    end
+    failing = now
+  end
 end
 
 -- Every response of one refresh, from its report (judge.lua) and the
--- history h. page: {interval, version} of the node page.
-function M.responses(core, report, h, page)
+-- history h. page: {interval, version} of the node page; refresh:
+-- {at, seconds} of this refresh, for /metrics (nil: none).
+function M.responses(core, report, h, page, refresh)
   return {
-    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.node(report, h) },
+    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.node(report, h, refresh) },
     ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(report.ledger) },
     ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
-    ["/healthz"] = healthz(report.ledger),
+    ["/healthz"] = healthz(report),
     ["/"] = { status = 200, content_type = html.CONTENT_TYPE, body = html.node(report, page) },
     ["/style.css"] = { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) },
   }
@@ -107,6 +178,8 @@ function M.run(core, config, get_snapshot)
     remove_stale_temps(core, path)
   end
   local last_node = config.node
+  local refused -- the errors of the last refused reload, until a good one
+  local watch_sources = source_watch()
 
   local function save()
     if path then
@@ -121,17 +194,20 @@ function M.run(core, config, get_snapshot)
     local ok, responses = xpcall(function()
       local now = core.now()
       local snap, why = get_snapshot(config)
+      watch_sources(snap, not snap and why or nil)
       if not snap then
         snap = snapshot.new(last_node, clock.format_time(now), {})
         snap.errors = { why }
       elseif config.input.demo or config.input.replay then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local report = judge.judge(core, snap, set, judge.policy(set, config.policy),
+      local judged_set = refused and with_refused(set, refused) or set
+      local report = judge.judge(core, snap, judged_set, judge.policy(set, config.policy),
         { record = h, max_gap = max_gap, observe = true })
       last_node = report.ledger.node
       save()
-      return M.responses(core, report, h, { interval = interval, version = core.version })
+      return M.responses(core, report, h, { interval = interval, version = core.version },
+        { at = now, seconds = core.now() - now })
     end, debug.traceback)
     if not ok then
       warn("refresh: " .. tostring(responses))
@@ -148,9 +224,10 @@ function M.run(core, config, get_snapshot)
       for _, err in ipairs(fresh.errors) do
         warn("rule-error: " .. error_text(err))
       end
+      refused = fresh.errors
       return
     end
-    set = fresh
+    set, refused = fresh, nil
     warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
   end
 

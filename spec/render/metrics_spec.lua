@@ -11,12 +11,14 @@ local FAMILIES = {
   "gpuledger_gpu_reservations", "gpuledger_gpu_state", "gpuledger_gpu_state_since_timestamp_seconds",
   "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
   "gpuledger_job_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
+  "gpuledger_gpu_finding", "gpuledger_source_up", "gpuledger_refresh_duration_seconds",
+  "gpuledger_last_refresh_timestamp_seconds",
 }
 
--- Renders ledger with the embedded rules (or `set`) and history h.
-local function render(ledger, h, set, given)
+-- Renders ledger with the embedded rules (or `set`), history h and serve's refresh.
+local function render(ledger, h, set, given, refresh)
   local _, _, report = H.run_rules(ledger, given, set)
-  return metrics.node(report, h)
+  return metrics.node(report, h, refresh)
 end
 
 local function lines_of(text)
@@ -214,6 +216,47 @@ describe("render.metrics", function()
       'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="held"} 45.5',
       'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="idle"} 0',
     }, samples(text, "gpuledger_job_gpu_seconds_total"))
+  end)
+
+  it("names each finding's card: one series per GPU, code and level, the count of such findings", function()
+    local l = H.ledger {
+      H.gpu { index = 0, tenants = { H.host_tenant { owner = "user", uid = 1000, user = "alice", pids = { 1 } },
+        H.host_tenant { owner = "process", uid = 0, user = "root", pids = { 2 } } } },
+      H.gpu { index = 1, reservations = { H.reservation { deviceIds = { H.UUID1 } } } },
+    }
+    local text = render(l, nil)
+    assert.same({
+      string.format('gpuledger_gpu_finding{node="gpud",gpu="0",uuid="%s",code="contended",level="WARN"} 1', H.UUID0),
+      string.format('gpuledger_gpu_finding{node="gpud",gpu="0",uuid="%s",code="unmanaged-tenant",level="BAD"} 2', H.UUID0),
+      string.format('gpuledger_gpu_finding{node="gpud",gpu="1",uuid="%s",code="reserved-idle",level="WARN"} 1', H.UUID1),
+    }, samples(text, "gpuledger_gpu_finding"))
+  end)
+
+  it("two host tenants of a GPU (a session, a bare process) are one tenant series, their memory summed", function()
+    local l = H.ledger { H.gpu { index = 0, tenants = {
+      H.host_tenant { owner = "user", uid = 1000, user = "alice", usedMemoryMiB = 1 },
+      H.host_tenant { owner = "process", uid = 0, user = "root", usedMemoryMiB = 2 } } } }
+    local text = render(l, nil)
+    assert.same({
+      string.format('gpuledger_tenant_memory_bytes{node="gpud",gpu="0",uuid="%s",kind="host",container="",container_id="",nomad_job="",task="",alloc="",namespace=""} 3145728', H.UUID0),
+    }, samples(text, "gpuledger_tenant_memory_bytes"))
+    assert.equal(1, #samples(text, "gpuledger_tenant_reserved"))
+  end)
+
+  it("says which sources were read (1) or failed (0); none for a source not asked", function()
+    local l = H.ledger({}, { sources = { nvidia = "read", proc = "read", docker = "failed", podman = "off", nomad = "read" } })
+    assert.same({
+      'gpuledger_source_up{node="gpud",source="nvidia"} 1', 'gpuledger_source_up{node="gpud",source="proc"} 1',
+      'gpuledger_source_up{node="gpud",source="docker"} 0', 'gpuledger_source_up{node="gpud",source="nomad"} 1',
+    }, samples(render(l, nil), "gpuledger_source_up"))
+  end)
+
+  it("times serve's refresh, and has no such samples without one", function()
+    local text = render(H.ledger {}, nil, nil, nil, { at = 1764489600.25, seconds = 0.125 })
+    assert.same({ 'gpuledger_refresh_duration_seconds{node="gpud"} 0.125' }, samples(text, "gpuledger_refresh_duration_seconds"))
+    assert.same({ 'gpuledger_last_refresh_timestamp_seconds{node="gpud"} 1764489600.25' },
+      samples(text, "gpuledger_last_refresh_timestamp_seconds"))
+    assert.same({}, samples(render(H.ledger {}, nil), "gpuledger_refresh_duration_seconds"))
   end)
 
   it("writes numbers the way Go does", function()

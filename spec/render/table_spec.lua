@@ -31,9 +31,9 @@ end
 
 describe("gpuledger.render.table", function()
   describe("draw", function()
-    it("shows a list cell one item per line", function()
+    it("shows a list cell one item per line, each line with the row's first cell (its GPU)", function()
       local out = render.draw({ "gpu", "tenants" }, { { "0", { "a", "bb" } } })
-      assert.same({ "│ gpu │ tenants │", "├─────┼─────────┤", "│ 0   │ a       │", "│     │ bb      │" }, lines(out))
+      assert.same({ "│ gpu │ tenants │", "├─────┼─────────┤", "│ 0   │ a       │", "│ 0   │ bb      │" }, lines(out))
     end)
 
     it("pads cells by characters under a ├─┼─┤ rule", function()
@@ -77,7 +77,7 @@ describe("gpuledger.render.table", function()
       local out = lines(render.ls(node()))
       contains("│ docker:gpu-d-new-c0 (2048 MiB) !unmanaged ", out[4])
       contains("│ nomad:gpu-gpud-restreamer/restreamer (1024 MiB) ", out[5])
-      assert.matches("^│ +│ +│", out[5])
+      assert.matches("^│ 0 +│ +│", out[5])
       contains("│ host:python3 (48 MiB) !unmanaged ", out[6])
     end)
 
@@ -147,32 +147,74 @@ describe("gpuledger.render.table", function()
     end)
   end)
 
+  describe("narrow terminals", function()
+    it("wrap breaks between words and moves a mark to its own line whole, never cut", function()
+      assert.same({ "nomad:train/trainer (4096 MiB)", "?alloc hidden from the token" },
+        render.wrap("nomad:train/trainer (4096 MiB) ?alloc hidden from the token", 40))
+      assert.same({ "docker:x (1 MiB) !unmanaged" }, render.wrap("docker:x (1 MiB) !unmanaged", 40))
+      assert.same({ "a", "?alloc hidden from the token" }, render.wrap("a ?alloc hidden from the token", 10))
+      assert.same({ "docker:ve…", "(1 MiB)", "!unmanaged" }, render.wrap("docker:verylongname (1 MiB) !unmanaged", 10))
+    end)
+
+    it("abbreviate cuts by characters and says so with …", function()
+      assert.equal("NVIDIA L4", render.abbreviate("NVIDIA L4", 9))
+      assert.equal("NVIDIA G…", render.abbreviate("NVIDIA GeForce", 9))
+      assert.equal("été…", render.abbreviate("étéétéété", 4))
+    end)
+
+    it("ls fits output.columns, every line under the header starting with its GPU's index", function()
+      local text = require "gpuledger.text"
+      local out = lines(render.ls(node(), { columns = 80 }))
+      for i, line in ipairs(out) do
+        assert.is_true(text.width(line) <= 80, line)
+        if i > 2 and not line:find("^sources") then
+          assert.matches("^[01] ", line)
+        end
+      end
+      assert.same(lines(render.ls(node())), lines(render.ls(node(), { columns = 500 })))
+    end)
+  end)
+
   describe("check", function()
-    it("one line per finding: glyph, level padded to 5, code, where, message", function()
-      local found = {
-        { level = "ERROR", code = "source-unavailable", node = "gpud", message = "docker: refused" },
-        { level = "BAD", code = "unmanaged-tenant", node = "gpud", gpu = "gpu0 GPU-fef8089b", message = "container x" },
-        { level = "WARN", code = "hot", node = "gpud", gpu = "gpu1 GPU-ac81e44d", message = "hot" },
-        { level = "OK", code = "idle", node = "gpud", gpu = "gpu2 GPU-c41b9e27", message = "idle" },
-      }
-      local out = lines(render.check { findings = found, counts = findings.counts(found) })
-      assert.equal("⚫ ERROR source-unavailable gpud                   docker: refused", out[1])
-      assert.equal("🔴 BAD   unmanaged-tenant   gpu0 GPU-fef8089b      container x", out[2])
-      assert.equal("🟡 WARN  hot                gpu1 GPU-ac81e44d      hot", out[3])
-      assert.equal("🟢 OK    idle               gpu2 GPU-c41b9e27      idle", out[4])
+    local four = {
+      { level = "ERROR", code = "source-unavailable", node = "gpud", message = "docker: refused" },
+      { level = "BAD", code = "unmanaged-tenant", node = "gpud", gpu = "gpu0 GPU-fef8089b", message = "container x" },
+      { level = "WARN", code = "hot", node = "gpud", gpu = "gpu1 GPU-ac81e44d", message = "hot" },
+      { level = "OK", code = "idle", node = "gpud", gpu = "gpu2 GPU-c41b9e27", message = "idle" },
+    }
+
+    it("one line per finding: level padded to 5, code, where as wide as the widest, message", function()
+      local out = lines(render.check { findings = four, counts = findings.counts(four) })
+      assert.equal("ERROR source-unavailable gpud              docker: refused", out[1])
+      assert.equal("BAD   unmanaged-tenant   gpu0 GPU-fef8089b container x", out[2])
+      assert.equal("WARN  hot                gpu1 GPU-ac81e44d hot", out[3])
+      assert.equal("OK    idle               gpu2 GPU-c41b9e27 idle", out[4])
       assert.equal("", out[5])
       assert.equal("4 findings: 1 OK, 1 WARN, 1 BAD, 1 ERROR", out[6])
     end)
 
-    it("pads the code and where columns by characters, so a multibyte node name keeps the columns", function()
+    it("leads each line with a coloured glyph when output.glyphs says so (a terminal, no NO_COLOR)", function()
+      local out = lines(render.check({ findings = four, counts = findings.counts(four) }, { glyphs = true }))
+      assert.equal("⚫ ERROR source-unavailable gpud              docker: refused", out[1])
+      assert.equal("🔴 BAD   unmanaged-tenant   gpu0 GPU-fef8089b container x", out[2])
+      assert.equal("🟡 WARN  hot                gpu1 GPU-ac81e44d hot", out[3])
+      assert.equal("🟢 OK    idle               gpu2 GPU-c41b9e27 idle", out[4])
+    end)
+
+    it("aligns the where column to the longest node name, counted in characters", function()
       local text = require "gpuledger.text"
-      local function message_column(node_name)
-        local found = { { level = "ERROR", code = "source-unavailable", node = node_name, message = "MSG" } }
-        local line = lines(render.check { findings = found, counts = findings.counts(found) })[1]
-        return text.width(line:sub(1, line:find("MSG", 1, true) - 1))
+      local found = {}
+      for i, node_name in ipairs { "gpu-node", "gpu-nœud", "gpu—été", "a-much-longer-node-name-than-a-gpu-label" } do
+        found[i] = { level = "ERROR", code = "source-unavailable", node = node_name, message = "MSG" }
       end
-      assert.equal(message_column("gpu-node"), message_column("gpu-nœud"))
-      assert.equal(message_column("gpu-node"), message_column("gpu—été"))
+      found[#found + 1] = { level = "BAD", code = "hot", node = "x", gpu = "gpu0 GPU-fef8089b", message = "MSG" }
+      local columns = {}
+      for i, line in ipairs(lines(render.check { findings = found, counts = findings.counts(found) })) do
+        if i <= #found then
+          columns[text.width(line:sub(1, line:find("MSG", 1, true) - 1))] = true
+        end
+      end
+      assert.same({ [25 + 41] = true }, columns)
     end)
 
     it("no findings is the blank line and the counts line", function()

@@ -51,7 +51,7 @@ describe("gpuledger.sources.nomad", function()
       it(status .. " allocations reserve nothing but are visible", function()
         local visible, reservations = read({ H.alloc { id = A1, status = status, tasks = { w = { H.UUID0 } } } })
         assert.same({}, reservations)
-        assert.equal("video", visible[A1])
+        assert.equal("video", visible[A1].namespace)
       end)
     end
 
@@ -73,7 +73,7 @@ describe("gpuledger.sources.nomad", function()
     it("null AllocatedResources is skipped but visible", function()
       local visible, reservations = read({ H.alloc { id = A1, no_resources = true } })
       assert.same({}, reservations)
-      assert.equal("video", visible[A1])
+      assert.equal("video", visible[A1].namespace)
     end)
 
     it("a task with null Devices is skipped", function()
@@ -94,7 +94,14 @@ describe("gpuledger.sources.nomad", function()
         H.alloc { id = A1, namespace = "video", status = "complete" },
         H.alloc { id = A2, namespace = "" },
       })
-      assert.same({ [A1] = "video", [A2] = "default" }, visible)
+      assert.equal("video", visible[A1].namespace)
+      assert.equal("default", visible[A2].namespace)
+    end)
+
+    it("a visible allocation carries its job, for the tasks that run without a container", function()
+      local visible = read({ H.alloc { id = A1, job = "train" }, H.alloc { id = A2, job = "" } })
+      assert.equal("train", visible[A1].jobId)
+      assert.equal("", visible[A2].jobId)
     end)
 
     it("the reservation keeps the raw empty namespace", function()

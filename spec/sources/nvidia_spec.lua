@@ -58,7 +58,27 @@ describe("gpuledger.sources.nvidia", function()
       { "./gpu_burn", "gpu_burn" },
       { "  python3\t-m train  ", "python3" },
       { "[Insufficient Permissions]", "[Insufficient Permissions]" },
+      { "[Not Found]", "[Not Found]" },
       { "", "" },
+      -- bracketed arguments never show
+      { "[python3 --token=hunter2]", "python3" },
+      { "[/usr/bin/python3\u{A0}--token=hunter2]", "python3" },
+      { "[python3]", "python3" },
+      { "[Insufficient Permissions --token=hunter2]", "Insufficient" },
+      -- any Unicode white space ends the name
+      { "python3\u{A0}--token=hunter2", "python3" },
+      { "python3\v--token=hunter2", "python3" },
+      { "python3\f--token=hunter2", "python3" },
+      { "python3\r--token=hunter2", "python3" },
+      { "python3\u{85}--token=hunter2", "python3" },
+      { "python3\u{2003}--token=hunter2", "python3" },
+      { "python3\u{2028}--token=hunter2", "python3" },
+      { "python3\u{202F}--token=hunter2", "python3" },
+      { "python3\u{3000}--token=hunter2", "python3" },
+      { "python3\u{200B}--token=hunter2", "python3" },
+      { "\u{A0}\u{2009}/opt/bin/python3\u{A0}-c x", "python3" },
+      -- other UTF-8 stays as it is
+      { "/opt/ünïcode/trainér --x", "trainér" },
     }
     for _, case in ipairs(cases) do
       it(string.format("%q is %q", case[1], case[2]), function()

@@ -1,5 +1,7 @@
-/* cgroup_container_id on every cgroup form of SPEC 2.2 and 11 "containers",
- * and procfs_read_cgroup on a fixture proc tree. */
+/* cgroup_container_id on every cgroup form of SPEC 2.2 and 11 "containers";
+ * cgroup_owner on every form of a Nomad task (API-SHAPES.md §12), systemd
+ * service and login session; status_real_uid; the passwd lookup; and
+ * procfs_read_file on a fixture proc tree and the real /proc. */
 #include "check.h"
 #include "procfs.h"
 
@@ -96,6 +98,214 @@ static void test_first_line_wins(void)
     CHECK(cgroup_container_id(NULL, 0, id) == NULL);
 }
 
+#define ALLOC "2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33"
+
+/* Checks who cgroup_owner says owns a process: its kind and the owner's
+ * name (container id, "alloc task", unit, or session uid as text). */
+static void check_owner(const char *cgroup, enum cgroup_owner_kind want_kind, const char *want_name,
+                        int line)
+{
+    struct cgroup_owner owner;
+    memset(&owner, 'Z', sizeof owner);
+    cgroup_owner(cgroup, strlen(cgroup), &owner);
+    char name[CONTAINER_ID_LEN + CGROUP_NAME_CAP + 8] = "";
+    switch (owner.kind) {
+    case OWNER_CONTAINER:
+        snprintf(name, sizeof name, "%s", owner.container_id);
+        break;
+    case OWNER_NOMAD_TASK:
+        snprintf(name, sizeof name, "%s %s", owner.alloc_id, owner.task);
+        break;
+    case OWNER_SERVICE:
+        snprintf(name, sizeof name, "%s", owner.unit);
+        break;
+    case OWNER_SESSION:
+        snprintf(name, sizeof name, "%ld", owner.session_uid);
+        break;
+    case OWNER_PROCESS:
+        break;
+    }
+    check_long_equal(owner.kind, want_kind, __FILE__, line, cgroup);
+    check_str_equal(name, want_name, __FILE__, line, cgroup);
+    if (owner.kind != OWNER_SESSION)
+        check_long_equal(owner.session_uid, -1, __FILE__, line, "session_uid");
+}
+
+#define OWNER(cgroup, kind, name) check_owner((cgroup), (kind), (name), __LINE__)
+
+static void test_nomad_task_forms(void)
+{
+    /* cgroup v2: Nomad 1.3-1.6, then 1.7+ share and reserve partitions */
+    OWNER("0::/nomad.slice/" ALLOC ".worker.scope\n", OWNER_NOMAD_TASK, ALLOC " worker");
+    OWNER("0::/nomad.slice/share.slice/" ALLOC ".worker.scope\n", OWNER_NOMAD_TASK,
+          ALLOC " worker");
+    OWNER("0::/nomad.slice/reserve.slice/" ALLOC ".worker.scope\n", OWNER_NOMAD_TASK,
+          ALLOC " worker");
+    /* a custom cgroup_parent (Nomad 1.3-1.6), task names with dots, a zombie */
+    OWNER("0::/gpu.slice/jobs.slice/" ALLOC ".train.step-2.scope\n", OWNER_NOMAD_TASK,
+          ALLOC " train.step-2");
+    OWNER("0::/nomad.slice/share.slice/" ALLOC ".worker.scope (deleted)\n", OWNER_NOMAD_TASK,
+          ALLOC " worker");
+    /* a hybrid host: the v2 line's task is found whatever comes before it */
+    OWNER("9:name=systemd:/\n4:memory:/process_api/25b99a252cbf28031a2eb54dd747eba5\n"
+          "0::/nomad.slice/share.slice/" ALLOC ".worker.scope\n",
+          OWNER_NOMAD_TASK, ALLOC " worker");
+
+    /* cgroup v1, Nomad 1.7+: exec and java; the shared cpuset names no task */
+    OWNER("11:memory:/nomad/" ALLOC ".worker\n"
+          "9:freezer:/nomad/" ALLOC ".worker\n"
+          "4:cpu,cpuacct:/nomad/" ALLOC ".worker\n"
+          "6:cpuset:/nomad/share\n",
+          OWNER_NOMAD_TASK, ALLOC " worker");
+    OWNER("6:cpuset:/nomad/share\n11:memory:/nomad/" ALLOC ".worker\n", OWNER_NOMAD_TASK,
+          ALLOC " worker");
+    OWNER("6:cpuset:/nomad/reserve/" ALLOC ".worker\n", OWNER_NOMAD_TASK, ALLOC " worker");
+    /* raw_exec on v1: other hierarchies keep the agent's service */
+    OWNER("12:pids:/system.slice/nomad.service\n"
+          "9:freezer:/nomad/" ALLOC ".render\n"
+          "1:name=systemd:/system.slice/nomad.service\n"
+          "0::/system.slice/nomad.service\n",
+          OWNER_NOMAD_TASK, ALLOC " render");
+    /* Nomad 1.3-1.6 on v1: a reserved cpuset names alloc and task (with a
+     * dash); otherwise a random UUID names neither */
+    OWNER("9:freezer:/nomad/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n"
+          "6:cpuset:/nomad/reserved/" ALLOC "-worker\n",
+          OWNER_NOMAD_TASK, ALLOC " worker");
+    OWNER("9:freezer:/nomad/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n6:cpuset:/nomad/shared\n",
+          OWNER_NOMAD_TASK, " ");
+
+    /* a container under nomad.slice stays a container */
+    OWNER("0::/nomad.slice/docker-" ID_A ".scope\n", OWNER_CONTAINER, ID_A);
+    OWNER("0::/nomad.slice/" ID_A ".scope\n", OWNER_CONTAINER, ID_A);
+
+    /* look-alikes that are not Nomad tasks */
+    OWNER("0::/nomad.slice/" ALLOC ".scope\n", OWNER_PROCESS, "");        /* no task */
+    OWNER("0::/nomad.slice/" ALLOC ".worker\n", OWNER_PROCESS, "");       /* v2 without .scope */
+    OWNER("0::/nomad.slice/" ALLOC "-worker.scope\n", OWNER_PROCESS, ""); /* dash */
+    OWNER("0::/nomad.slice/2B7F3C8E-5D21-4A0E-9C4B-0E6F9A1D7C33.worker.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/nomad.slice/2b7f3c8e5d214a0e9c4b0e6f9a1d7c33.worker.scope\n", OWNER_PROCESS, "");
+    OWNER("11:memory:/other/" ALLOC ".worker\n", OWNER_PROCESS, ""); /* v1 outside /nomad */
+    OWNER("6:cpuset:/nomad/share\n", OWNER_PROCESS, "");
+    OWNER("9:freezer:/nomad/" ALLOC "/x\n", OWNER_PROCESS, "");
+}
+
+static void test_host_owner_forms(void)
+{
+    OWNER("0::/system.slice/ollama.service\n", OWNER_SERVICE, "ollama.service");
+    OWNER("0::/system.slice/ollama.service/runner\n", OWNER_SERVICE, "ollama.service");
+    OWNER("0::/system.slice/system-getty.slice/getty@tty1.service\n", OWNER_SERVICE,
+          "getty@tty1.service");
+    OWNER("1:name=systemd:/system.slice/ollama.service\n0::/\n", OWNER_SERVICE, "ollama.service");
+    OWNER("0::/system.slice/ollama.service (deleted)\n", OWNER_SERVICE, "ollama.service");
+    OWNER("0::/system.slice/run-r3b1c.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/system.slice/.service\n", OWNER_SERVICE, ".service");
+
+    OWNER("0::/user.slice/user-1000.slice/session-3.scope\n", OWNER_SESSION, "1000");
+    OWNER("0::/user.slice/user-0.slice/session-1.scope\n", OWNER_SESSION, "0");
+    OWNER("0::/user.slice/user-1000.slice/user@1000.service/app.slice/jupyter.service\n",
+          OWNER_SESSION, "1000");
+    OWNER("0::/user.slice/user-1000.slice\n", OWNER_SESSION, "1000");
+    OWNER("0::/user.slice/user-abc.slice/session-3.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/user.slice/user-1000.slicex/session-3.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/user.slice/user- 1000.slice/session-3.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/user.slice/user-99999999999999999999.slice/session-3.scope\n", OWNER_PROCESS, "");
+
+    OWNER("0::/\n", OWNER_PROCESS, "");
+    OWNER("0::/init.scope\n", OWNER_PROCESS, "");
+    OWNER("12:memory:/process_api/" ID_A "\n", OWNER_PROCESS, "");
+    OWNER("", OWNER_PROCESS, "");
+    OWNER("garbage without colons\n", OWNER_PROCESS, "");
+
+    /* a unit name longer than its field is not taken, never cut */
+    char long_unit[CGROUP_NAME_CAP + 64] = "0::/system.slice/";
+    memset(long_unit + strlen(long_unit), 'u', CGROUP_NAME_CAP);
+    strcat(long_unit, ".service\n");
+    OWNER(long_unit, OWNER_PROCESS, "");
+
+    struct cgroup_owner owner;
+    cgroup_owner(NULL, 0, &owner);
+    CHECK_INT(owner.kind, OWNER_PROCESS);
+}
+
+static void test_status_uid(void)
+{
+    static const char status[] = "Name:\tpython3\nUmask:\t0022\nState:\tS (sleeping)\n"
+                                 "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n";
+    CHECK_INT(status_real_uid(status, strlen(status)), 1000);
+    CHECK_INT(status_real_uid("Uid:\t0\t0\t0\t0\n", 14), 0);
+    CHECK_INT(status_real_uid("Uid:\t4294967294\t0\t0\t0", 22), 4294967294L);
+    CHECK_INT(status_real_uid("Name:\tx\nGid:\t5\n", 15), -1);
+    CHECK_INT(status_real_uid("XUid:\t5\n", 8), -1);
+    CHECK_INT(status_real_uid("Uid:\t\n", 6), -1);
+    CHECK_INT(status_real_uid("Uid:\t99999999999999999999\n", 26), -1);
+    CHECK_INT(status_real_uid("", 0), -1);
+    /* the length bounds the search */
+    CHECK_INT(status_real_uid("Name:\tx\nUid:\t5\n", 8), -1);
+
+    char buf[4096];
+    long len = procfs_read_file("/proc", (long)getpid(), "status", buf, sizeof buf);
+    CHECK(len > 0);
+    CHECK_INT(status_real_uid(buf, (size_t)len), (long)getuid());
+}
+
+static void check_passwd_path(const char *proc_root, const char *want, int line)
+{
+    char path[64];
+    check_long_equal(passwd_path_beside(proc_root, path, sizeof path), 0, __FILE__, line,
+                     proc_root);
+    check_str_equal(path, want, __FILE__, line, proc_root);
+}
+
+static void test_passwd(void)
+{
+    check_passwd_path("/proc", "/etc/passwd", __LINE__);
+    check_passwd_path("/proc/", "/etc/passwd", __LINE__);
+    check_passwd_path("testdata/proc", "testdata/etc/passwd", __LINE__);
+    check_passwd_path("/srv/fixture//proc//", "/srv/fixture//etc/passwd", __LINE__);
+    check_passwd_path("proc", "etc/passwd", __LINE__);
+    char small[8];
+    CHECK_INT(passwd_path_beside("/a/very/long/proc", small, sizeof small), -1);
+
+    char dir[] = "/tmp/gpuledger-passwd-XXXXXX";
+    if (!CHECK(mkdtemp(dir) != NULL))
+        return;
+    char path[512], name[USER_NAME_CAP];
+    snprintf(path, sizeof path, "%s/passwd", dir);
+    char long_line[USER_NAME_CAP + 32];
+    memset(long_line, 'n', USER_NAME_CAP);
+    snprintf(long_line + USER_NAME_CAP, sizeof long_line - USER_NAME_CAP, ":x:4242:0::/:/bin/sh\n");
+    FILE *f = fopen(path, "w");
+    if (!CHECK(f != NULL))
+        return;
+    fputs("root:x:0:0:root:/root:/bin/bash\n"
+          "# a comment\n"
+          "broken line without fields\n"
+          "nouid:x::1::/:/bin/sh\n"
+          "signed:x:-5:1::/:/bin/sh\n"
+          "prefix:x:10000:1::/:/bin/sh\n"
+          "alice:x:1000:1000:Alice,,,:/home/alice:/bin/bash\n"
+          "alice2:x:1000:1000::/home/alice2:/bin/bash\n",
+          f);
+    fputs(long_line, f);
+    fputs("bob:*:1001:1001::/home/bob:/usr/sbin/nologin", f); /* no final newline */
+    fclose(f);
+
+    CHECK_INT(passwd_user_name(path, 0, name), 1);
+    CHECK_STR(name, "root");
+    CHECK_INT(passwd_user_name(path, 1000, name), 1); /* the first wins */
+    CHECK_STR(name, "alice");
+    CHECK_INT(passwd_user_name(path, 1001, name), 1);
+    CHECK_STR(name, "bob");
+    CHECK_INT(passwd_user_name(path, 10, name), 0); /* 10000 is not 10 */
+    CHECK_STR(name, "");
+    CHECK_INT(passwd_user_name(path, 4242, name), 0); /* a name too long is not cut */
+    CHECK_INT(passwd_user_name(path, 5, name), 0);
+    CHECK_INT(passwd_user_name("/nonexistent/gpuledger/passwd", 0, name), 0);
+    CHECK_STR(name, "");
+    remove(path);
+    rmdir(dir);
+}
+
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -141,28 +351,28 @@ static void test_read_cgroup(void)
     write_file(path, "");
 
     long want_len = (long)strlen("0::/system.slice/docker-" ID_A ".scope\n");
-    CHECK_INT(procfs_read_cgroup(root, 4242, buf, sizeof buf), want_len);
+    CHECK_INT(procfs_read_file(root, 4242, "cgroup", buf, sizeof buf), want_len);
     CHECK_STR(buf, "0::/system.slice/docker-" ID_A ".scope\n");
     CHECK_STR(runtime_of(buf), "docker");
 
     /* cut at cap-1 bytes, NUL added */
     memset(buf, 'Z', sizeof buf);
-    CHECK_INT(procfs_read_cgroup(root, 4242, buf, 8), 7);
+    CHECK_INT(procfs_read_file(root, 4242, "cgroup", buf, 8), 7);
     CHECK_STR(buf, "0::/sys");
-    CHECK_INT(procfs_read_cgroup(root, 4242, buf, 1), 0);
+    CHECK_INT(procfs_read_file(root, 4242, "cgroup", buf, 1), 0);
     CHECK_STR(buf, "");
-    CHECK_INT(procfs_read_cgroup(root, 4242, buf, 0), -1);
+    CHECK_INT(procfs_read_file(root, 4242, "cgroup", buf, 0), -1);
 
-    CHECK_INT(procfs_read_cgroup(root, 8080, buf, sizeof buf), 0);
-    CHECK_INT(procfs_read_cgroup(root, 5151, buf, sizeof buf), -1); /* missing */
-    CHECK_INT(procfs_read_cgroup(root, 6060, buf, sizeof buf), -1); /* unreadable */
-    CHECK_INT(procfs_read_cgroup(root, 7070, buf, sizeof buf), -1); /* dangling */
-    CHECK_INT(procfs_read_cgroup(root, 0, buf, sizeof buf), -1);
-    CHECK_INT(procfs_read_cgroup(root, -4242, buf, sizeof buf), -1);
-    CHECK_INT(procfs_read_cgroup("/nonexistent/gpuledger", 4242, buf, sizeof buf), -1);
+    CHECK_INT(procfs_read_file(root, 8080, "cgroup", buf, sizeof buf), 0);
+    CHECK_INT(procfs_read_file(root, 5151, "cgroup", buf, sizeof buf), -1); /* missing */
+    CHECK_INT(procfs_read_file(root, 6060, "cgroup", buf, sizeof buf), -1); /* unreadable */
+    CHECK_INT(procfs_read_file(root, 7070, "cgroup", buf, sizeof buf), -1); /* dangling */
+    CHECK_INT(procfs_read_file(root, 0, "cgroup", buf, sizeof buf), -1);
+    CHECK_INT(procfs_read_file(root, -4242, "cgroup", buf, sizeof buf), -1);
+    CHECK_INT(procfs_read_file("/nonexistent/gpuledger", 4242, "cgroup", buf, sizeof buf), -1);
 
     /* the real /proc: our own process is readable */
-    CHECK(procfs_read_cgroup("/proc", (long)getpid(), buf, sizeof buf) > 0);
+    CHECK(procfs_read_file("/proc", (long)getpid(), "cgroup", buf, sizeof buf) > 0);
 
     nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     CHECK(access(root, F_OK) < 0 && errno == ENOENT);
@@ -175,7 +385,7 @@ static void test_no_descriptor_left(void)
     int before = dup(0);
     close(before);
     for (int i = 0; i < 100; i++)
-        procfs_read_cgroup("/proc", (long)getpid(), buf, sizeof buf);
+        procfs_read_file("/proc", (long)getpid(), "cgroup", buf, sizeof buf);
     int after = dup(0);
     close(after);
     CHECK_INT(after, before);
@@ -186,6 +396,10 @@ int main(void)
     test_container_forms();
     test_host_forms();
     test_first_line_wins();
+    test_nomad_task_forms();
+    test_host_owner_forms();
+    test_status_uid();
+    test_passwd();
     test_read_cgroup();
     test_no_descriptor_left();
     return check_finish();

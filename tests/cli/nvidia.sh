@@ -79,7 +79,8 @@ smi "$H100" check
 expect_rc "h100 check: exit 0" 0
 expect_in "h100 check: the finding line" "$out" "unmanaged-tenant"
 expect_in "h100 check: gpu label" "$out" "gpu0 GPU-00000000"
-expect_in "h100 check: BAD glyph" "$out" "🔴 BAD"
+expect_eq "h100 check: a BAD line, no glyph (piped)" "${out:0:22}" "BAD   unmanaged-tenant"
+expect_not_in "h100 check: piped, no emoji" "$out" "🔴"
 expect_in "h100 check: counts" "$out" "1 findings: 0 OK, 0 WARN, 1 BAD, 0 ERROR"
 
 for exit_on in "bad 2" "warn 2" "error 0"; do

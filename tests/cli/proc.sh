@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # pid → container through a fixture /proc tree (testdata/proc, SPEC §2.2):
 # cgroup v1 and v2 Docker, Podman (conmon excluded), /libpod_parent, Nomad
-# slices, containerd, host processes, and vanished, unreadable and empty
-# cgroup files, with a fake nvidia-smi listing those pids. No container
+# slices, containerd, host processes (a login session and a bare process are
+# tenants of their own: tenants.sh has every such form), and vanished,
+# unreadable and empty cgroup files, with a fake nvidia-smi listing those pids. No container
 # engine answers here (the Docker socket does not exist, Podman is off), so
 # only the proc-derived facts are asserted: whether the Docker source then
 # reports an error is not this file's business.
@@ -83,10 +84,14 @@ gl ls --json "${ENGINES[@]}"
 expect_rc "ls --json: exit 0" 0
 json=$out
 expect_lua "ls: two GPUs" "$json" '#j.entries == 2 and j.entries[1].uuid == "'$U0'" and j.entries[2].uuid == "'$U1'"'
-expect_lua "ls: gpu0 has ONE host tenant" "$json" '#j.entries[1].tenants == 1 and j.entries[1].tenants[1].kind == "host"'
-expect_lua "ls: the host tenant has every host, vanished, unreadable and empty pid" "$json" \
-    'local t = j.entries[1].tenants[1]; return cjson.encode(t.pids) == "[6060,6161,7171,9090,9191,9292]" and t.usedMemoryMiB == 621'
-expect_lua "ls: the host tenant carries no container id" "$json" 'j.entries[1].tenants[1].containerId == nil'
+expect_lua "ls: gpu0 has three host tenants: alice's session, root's python3, and the rest" "$json" \
+    '#j.entries[1].tenants == 3 and j.entries[1].tenants[1].kind == "host" and j.entries[1].tenants[2].kind == "host" and j.entries[1].tenants[3].kind == "host"'
+expect_lua "ls: the unnamed host tenant has every pid /proc could not tell about: conmon (no status), vanished, unreadable and empty" "$json" \
+    'for _, t in ipairs(j.entries[1].tenants) do if t.owner == nil then return cjson.encode(t.pids) == "[7171,9090,9191,9292]" and t.usedMemoryMiB == 418 end end; return false'
+expect_lua "ls: the session of uid 1000 (6060) and root's bare process (6161) are tenants of their own" "$json" \
+    'local owners = {}; for _, t in ipairs(j.entries[1].tenants) do if t.owner then owners[#owners + 1] = t.owner .. ":" .. t.user .. ":" .. cjson.encode(t.pids) end end; table.sort(owners); return table.concat(owners, " ") == "process:root:[6161] user:alice:[6060]"'
+expect_lua "ls: no host tenant carries a container id" "$json" \
+    'for _, t in ipairs(j.entries[1].tenants) do if t.containerId ~= nil then return false end end; return true'
 expect_lua "ls: gpu1 has one tenant per container" "$json" "#j.entries[2].tenants == ${#WANT[@]}"
 for pid in "${!WANT[@]}"; do
     short=${WANT[$pid]:0:12}
@@ -106,8 +111,8 @@ done
 
 gl check --json "${ENGINES[@]}"
 expect_rc "check --json: exit 0" 0
-expect_lua "check: one unmanaged-tenant per container and one for the host processes" "$out" \
-    "local n = 0; for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' then n = n + 1 end end; return n == ${#WANT[@]} + 1"
+expect_lua "check: one unmanaged-tenant per container and one per host tenant" "$out" \
+    "local n = 0; for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' then n = n + 1 end end; return n == ${#WANT[@]} + 3"
 expect_lua "check: unknown containers named by their 12-char id" "$out" \
     "for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' and f.message:find('${WANT[4242]:0:12}', 1, true) then return f.message:find('${WANT[4242]:0:13}', 1, true) == nil end end; return false"
 

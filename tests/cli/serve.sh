@@ -2,8 +2,9 @@
 # gpuledger serve, the whole binary on loopback (SPEC §5, §6.1–6.2, §7,
 # issue 4): every endpoint and its headers, methods other than GET and HEAD,
 # unknown and `..` paths, a 100 KB URL, 500 idle connections held open while
-# 50 scrapes are answered, a source failing mid-run, SIGHUP with a broken
-# rules directory, history written every refresh and read (never written)
+# 50 scrapes are answered, a source failing mid-run (one stderr line when it
+# starts failing, one when it is read again), SIGHUP with a broken rules
+# directory (its errors shown until a good reload), history written every refresh and read (never written)
 # by ls and check, a corrupt history and an unwritable history directory,
 # SIGTERM and SIGINT, listen failures and IPv6.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
@@ -190,12 +191,22 @@ echo 'return {' >"$RULES/broken.lua"
 kill -HUP "$SERVE_PID"
 wait_for "SIGHUP with a broken rule says it keeps the set" 10 grep -q "keeping the last good rule set" "$SERVE_LOG"
 expect_in "SIGHUP names the broken file" "$(cat "$SERVE_LOG")" "broken.lua"
-sleep 2
+# The refused set's errors show until a good reload: in the metric an alert
+# watches, the findings, /healthz and the page; the last good rules still judge.
+wait_for "after a bad SIGHUP: gpuledger_rule_errors counts the refused file" 10 \
+    body_has "$URL/metrics" 'gpuledger_rule_errors{node="gpu-demo-01"} 1'
 http GET "$URL/metrics"
-expect_in "after a bad SIGHUP: still no rule errors" "$body" 'gpuledger_rule_errors{node="gpu-demo-01"} 0'
 expect_in "after a bad SIGHUP: the site code stays" "$body" 'code="site-check"'
+expect_in "after a bad SIGHUP: one rule-error finding" "$body" 'gpuledger_findings{node="gpu-demo-01",code="rule-error",level="ERROR"} 1'
+expect_in "after a bad SIGHUP: the last good rules still judge" "$body" 'gpuledger_findings{node="gpu-demo-01",code="unreserved-tenant",level="BAD"} 1'
 http GET "$URL/findings"
-expect_not_in "after a bad SIGHUP: no rule-error finding" "$body" "rule-error"
+expect_eq "after a bad SIGHUP: the rule-error finding names the refused reload and the file" \
+    "$(jq_lua '(function() local n = 0; for _, f in ipairs(j.findings) do if f.code == "rule-error" and f.level == "ERROR" and f.message:find("SIGHUP reload refused", 1, true) and f.message:find("broken.lua", 1, true) then n = n + 1 end end; return n end)()' "$body")" 1
+http GET "$URL/healthz"
+expect_eq "after a bad SIGHUP: /healthz still 200 (serving with the last good rules)" "$status" 200
+expect_in "after a bad SIGHUP: /healthz says why" "$body" "rule-error: SIGHUP reload refused"
+http GET "$URL/"
+expect_in "after a bad SIGHUP: the page shows the rule-error" "$body" "SIGHUP reload refused"
 rm "$RULES/broken.lua"
 cat >"$RULES/second.lua" <<'EOF'
 return { code = "second-check", level = "BAD", evaluate = function() end }
@@ -205,6 +216,9 @@ wait_for "SIGHUP with good rules reloads them" 10 grep -q "reloaded the rule set
 wait_for "the new rule's code appears" 10 body_has "$URL/metrics" 'code="second-check",level="BAD"} 0'
 http GET "$URL/metrics"
 expect_in "rules loaded counts the new rule" "$body" 'gpuledger_rules_loaded{node="gpu-demo-01"} 11'
+expect_in "after a good reload: no rule error left" "$body" 'gpuledger_rule_errors{node="gpu-demo-01"} 0'
+http GET "$URL/healthz"
+expect_eq "after a good reload: /healthz is ok again" "$body" "ok"
 
 # --- SIGTERM: exit 0, history saved -------------------------------------------
 before=$(jq_lua 'j.gpus["GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01"].seconds.held' "$(cat "$HISTORY")")
@@ -307,6 +321,17 @@ if start_serve replay --replay "$WORK/live.json" --listen 127.0.0.1:0 --interval
     wait_for "all read again: up 1" 10 body_has "$URL/metrics" 'gpuledger_up{node="gpu-demo-01"} 1'
     http GET "$URL/healthz"
     expect_eq "all read again: healthz 200" "$status" 200
+    sleep 2 # a few more good refreshes: they add no line
+    # One stderr line when a source starts failing and one when it is read
+    # again, however many refreshes it fails for (journalctl tells the story).
+    log=$(cat "$SERVE_LOG")
+    expect_eq "stderr: docker failing, said once" "$(grep -c '^gpuledger: source docker failing: docker unix:///var/run/docker.sock: connection refused$' <<<"$log")" 1
+    expect_eq "stderr: docker read again, said once" "$(grep -c '^gpuledger: source docker read again$' <<<"$log")" 1
+    expect_eq "stderr: nvidia failing, said once" "$(grep -c '^gpuledger: source nvidia failing: nvidia-smi query-gpu' <<<"$log")" 1
+    expect_eq "stderr: nvidia read again, said once" "$(grep -c '^gpuledger: source nvidia read again$' <<<"$log")" 1
+    expect_eq "stderr: the unreadable replay file, said once" "$(grep -c "^gpuledger: source input failing: .*live.json" <<<"$log")" 1
+    expect_eq "stderr: and once read again" "$(grep -c '^gpuledger: source input read again$' <<<"$log")" 1
+    expect_eq "stderr: nothing else about sources" "$(grep -c '^gpuledger: source ' <<<"$log")" 6
     since=$(curl -s "$URL/metrics" | awk '/^gpuledger_gpu_state_since_timestamp_seconds\{.*gpu="1"/ { print int($2) }')
     expect_eq "the first good read after the failure starts the clock again (D2)" \
         "$(awk -v s="$since" -v t="$restored" 'BEGIN { print (s != "" && s >= t) ? "yes" : "no: since " s ", restored " t }')" yes

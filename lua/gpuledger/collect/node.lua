@@ -23,7 +23,8 @@ local function reported_pids(source)
   return pids
 end
 
--- Which container each GPU process is in, from <proc>/<pid>/cgroup.
+-- Who each GPU process belongs to (a container, a Nomad task, a service, a
+-- login session or itself) and its uid, from <proc>/<pid>/cgroup and status.
 local function collect_proc(core, proc_root, pids)
   local found, why = core.proc_cgroups(proc_root, pids)
   if not found then
@@ -75,9 +76,9 @@ local function inspect_unlisted(core, sources, order, proc)
       listed[inspect.Id] = true
     end
   end
-  for _, container in pairs(proc.pids or {}) do
-    local id = container.container_id
-    if not listed[id] then
+  for _, process in pairs(proc.pids or {}) do
+    local id = process.container_id
+    if id and not listed[id] then
       listed[id] = true
       for _, name in ipairs(order) do
         local source = sources[name]

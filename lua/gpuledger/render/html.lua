@@ -56,6 +56,7 @@ end
 local MARKS = {
   unmanaged = "outside Nomad", unreserved = "not reserved",
   hidden = "allocation hidden from the token", unknown = "Nomad not read",
+  unnamed = "allocation not named by its cgroup",
 }
 
 -- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it
@@ -74,7 +75,33 @@ local function tenants_cell(gpu)
   return '<ul class="tenants">' .. table.concat(items) .. "</ul>"
 end
 
-local function gpu_table(ledger, out)
+-- A bar of value out of max (a <meter>, drawn by the browser: no inline
+-- style), with the text after it.
+local function bar(class, value, max, label)
+  return string.format('<meter class="%s" min="0" max="%d" value="%d"></meter> %s', class, math.max(max, 1),
+    math.max(0, math.min(value, math.max(max, 1))), label)
+end
+
+-- The worst level of the findings on each GPU (by index), for the rows to
+-- stand out.
+local function worst_by_gpu(findings)
+  local worst = {}
+  for _, finding in ipairs(findings or {}) do
+    if finding.index ~= nil and not worst[finding.index] then -- worst first
+      worst[finding.index] = finding.level
+    end
+  end
+  return worst
+end
+
+-- The anchor of a GPU's row, which its findings link to.
+local function gpu_anchor(index)
+  return "gpu-" .. M.escape(index)
+end
+
+local ROW_CLASS = { BAD = "gpu alarm BAD", ERROR = "gpu alarm ERROR" }
+
+local function gpu_table(ledger, findings, out)
   local entries = ledger.entries or {}
   if #entries == 0 then
     if ledger.sources and ledger.sources.nvidia == "failed" or (ledger.errors and #ledger.errors > 0) then
@@ -88,13 +115,17 @@ local function gpu_table(ledger, out)
   out[#out + 1] = "<thead><tr><th>gpu</th><th>model</th><th>util</th><th>memory</th><th>temp</th>"
     .. "<th>enc</th><th>state</th><th>reserved by</th><th>tenants</th></tr></thead>"
   out[#out + 1] = "<tbody>"
+  local worst = worst_by_gpu(findings)
   for _, gpu in ipairs(entries) do
+    local util, used, total = gpu.utilizationPct or 0, gpu.memoryUsedMiB or 0, gpu.memoryTotalMiB or 0
     out[#out + 1] = string.format(
-      '<tr><td class="num">%s</td><td>%s</td><td class="num">%d%%</td><td class="num">%d/%d MiB</td>'
-        .. '<td class="num">%d °C</td><td class="num">%d</td><td>%s</td><td>%s</td><td>%s</td></tr>',
-      M.escape(gpu.index), M.escape(gpu.model), gpu.utilizationPct or 0, gpu.memoryUsedMiB or 0,
-      gpu.memoryTotalMiB or 0, gpu.temperatureC or 0, gpu.encoderSessions or 0,
-      state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
+      '<tr id="%s" class="%s"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
+        .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'
+        .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
+        .. '<td data-label="state">%s</td><td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
+      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu", M.escape(gpu.index), M.escape(gpu.model),
+      bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
+      gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
   end
   out[#out + 1] = "</tbody></table>"
 end
@@ -108,10 +139,25 @@ local function findings_list(findings, out)
   out[#out + 1] = "<thead><tr><th>level</th><th>code</th><th>where</th><th>message</th></tr></thead>"
   out[#out + 1] = "<tbody>"
   for _, finding in ipairs(findings) do
-    out[#out + 1] = string.format("<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
-      level_badge(finding.level), M.escape(finding.code), M.escape(finding.gpu or finding.node), M.escape(finding.message))
+    local where = M.escape(finding.gpu or finding.node)
+    if finding.index ~= nil then -- linked to its GPU's row
+      where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding.index), where)
+    end
+    out[#out + 1] = string.format('<tr class="finding %s"><td data-label="level">%s</td><td data-label="code">%s</td>'
+      .. '<td data-label="where">%s</td><td data-label="message">%s</td></tr>',
+      LEVEL_CLASS[finding.level] or "unknown", level_badge(finding.level), M.escape(finding.code), where,
+      M.escape(finding.message))
   end
   out[#out + 1] = "</tbody></table>"
+end
+
+-- The header's count of findings per level, worst first, each with its badge.
+local function counts_line(counts)
+  local parts = {}
+  for _, level in ipairs { "ERROR", "BAD", "WARN", "OK" } do
+    parts[#parts + 1] = string.format('<span class="count">%s %d</span>', level_badge(level), counts and counts[level] or 0)
+  end
+  return '<p class="counts">' .. table.concat(parts, " ") .. "</p>"
 end
 
 -- The node page of a report (judge.lua: the annotated ledger of this
@@ -137,6 +183,7 @@ function M.node(report, opts)
     "<body>",
     "<header>",
     string.format("<h1>%s %s</h1>", M.escape(node), level_badge(worst)),
+    counts_line(report.counts),
     string.format('<p class="meta">%d GPU(s) · read %s · refresh %d s · <a href="ledger">ledger</a> · '
       .. '<a href="findings">findings</a> · <a href="metrics">metrics</a></p>',
       #(ledger.entries or {}), M.escape(clock.format_stamp(clock.parse_time(ledger.at) or 0)), refresh),
@@ -157,7 +204,7 @@ function M.node(report, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>GPUs</h2>"
-  gpu_table(ledger, out)
+  gpu_table(ledger, findings, out)
   out[#out + 1] = "</section>"
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"

@@ -117,11 +117,89 @@ local function tenants_by_name(gpu)
   return tenants
 end
 
+-- The tenant series of every GPU, {labels, bytes, reserved} each: tenants
+-- whose labels are the same (the host tenants of a GPU: a service, a
+-- user's session, a bare process) are one series, their memory summed, so
+-- that no two samples of a family share their labels.
+local function tenant_series(node, entries)
+  local series, by_key = {}, {}
+  for _, gpu in ipairs(entries) do
+    for _, tenant in ipairs(tenants_by_name(gpu)) do
+      local labels = tenant_labels(node, gpu, tenant)
+      local parts = {}
+      for i, label in ipairs(labels) do
+        parts[i] = label[2]
+      end
+      local key = table.concat(parts, "\0")
+      local one = by_key[key]
+      if not one then
+        one = { labels = labels, bytes = 0, reserved = false }
+        by_key[key] = one
+        series[#series + 1] = one
+      end
+      one.bytes = one.bytes + (tenant.usedMemoryMiB or 0) * MIB
+      one.reserved = one.reserved or tenant.reserved == true
+    end
+  end
+  return series
+end
+
+local SOURCES = { "nvidia", "proc", "docker", "podman", "nomad" }
+
+-- The families an alert can name a card or a source by (additive to SPEC
+-- §5): each finding on a GPU by gpu, uuid, code and level (the number of
+-- such findings, so two tenants with one code are one series of 2); 1 or 0
+-- per source read or failed at the last refresh (a source that was not
+-- asked has none); and, when refresh is given, how long the refresh took
+-- (collecting and judging) and when it was.
+local function alert_families(w, node, findings, ledger, refresh)
+  w.family("gpuledger_gpu_finding", "gauge",
+    "Findings on a GPU at the last refresh, by code and level (the count of such findings).")
+  local counts, order = {}, {}
+  for _, finding in ipairs(findings or {}) do
+    if finding.uuid then
+      local key = table.concat({ finding.index, finding.code, finding.level }, "\0")
+      if not counts[key] then
+        order[#order + 1] = { key = key, finding = finding }
+        counts[key] = 0
+      end
+      counts[key] = counts[key] + 1
+    end
+  end
+  table.sort(order, function(a, b)
+    if a.finding.index ~= b.finding.index then
+      return a.finding.index < b.finding.index
+    end
+    return a.key < b.key
+  end)
+  for _, item in ipairs(order) do
+    local f = item.finding
+    w.sample({ { "node", node }, { "gpu", tostring(f.index) }, { "uuid", f.uuid }, { "code", f.code }, { "level", f.level } },
+      counts[item.key])
+  end
+  w.family("gpuledger_source_up", "gauge", "1 when the source was read at the last refresh, 0 when it failed; absent when not asked.")
+  for _, source in ipairs(SOURCES) do
+    local state = ledger.sources and ledger.sources[source]
+    if state == "read" or state == "failed" then
+      w.sample({ { "node", node }, { "source", source } }, state == "read" and 1 or 0)
+    end
+  end
+  w.family("gpuledger_refresh_duration_seconds", "gauge", "Seconds the last refresh took to read the node and judge it.")
+  if refresh then
+    w.sample({ { "node", node } }, refresh.seconds)
+  end
+  w.family("gpuledger_last_refresh_timestamp_seconds", "gauge", "Unix time of the last refresh.")
+  if refresh then
+    w.sample({ { "node", node } }, refresh.at)
+  end
+end
+
 -- The node's /metrics from a report (judge.lua): its ledger (annotated),
 -- findings, worst level, codes ({code, level} per code of the rule set,
 -- for the zero series) and rules ({loaded, errors}; nil: no samples).
--- h: the history (nil: no counter samples).
-function M.node(report, h)
+-- h: the history (nil: no counter samples). refresh: {at, seconds} of
+-- serve's refresh (nil: no samples of the refresh families).
+function M.node(report, h, refresh)
   local ledger, findings, codes, rules = report.ledger, report.findings, report.codes, report.rules
   local w = writer()
   local node = ledger.node or ""
@@ -182,21 +260,14 @@ function M.node(report, h)
     end
   end
 
-  local sorted_tenants = {}
-  for i, gpu in ipairs(entries) do
-    sorted_tenants[i] = tenants_by_name(gpu)
-  end
+  local tenants = tenant_series(node, entries)
   w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")
-  for i, gpu in ipairs(entries) do
-    for _, tenant in ipairs(sorted_tenants[i]) do
-      w.sample(tenant_labels(node, gpu, tenant), (tenant.usedMemoryMiB or 0) * MIB)
-    end
+  for _, tenant in ipairs(tenants) do
+    w.sample(tenant.labels, tenant.bytes)
   end
   w.family("gpuledger_tenant_reserved", "gauge", "1 when Nomad reserved the GPU for the tenant, else 0.")
-  for i, gpu in ipairs(entries) do
-    for _, tenant in ipairs(sorted_tenants[i]) do
-      w.sample(tenant_labels(node, gpu, tenant), tenant.reserved and 1 or 0)
-    end
+  for _, tenant in ipairs(tenants) do
+    w.sample(tenant.labels, tenant.reserved and 1 or 0)
   end
 
   w.family("gpuledger_gpu_state_seconds_total", "counter",
@@ -224,10 +295,12 @@ function M.node(report, h)
   if rules then
     w.sample({ { "node", node } }, rules.loaded)
   end
-  w.family("gpuledger_rule_errors", "gauge", "Rule files that failed to load (the last good set stays in use after a reload).")
+  w.family("gpuledger_rule_errors", "gauge",
+    "Rule files that failed to load, a refused reload's too (the last good set stays in use until a good reload).")
   if rules then
     w.sample({ { "node", node } }, rules.errors)
   end
+  alert_families(w, node, findings, ledger, refresh)
   return w.text()
 end
 

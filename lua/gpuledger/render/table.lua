@@ -10,7 +10,9 @@ local M = {}
 -- Draws rows (arrays of cells) under a header: "│ a │ b │" lines, cells
 -- left-aligned and padded by characters, "├──┼──┤" under the header. A
 -- cell is a text, or a list of texts shown one under the other (the row
--- then takes as many lines as its longest list).
+-- then takes as many lines as its longest list); every line of a row
+-- repeats its first cell (the GPU's index), so that a line read alone
+-- (`ls | grep unmanaged`) still names its GPU.
 function M.draw(header, rows)
   local widths = {}
   local function lines_of(cell)
@@ -21,18 +23,21 @@ function M.draw(header, rows)
     end
     return lines
   end
-  local all = { header }
-  for _, row in ipairs(rows) do
-    all[#all + 1] = row
-  end
-  for _, row in ipairs(all) do
+  local function cells_of(row) -- the row with each cell as its list of lines
+    local cells = {}
     for i, cell in ipairs(row) do
-      row[i] = lines_of(cell)
-      for _, piece in ipairs(row[i]) do
+      cells[i] = lines_of(cell)
+      for _, piece in ipairs(cells[i]) do
         widths[i] = math.max(widths[i] or 0, text.width(piece))
       end
       widths[i] = widths[i] or 0
     end
+    return cells
+  end
+  header = cells_of(header)
+  local body = {}
+  for n, row in ipairs(rows) do
+    body[n] = cells_of(row)
   end
   local function lines(row)
     local height = 1
@@ -43,7 +48,8 @@ function M.draw(header, rows)
     for n = 1, height do
       local cells = {}
       for i, width in ipairs(widths) do
-        cells[i] = text.pad(row[i] and row[i][n] or "", width)
+        local piece = row[i] and row[i][n] or (i == 1 and row ~= header and row[1][1]) or ""
+        cells[i] = text.pad(piece, width)
       end
       out[n] = "│ " .. table.concat(cells, " │ ") .. " │"
     end
@@ -54,37 +60,30 @@ function M.draw(header, rows)
     rules[i] = string.rep("─", width + 2)
   end
   local out = { lines(header), "├" .. table.concat(rules, "┼") .. "┤" }
-  for _, row in ipairs(rows) do
+  for _, row in ipairs(body) do
     out[#out + 1] = lines(row)
   end
   return table.concat(out, "\n") .. "\n"
 end
 
--- A tenant's name (SPEC §6.2): job/task for a Nomad task with a job name,
--- else its container, else its processes joined by ",".
-function M.tenant_name(tenant)
-  if tenant.kind == "nomad" and tenant.jobName then
-    return gl.job_task(tenant)
-  end
-  if tenant.container then
-    return tenant.container
-  end
-  if tenant.containerId then
-    return tenant.containerId
-  end
-  return table.concat(tenant.processes, ",")
-end
+-- A tenant's name (SPEC §6.2): who it is (gl.who).
+M.tenant_name = gl.who
 
--- "kind:name (N MiB)" and a mark: !unmanaged outside Nomad, !unreserved for a
+-- The marks of tenant cells: !unmanaged outside Nomad, !unreserved for a
 -- task Nomad did not give this GPU, and ?… where that cannot be told (Nomad
--- was not read, or hid the allocation from the token).
+-- was not read, hid the allocation from the token, or the task's cgroup does
+-- not name it).
 local MARKS = {
   unmanaged = " !unmanaged", unreserved = " !unreserved",
   hidden = " ?alloc hidden from the token", unknown = " ?nomad not read",
+  unnamed = " ?alloc not named by its cgroup",
 }
 
+-- "kind:name (N MiB)" and its mark; a host tenant that /proc named needs no
+-- kind ("service ollama.service (401 MiB) !unmanaged").
 local function tenant_cell(tenant)
-  local cell = string.format("%s:%s (%d MiB)", tenant.kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
+  local kind = tenant.owner and "" or (tenant.kind .. ":")
+  local cell = string.format("%s%s (%d MiB)", kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
   return cell .. (MARKS[tenant.verdict] or "")
 end
 
@@ -151,11 +150,130 @@ local function ls_columns()
   return columns
 end
 
+-- s cut to width characters, its last one "…" when it was longer.
+function M.abbreviate(s, width)
+  if text.width(s) <= width then
+    return s
+  elseif width < 1 then
+    return ""
+  end
+  return s:sub(1, utf8.offset(s, width) - 1) .. "…"
+end
+
+-- A list item (a tenant, a reservation) wrapped into lines of at most width
+-- characters, between words. Its mark (" !unmanaged", " ?alloc hidden from
+-- the token": the verdict) moves to a line of its own rather than be split,
+-- and is never cut; a longer word (a container's name) is abbreviated.
+function M.wrap(item, width)
+  local words = {}
+  local main, mark = item:match("^(.-) ([!?].*)$")
+  for word in (main or item):gmatch("%S+") do
+    words[#words + 1] = M.abbreviate(word, width)
+  end
+  words[#words + 1] = mark
+  local lines, line = {}, nil
+  for _, word in ipairs(words) do
+    if line and text.width(line) + 1 + text.width(word) <= width then
+      line = line .. " " .. word
+    else
+      lines[#lines + 1] = line
+      line = word
+    end
+  end
+  lines[#lines + 1] = line or ""
+  return lines
+end
+
+-- A line of parts joined by " · " (ls's header and sources lines), broken
+-- after a " ·" where it is wider than width.
+function M.wrap_parts(line, width)
+  local lines = {}
+  for part in (line .. " · "):gmatch("(.-) · ") do
+    local last = lines[#lines]
+    if last and text.width(last) + 3 + text.width(part) + 2 <= width then -- room for its " ·"
+      lines[#lines] = last .. " · " .. part
+    else
+      lines[#lines + 1] = part
+    end
+  end
+  return table.concat(lines, " ·\n")
+end
+
+-- `ls` for a terminal narrower than the full table: the cells that hold one
+-- text per GPU as a table without borders, two spaces apart, the columns
+-- marked `shrink` (the model) abbreviated to fit width; under each GPU's
+-- line, one line per item of its list cells (reservations, tenants), after
+-- the column's header, wrapped to width. Every line starts with the GPU's
+-- index (the first column).
+local function narrow(columns, rows, width)
+  local is_list, list_header_width = {}, 0
+  for _, row in ipairs(rows) do
+    for i, cell in ipairs(row) do
+      if type(cell) == "table" then
+        is_list[i] = true
+        list_header_width = math.max(list_header_width, text.width(columns[i].header))
+      end
+    end
+  end
+  local flat = {}
+  for i, column in ipairs(columns) do
+    if not is_list[i] then
+      flat[#flat + 1] = { i = i, header = column.header, shrink = column.shrink, width = text.width(column.header) }
+    end
+  end
+  local total = 0
+  for _, column in ipairs(flat) do
+    for _, row in ipairs(rows) do
+      column.width = math.max(column.width, text.width(text.printable(row[column.i])))
+    end
+    total = total + column.width + 2
+  end
+  for _, column in ipairs(flat) do -- give back the overflow from the columns that may shrink
+    if column.shrink and total - 2 > width then
+      local cut = math.min(column.width - text.width(column.header), total - 2 - width)
+      column.width, total = column.width - cut, total - cut
+    end
+  end
+  local function flat_line(cells)
+    local parts = {}
+    for n, column in ipairs(flat) do
+      local cell = M.abbreviate(text.printable(cells[column.i]), column.width)
+      parts[n] = n < #flat and text.pad(cell, column.width) or cell
+    end
+    return table.concat(parts, "  ")
+  end
+  local headers = {}
+  for i, column in ipairs(columns) do
+    headers[i] = column.header
+  end
+  local out = { flat_line(headers) }
+  local index_width = flat[1] and flat[1].width or 0
+  for _, row in ipairs(rows) do
+    out[#out + 1] = flat_line(row)
+    local index = text.pad(text.printable(row[1]), index_width) .. "    "
+    for i, cell in ipairs(row) do
+      if is_list[i] and type(cell) == "table" then
+        local label = text.pad(columns[i].header, list_header_width) .. "  "
+        local blank = string.rep(" ", text.width(label))
+        for _, item in ipairs(cell) do
+          for n, line in ipairs(M.wrap(text.printable(item), width - text.width(index) - text.width(label))) do
+            out[#out + 1] = index .. (n == 1 and label or blank) .. line
+            label = blank
+          end
+        end
+      end
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
 local SOURCE_ORDER = { "nvidia", "proc", "docker", "podman", "nomad" }
 
 -- `ls`: the header line, the table, and a line saying which sources were
--- read, failed or off.
-function M.ls(ledger)
+-- read, failed or off. output (config.output): columns, the width of the
+-- terminal ls writes to (nil for a pipe, a file, or --wide): when the full
+-- table is wider, the narrow layout fits it.
+function M.ls(ledger, output)
   local header = string.format("gpuledger · %s · %d GPU(s) · %s", ledger.node, #ledger.entries,
     clock.format_stamp(clock.parse_time(ledger.at) or 0))
   if ledger.errors and #ledger.errors > 0 then
@@ -181,10 +299,15 @@ function M.ls(ledger)
       sources[#sources + 1] = name .. " " .. state
     end
   end
-  local out = text.printable(header) .. "\n"
-  out = out .. M.draw(headers, rows)
+  local full = M.draw(headers, rows)
+  local width = output and output.columns
+  if not width or text.width(full:match("^[^\n]*")) <= width then
+    width = math.huge
+  end
+  local out = M.wrap_parts(text.printable(header), width) .. "\n"
+  out = out .. (width < math.huge and narrow(columns, rows, width) or full)
   if #sources > 0 then
-    out = out .. "sources: " .. table.concat(sources, " · ") .. "\n"
+    out = out .. M.wrap_parts("sources: " .. table.concat(sources, " · "), width) .. "\n"
   end
   return out
 end
@@ -192,13 +315,20 @@ end
 local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 
 -- `check`: one line per finding of the report (judge.lua; findings and
--- counts are what it reads), worst first, then the counts line.
-function M.check(report)
+-- counts are what it reads), worst first, then the counts line. Where (the
+-- GPU, or the node) is as wide as the widest; output (config.output):
+-- glyphs, whether a coloured emoji leads each line.
+function M.check(report, output)
   local findings, counts = report.findings, report.counts
+  local where_width = 0
+  for _, finding in ipairs(findings) do
+    where_width = math.max(where_width, text.width(text.printable(finding.gpu or finding.node)))
+  end
   local lines = {}
   for _, finding in ipairs(findings) do
-    lines[#lines + 1] = text.printable(string.format("%s %s %s %s %s", GLYPHS[finding.level] or "?",
-      text.pad(finding.level, 5), text.pad(finding.code, 18), text.pad(finding.gpu or finding.node, 22), finding.message))
+    local glyph = output and output.glyphs and ((GLYPHS[finding.level] or "?") .. " ") or ""
+    lines[#lines + 1] = glyph .. text.printable(string.format("%s %s %s %s", text.pad(finding.level, 5),
+      text.pad(finding.code, 18), text.pad(text.printable(finding.gpu or finding.node), where_width), finding.message))
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",

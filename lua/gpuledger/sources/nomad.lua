@@ -29,8 +29,9 @@ function M.reduce(alloc)
   }
 end
 
--- Reads the snapshot's nomad source. Returns visible (alloc id → namespace,
--- "default" when empty; nil when Nomad was not read), the reservations (each
+-- Reads the snapshot's nomad source. Returns visible (alloc id →
+-- {namespace ("default" when empty), jobId}; nil when Nomad was not read),
+-- the reservations (each
 -- {allocId, jobId, taskGroup, task, namespace, clientStatus, deviceIds}),
 -- and the source's error if it failed.
 function M.read(source)
@@ -43,7 +44,7 @@ function M.read(source)
   local visible, reservations = {}, {}
   for _, alloc in ipairs(source.allocations or {}) do
     local namespace = alloc.Namespace or ""
-    visible[alloc.ID or ""] = namespace ~= "" and namespace or "default"
+    visible[alloc.ID or ""] = { namespace = namespace ~= "" and namespace or "default", jobId = alloc.JobID or "" }
     local resources = alloc.AllocatedResources
     if RESERVING[alloc.ClientStatus] and resources and resources.Tasks then
       local tasks = {}

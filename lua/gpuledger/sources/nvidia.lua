@@ -21,15 +21,36 @@ function M.slowdown_fields(group)
   return { "index", group .. ".hw_thermal_slowdown", group .. ".sw_thermal_slowdown" }
 end
 
--- The binary of a process name (SPEC §2.1): trimmed, cut at the first blank,
--- then after the last "/"; arguments never survive. Bracketed driver
--- placeholders such as "[Insufficient Permissions]" are kept whole.
+-- What the driver writes in place of a name it cannot give; shown whole.
+local NAME_PLACEHOLDERS = {
+  ["[Insufficient Permissions]"] = true, ["[Not Found]"] = true, ["[N/A]"] = true, ["[Not Supported]"] = true,
+}
+
+-- Unicode's White_Space beyond ASCII (and the invisible U+180E, U+200B and
+-- U+FEFF), UTF-8 encoded: each ends a name as a blank does.
+local WIDE_BLANKS = {
+  "\u{85}", "\u{A0}", "\u{1680}", "\u{180E}", "\u{2000}", "\u{2001}", "\u{2002}", "\u{2003}", "\u{2004}",
+  "\u{2005}", "\u{2006}", "\u{2007}", "\u{2008}", "\u{2009}", "\u{200A}", "\u{200B}", "\u{2028}", "\u{2029}",
+  "\u{202F}", "\u{205F}", "\u{3000}", "\u{FEFF}",
+}
+
+-- The binary of a process name (SPEC §2.1): trimmed, cut at the first
+-- blank (any Unicode white space), then after the last "/"; arguments never
+-- survive, bracketed or not ("[python3 --token=x]" is "python3"). The
+-- driver's placeholders such as "[Insufficient Permissions]" are kept whole.
 function M.process_binary(name)
+  for _, blank in ipairs(WIDE_BLANKS) do
+    name = name:gsub(blank, " ")
+  end
   name = text.trim(name)
-  if name:match("^%[.*%]$") then
+  if NAME_PLACEHOLDERS[name] then
     return name
   end
-  name = name:match("^[^ \t]*")
+  local bracketed = name:match("^%[%s*(.*)$")
+  name = (bracketed or name):match("^%S*")
+  if bracketed then
+    name = name:gsub("%]+$", "")
+  end
   return (name:match("([^/]*)$"))
 end
 

@@ -12,7 +12,7 @@ local M = {}
 
 M.columns = {
   { header = "gpu", cell = cells.gpu },
-  { header = "model", cell = cells.model },
+  { header = "model", cell = cells.model, shrink = true },
   { header = "util", cell = cells.util },
   { header = "memory", cell = cells.memory },
   { header = "temp", cell = cells.temp },

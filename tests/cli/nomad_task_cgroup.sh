@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# A real process in a real cgroup v2 named as Nomad names a task of the exec,
+# raw_exec, java or exec2 drivers (`nomad.slice/share.slice/<alloc>.<task>.scope`,
+# Nomad 1.7+; API-SHAPES.md §12), held on a fake GPU (the fake nvidia-smi
+# reports its real pid), read through the real /proc: it comes out as that
+# allocation's task, and with the fake Nomad reserving the GPU for that
+# allocation the GPU is held, with no BAD finding. The test makes the cgroup itself (systemd-run needs
+# systemd as pid 1, which these machines lack) in the machine's cgroup2
+# mount, and removes it; it skips (exit 77), saying why, where there is no
+# cgroup2 mount or no right to make a cgroup in it.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
+out="" # what run leaves (with $err and $rc)
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR \
+    NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
+mkdir "$WORK/no-rules"
+GPU="GPU-5e1d7a3c-9b2f-4c68-a0e4-7f3b1d9c2e85"
+ALLOC=$(cat /proc/sys/kernel/random/uuid) # a fresh one: runs never share a cgroup
+TASK=worker
+
+cgroup2=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
+if [ -z "$cgroup2" ]; then
+    skip "a process in a Nomad task cgroup" "no cgroup2 file system is mounted here"
+    finish
+fi
+slice=$cgroup2/nomad.slice
+scope=$slice/share.slice/$ALLOC.$TASK.scope
+made_slice=""
+[ -d "$slice" ] || made_slice=yes
+if ! mkdir -p "$scope" 2>"$WORK/mkdir.err"; then
+    skip "a process in a Nomad task cgroup" "cannot make $scope: $(cat "$WORK/mkdir.err")"
+    finish
+fi
+# Stops the holder, then removes the scope, and the slices when this test
+# made them and nothing else uses them (rmdir refuses a cgroup that is not
+# empty).
+holder=""
+# shellcheck disable=SC2317 # called from the at_exit hook
+remove_cgroups() {
+    [ -z "$holder" ] || stop_pid "$holder"
+    rmdir "$scope" 2>/dev/null
+    if [ -n "$made_slice" ]; then
+        rmdir "$slice/share.slice" "$slice" 2>/dev/null
+    fi
+    return 0
+}
+at_exit remove_cgroups
+
+sleep 300 &
+holder=$!
+if ! echo "$holder" >"$scope/cgroup.procs" 2>"$WORK/move.err"; then
+    skip "a process in a Nomad task cgroup" "cannot move a process into $scope: $(cat "$WORK/move.err")"
+    finish
+fi
+expect_in "the holder's /proc/<pid>/cgroup names the task's scope" "$(cat "/proc/$holder/cgroup")" \
+    "/nomad.slice/share.slice/$ALLOC.$TASK.scope"
+
+mkdir "$WORK/smi"
+cat >"$WORK/smi/query-gpu.csv" <<EOF
+0, $GPU, NVIDIA L4, 00000000:01:00.0, 2100, 23034, 30, 10, 50, 40.5, 0, 0
+EOF
+printf '%s, %s, 2048, /usr/bin/python3 train.py --token=hunter2\n' "$GPU" "$holder" >"$WORK/smi/compute-apps.csv"
+export FAKE_SMI_DIR=$WORK/smi
+
+run snapshot --nvidia-smi "$FAKES/nvidia-smi" --proc /proc --node real-node --rules "$WORK/no-rules" \
+    --no-nomad --podman off --docker "unix://$WORK/absent.sock"
+expect_rc "snapshot: exit 0" 0
+expect_lua "snapshot: the holder is task $TASK of allocation $ALLOC" "$out" \
+    "local p = j.sources.proc.pids['$holder']; return p ~= nil and p.owner == 'nomad' and p.alloc_id == '$ALLOC' and p.task == '$TASK'"
+expect_lua "snapshot: with its real uid" "$out" "j.sources.proc.pids['$holder'].uid == $(id -u)"
+expect_not_in "snapshot: none of its arguments" "$out" "hunter2"
+
+# --- joined to its allocation, which reserved the GPU ---------------------------
+NODE_ID=6d2f9b41-3c8e-4a7d-9e15-b0c4a8f2d637
+python3 - "$NODE_ID" "$ALLOC" "$GPU" >"$WORK/nomad.json" <<'PY'
+import json, sys
+node, alloc, gpu = sys.argv[1:]
+print(json.dumps({"node_id": node, "role": "client", "acl": False, "allocations": [{
+    "ID": alloc, "Namespace": "default", "Name": "train.trainer[0]", "NodeID": node, "JobID": "train",
+    "TaskGroup": "trainer", "DesiredStatus": "run", "ClientStatus": "running",
+    "AllocatedResources": {"Tasks": {"worker": {"Devices": [
+        {"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA L4", "DeviceIDs": [gpu]}]}}},
+    "CreateIndex": 10, "ModifyIndex": 11}]}))
+PY
+fake_nomad_up "$WORK/nomad.json"
+# A Docker engine that runs no container (the fake: no real dockerd needed).
+echo '{"containers": []}' >"$WORK/no-containers.json"
+if ! fake_engine_start engine --fixture "$WORK/no-containers.json" --max-seconds 300; then
+    fail "fake engine starts" "$(cat "$WORK/engine.stderr")"
+    finish
+fi
+gl_nomad() {
+    run "$@" --nvidia-smi "$FAKES/nvidia-smi" --proc /proc --node real-node --rules "$WORK/no-rules" \
+        --nomad-addr "$NOMAD" --nomad-node-id "$NODE_ID" --podman off --docker "unix://$WORK/engine.sock"
+}
+gl_nomad ls --json
+expect_rc "ls --json: exit 0" 0
+expect_lua "ls: the holder is a reserved Nomad tenant, train/worker" "$out" \
+    "local t = j.entries[1].tenants[1]; return #j.entries[1].tenants == 1 and t.kind == 'nomad' and t.allocId == '$ALLOC' and t.jobName == 'train' and t.taskName == 'worker' and t.reserved == true and t.pids[1] == $holder"
+expect_lua "ls: the GPU is held" "$out" "j.entries[1].state == 'held'"
+gl_nomad check --json --exit-on warn
+expect_rc "check: exit 0, nothing to warn of" 0
+expect_lua "check: one finding, held, OK" "$out" "#j.findings == 1 and j.findings[1].code == 'held' and j.findings[1].level == 'OK'"
+
+finish

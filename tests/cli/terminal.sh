@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# What ls and check look like where a person reads them: on a terminal
+# (a pseudo-terminal of a chosen width, tests/lib/on_terminal.py) ls fits
+# its width, wrapping the tenants and never cutting a verdict; piped or with
+# --wide it is the full table; every line names its GPU. check marks levels
+# with emoji only on a terminal without NO_COLOR, and aligns the `where`
+# column to the longest name.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" # what run leaves (with $err and $rc)
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS NO_COLOR
+mkdir "$WORK/rules"
+# A site rule with a finding about the node, so that check's `where` column
+# holds the node's name as well as GPU labels.
+cat >"$WORK/rules/node_note.lua" <<'EOF'
+return {
+  code = "node-note", level = "WARN", doc = "a finding about the node",
+  evaluate = function(_, _, emit) emit { message = "a note about the node" } end,
+}
+EOF
+LONG_NODE=gpu-node-with-a-rather-long-name-07
+
+# on_terminal COLUMNS ARGS...: runs gpuledger ARGS on a terminal COLUMNS wide,
+# with the site rules of $rules, leaving $out and $rc.
+rules=$WORK/rules
+on_terminal() {
+    local columns=$1
+    shift
+    out=$(python3 "$SRC/tests/lib/on_terminal.py" "$columns" "$GPULEDGER" "$@" --rules "$rules" 2>&1)
+    rc=$?
+}
+
+# widest TEXT: the most characters (not bytes) on one line of TEXT.
+widest() { TEXT=$1 lua5.4 -e 'local n = 0; for line in (os.getenv("TEXT") .. "\n"):gmatch("([^\n]*)\n") do n = math.max(n, utf8.len(line)) end; print(n)'; }
+
+# count TEXT NEEDLE: how many times NEEDLE occurs in TEXT.
+count() { grep -o -F -- "$2" <<<"$1" | wc -l; }
+
+# --- ls ------------------------------------------------------------------------
+run ls --demo --rules "$WORK/rules"
+expect_rc "ls piped: exit 0" 0
+piped=$out
+expect_in "ls piped: the full table" "$piped" "│ gpu │ model"
+expect_eq "ls piped: as wide as it needs (173 columns)" "$(widest "$piped")" 173
+expect_eq "ls piped: every line of a GPU names it (grep unmanaged keeps the card)" \
+    "$(grep -F unmanaged <<<"$piped" | grep -c '^│ 2 ')" 2
+
+for columns in 80 100 60; do
+    on_terminal "$columns" ls --demo
+    expect_rc "ls on $columns columns: exit 0" 0
+    narrow=$out
+    if [ "$(widest "$narrow")" -le "$columns" ]; then
+        pass "ls on $columns columns: no line is wider"
+    else
+        fail "ls on $columns columns: no line is wider" "widest: $(widest "$narrow")" "$narrow"
+    fi
+    for mark in '!unmanaged' '!unreserved' '?alloc hidden from the token' held reserved-idle unaccounted free; do
+        expect_eq "ls on $columns columns: '$mark' as often as in the full table, never cut" \
+            "$(count "$narrow" "$mark")" "$(count "$piped" "$mark")"
+    done
+    expect_eq "ls on $columns columns: every line between the header and sources starts with its GPU's index" \
+        "$(sed -n '3,/^sources:/p' <<<"$narrow" | grep -v '^sources:' | grep -cv '^[0-3] ')" 0
+    expect_eq "ls on $columns columns: the tenants of gpu2 and their marks, on lines of gpu2 only" \
+        "$(grep -E '!unmanaged|!unreserved|ffmpeg-manual|host:python3' <<<"$narrow" | grep -cv '^2 ')" 0
+done
+on_terminal 200 ls --demo
+expect_eq "ls on 200 columns: the full table, which fits" "$out" "$piped"
+on_terminal 80 ls --demo --wide
+expect_eq "ls --wide on 80 columns: the full table" "$out" "$piped"
+on_terminal 80 ls --demo --json
+expect_in "ls --json on a terminal: JSON" "$out" '"entries":['
+
+# --- check ---------------------------------------------------------------------
+run check --demo --node "$LONG_NODE" --rules "$WORK/rules"
+piped=$out
+for glyph in 🟢 🟡 🔴 ⚫; do
+    expect_not_in "check piped: no $glyph" "$piped" "$glyph"
+done
+expect_in "check piped: a level starts the line" "$piped" $'\nBAD   unreserved-tenant  gpu2 GPU-c41b9e27'
+on_terminal 100 check --demo --node "$LONG_NODE"
+expect_in "check on a terminal: coloured levels" "$out" "🔴 BAD   unreserved-tenant"
+NO_COLOR=1 on_terminal 100 check --demo --node "$LONG_NODE"
+expect_not_in "check with NO_COLOR on a terminal: no emoji" "$out" "🔴"
+NO_COLOR="" on_terminal 100 check --demo --node "$LONG_NODE"
+expect_in "check with an empty NO_COLOR: emoji (no-color.org)" "$out" "🔴"
+
+# Each finding line: LEVEL CODE WHERE MESSAGE; the message starts in the same
+# column on every line, after the longest where (the node's name here).
+columns_at=$(LINES_=$piped NODE=$LONG_NODE lua5.4 -e '
+local seen = {}
+for line in os.getenv("LINES_"):gmatch("[^\n]+") do
+  local where_start = line:match("^%u+%s+%S+%s+()")
+  if where_start then
+    local rest = line:sub(where_start)
+    local where = rest:find(os.getenv("NODE"), 1, true) == 1 and os.getenv("NODE") or rest:match("^gpu%d+ %S+")
+    local message = rest:sub(#where + 1):match("^%s*()")
+    seen[utf8.len(line:sub(1, where_start - 1)) + #where + message - 1] = true
+  end
+end
+local list = {}
+for k in pairs(seen) do list[#list + 1] = k end
+print(#list == 1 and "one column" or ("columns " .. table.concat(list, " ")))')
+expect_eq "check: every message starts in one column, after the longest where" "$columns_at" "one column"
+expect_in "check: the node's findings are there" "$piped" "$LONG_NODE"
+
+# --- the README's examples are what the binary prints ---------------------------
+mkdir "$WORK/no-rules"
+rules=$WORK/no-rules
+# readme_block AFTER: the first ``` block of README.md after the line that
+# starts with AFTER.
+readme_block() {
+    awk -v after="$1" 'index($0, after) == 1 { found = 1 } found && /^```$/ { if (inside) exit; inside = 1; next } inside' "$SRC/README.md"
+}
+on_terminal 80 ls --demo
+expect_eq "README: the ls example is ls --demo on an 80-column terminal" "$(readme_block "\`gpuledger ls --demo\` runs")" "$out"
+on_terminal 80 check --demo
+expect_eq "README: the check example is check --demo on a terminal" "$(readme_block "and \`gpuledger check --demo\`")" "$out"
+
+finish
