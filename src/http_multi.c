@@ -2,7 +2,14 @@
  * libcurl's multi interface driven by curl_multi_socket_action and epoll,
  * so the cost of a step does not grow with the number of requests still
  * running. Each request is set up exactly as http_get sets it up
- * (http_transfer_new). See http_multi.h for the contract. */
+ * (http_transfer_new), when it starts. Requests start in order, as many at
+ * once as the start window allows: at most START_WINDOW of the running ones
+ * may be younger than YOUNG_MS. A fleet of nodes that answer at once then
+ * never holds more than a few dozen handles and buffers (memory stays flat
+ * however large the fleet), while a node that is slow stops counting after
+ * YOUNG_MS, so slow nodes cannot hold the others back for long: with every
+ * node silent, the last of N starts after about N / START_WINDOW * YOUNG_MS.
+ * See http_multi.h for the contract. */
 #include "http_multi.h"
 
 #include <curl/curl.h>
@@ -16,13 +23,21 @@
 #include <unistd.h>
 
 #define EVENTS_PER_WAIT 256
+#define START_WINDOW    128
+#define YOUNG_MS        20.0
 
 /* The state of one run, shared with curl's callbacks. */
 struct multi_run {
     CURLM *multi;
     int epoll_fd;
-    double timer_at;                  /* monotonic ms when curl wants a timeout call; < 0: none */
-    struct http_transfer **transfers; /* by request index; NULL once heard */
+    double timer_at; /* monotonic ms when curl wants a timeout call; < 0: none */
+    const struct http_request *requests;
+    size_t count;
+    struct http_transfer **transfers; /* by request index; NULL unless running */
+    double *started_at;               /* monotonic ms, by request index */
+    size_t next;                      /* the next request to start */
+    size_t oldest_young;              /* requests before it are not young */
+    size_t young;                     /* running requests from oldest_young on */
     http_each_fn each;
     void *context;
     int stop; /* what the each call that stopped the run returned */
@@ -95,49 +110,76 @@ static void hear_finished(struct multi_run *run)
         int failed = http_transfer_finish(transfer, code, &response, cause, sizeof cause);
         http_transfer_free(transfer);
         run->transfers[index] = NULL;
+        if (index >= run->oldest_young)
+            run->young--;
         hear(run, index, failed ? NULL : &response, failed ? cause : NULL);
         http_response_free(&response);
     }
 }
 
-/* Sets up every request and adds it to the multi handle; a request that
- * cannot be set up is heard at once with its cause. */
-static void start_all(struct multi_run *run, const struct http_request *requests, size_t count)
+/* Moves oldest_young past the requests that are no longer young at now. */
+static void age(struct multi_run *run, double now)
 {
-    for (size_t i = 0; i < count && !run->stop; i++) {
+    while (run->oldest_young < run->next && run->started_at[run->oldest_young] + YOUNG_MS <= now) {
+        if (run->transfers[run->oldest_young])
+            run->young--;
+        run->oldest_young++;
+    }
+}
+
+/* Starts requests in order while the start window has room; a request
+ * that cannot be set up is heard at once with its cause. */
+static void start_more(struct multi_run *run)
+{
+    double now = monotonic_ms();
+    age(run, now);
+    while (run->next < run->count && run->young < START_WINDOW && !run->stop) {
+        size_t i = run->next++;
+        run->started_at[i] = now;
         char cause[512];
-        struct http_transfer *transfer = http_transfer_new(&requests[i], cause, sizeof cause);
+        struct http_transfer *transfer = http_transfer_new(&run->requests[i], cause, sizeof cause);
         if (!transfer) {
             hear(run, i, NULL, cause);
             continue;
         }
         CURL *easy = http_transfer_curl(transfer);
         curl_easy_setopt(easy, CURLOPT_PRIVATE, (char *)(uintptr_t)i);
-        curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L); /* every node is another server */
+        curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);  /* every node is another server */
+        curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 4096L); /* a ledger is a few KiB */
         if (curl_multi_add_handle(run->multi, easy) != CURLM_OK) {
             http_transfer_free(transfer);
             hear(run, i, NULL, "curl_multi_add_handle failed");
             continue;
         }
         run->transfers[i] = transfer;
+        run->young++;
     }
 }
 
-/* Drives the transfers until none is left, the deadline (monotonic ms)
- * passes, or each stops the run. */
+/* Drives the transfers until every request was heard, the deadline
+ * (monotonic ms) passes, or each stops the run. */
 static void drive(struct multi_run *run, double deadline)
 {
     int running = 0;
-    curl_multi_socket_action(run->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    hear_finished(run);
     struct epoll_event events[EVENTS_PER_WAIT];
-    while (running > 0 && !run->stop) {
+    for (;;) {
+        start_more(run);
+        /* what the new ones need first, and the timers that expired */
+        curl_multi_socket_action(run->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        hear_finished(run);
+        if (run->stop || (running == 0 && run->next == run->count))
+            return;
         double now = monotonic_ms();
         if (now >= deadline)
             return;
         double wait = deadline - now;
         if (run->timer_at >= 0 && run->timer_at - now < wait)
             wait = run->timer_at > now ? run->timer_at - now : 0;
+        if (run->next < run->count && run->young >= START_WINDOW) {
+            double ages_at = run->started_at[run->oldest_young] + YOUNG_MS;
+            if (ages_at - now < wait)
+                wait = ages_at > now ? ages_at - now : 0;
+        }
         int ready = epoll_wait(run->epoll_fd, events, EVENTS_PER_WAIT, (int)(wait + 0.999));
         if (ready < 0 && errno != EINTR)
             return;
@@ -169,13 +211,20 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
         return -1;
     }
     double deadline = monotonic_ms() + (double)deadline_ms;
-    struct multi_run run = {.epoll_fd = -1, .timer_at = -1.0, .each = each, .context = context};
+    struct multi_run run = {.epoll_fd = -1,
+                            .timer_at = -1.0,
+                            .requests = requests,
+                            .count = count,
+                            .each = each,
+                            .context = context};
     run.transfers = calloc(count ? count : 1, sizeof *run.transfers);
+    run.started_at = calloc(count ? count : 1, sizeof *run.started_at);
     run.multi = curl_multi_init();
     run.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (!run.transfers || !run.multi || run.epoll_fd < 0) {
+    if (!run.transfers || !run.started_at || !run.multi || run.epoll_fd < 0) {
         snprintf(errbuf, errlen, "%s", run.epoll_fd < 0 ? strerror(errno) : "out of memory");
         free(run.transfers);
+        free(run.started_at);
         if (run.multi)
             curl_multi_cleanup(run.multi);
         if (run.epoll_fd >= 0)
@@ -187,21 +236,23 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
     curl_multi_setopt(run.multi, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(run.multi, CURLMOPT_TIMERDATA, &run);
 
-    start_all(&run, requests, count);
     drive(&run, deadline);
 
     char late[96];
     snprintf(late, sizeof late, "no answer within the deadline of %ld ms", deadline_ms);
     for (size_t i = 0; i < count; i++) {
-        if (!run.transfers[i])
-            continue;
-        curl_multi_remove_handle(run.multi, http_transfer_curl(run.transfers[i]));
-        http_transfer_free(run.transfers[i]);
-        run.transfers[i] = NULL;
-        hear(&run, i, NULL, late);
+        int unheard = run.transfers[i] != NULL || i >= run.next;
+        if (run.transfers[i]) {
+            curl_multi_remove_handle(run.multi, http_transfer_curl(run.transfers[i]));
+            http_transfer_free(run.transfers[i]);
+            run.transfers[i] = NULL;
+        }
+        if (unheard)
+            hear(&run, i, NULL, late);
     }
     curl_multi_cleanup(run.multi);
     close(run.epoll_fd);
     free(run.transfers);
+    free(run.started_at);
     return run.stop;
 }

@@ -11,10 +11,13 @@
 typedef int (*http_each_fn)(void *context, size_t index, struct http_response *response,
                             const char *cause);
 
-/* Runs every GET of requests at once, in this thread, with libcurl's multi
+/* Runs every GET of requests together, in this thread, with libcurl's multi
  * interface; each keeps its own timeout and byte cap, and the whole run ends
- * by deadline_ms (> 0) from the start: a request still running then fails
- * with "no answer within the deadline of N ms". each hears every request
+ * by deadline_ms (> 0) from the start: a request still running (or never
+ * started) then fails with "no answer within the deadline of N ms".
+ * Requests start in order, a window of them at a time; one that has run
+ * for a few tens of milliseconds leaves the window, so nodes that are slow
+ * never hold back the others by more than that (http_multi.c). each hears every request
  * exactly once, in the order the outcomes come. Returns 0; the non-zero value
  * an each call returned (the others are then abandoned unheard); or -1 with
  * a cause in errbuf when the machinery itself could not start. */

@@ -238,6 +238,34 @@ static void test_many(int answer_port)
     CHECK_INT(good, 100);
 }
 
+/* More silent nodes than the start window holds do not hold back a node
+ * that answers: it is heard long before the silent ones time out. */
+static void test_silent_crowd(int silent_port, int answer_port)
+{
+    enum { CROWD = 300 };
+    static struct http_request requests[CROWD + 1];
+    static struct heard heard[CROWD + 1];
+    static char crowd_urls[CROWD + 1][64];
+    for (int i = 0; i <= CROWD; i++) {
+        snprintf(crowd_urls[i], sizeof crowd_urls[i], "http://127.0.0.1:%d/ledger",
+                 i < CROWD ? silent_port : answer_port);
+        requests[i] =
+            (struct http_request){.url = crowd_urls[i], .timeout_ms = 1500, .max_bytes = 1 << 20};
+    }
+    memset(heard, 0, sizeof heard);
+    struct log log = {.heard = heard, .started = now_ms()};
+    char cause[256];
+    CHECK_INT(http_get_many(requests, CROWD + 1, 5000, record, &log, cause, sizeof cause), 0);
+    CHECK_INT(heard[CROWD].status, 200);
+    CHECK(heard[CROWD].at_ms < 700);
+    int timed_out = 0;
+    for (int i = 0; i < CROWD; i++)
+        timed_out += heard[i].times == 1 && strstr(heard[i].cause, "Timeout was reached") != NULL;
+    CHECK_INT(timed_out, CROWD);
+    CHECK(now_ms() - log.started < 3000);
+    printf("the node behind %d silent ones: heard after %.0f ms\n", CROWD, heard[CROWD].at_ms);
+}
+
 static void test_stop(int answer_port, int silent_port)
 {
     struct http_request requests[3] = {request_to(0, answer_port, 5000),
@@ -265,6 +293,7 @@ int main(void)
     test_mixed(answer_port, silent_port, drip_port, huge_port);
     test_deadline(silent_port, answer_port);
     test_many(answer_port);
+    test_silent_crowd(silent_port, answer_port);
     test_stop(answer_port, silent_port);
     for (int i = 0; i < server_count; i++) {
         kill(-servers[i], SIGKILL);
