@@ -18,6 +18,7 @@ status="" headers="" body="" URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 command -v python3 >/dev/null || { skip "fleet serve" "needs python3 for a fake node"; finish; }
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 mkdir "$WORK/rules"
+cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/rules/" # a rule that sees the fleet
 export GPULEDGER_RULES=$WORK/rules
 HOSTILE='gpuf"><b>x</b><script>alert(1)</script>'
 
@@ -73,6 +74,8 @@ for code in source-unavailable unreserved-tenant unmanaged-tenant contended rese
     expect_in "a series for $code" "$body" "gpuledger_fleet_findings{code=\"$code\","
 done
 expect_in "a job's GPUs" "$body" 'gpuledger_fleet_job_gpus{namespace="default",nomad_job="restreamer",use="held"} 1'
+expect_in "the fleet rule's finding (2 of 7 GPUs reserved-idle)" "$body" \
+    'gpuledger_fleet_findings{code="fleet-reserved-idle",level="WARN"} 1'
 expect_not_in "no node label" "$body" 'node="'
 
 # ---- /healthz when nothing could be read ----------------------------------------
@@ -102,6 +105,14 @@ if ! need_program prometheus prometheus || ! need_program promtool prometheus; t
 else
     lint=$(promtool check metrics <"$WORK/metrics.txt" 2>&1)
     expect_eq "promtool check metrics: clean" "$?:$lint" "0:"
+    "$GPULEDGER" rules --prometheus >"$WORK/alerts.yml" 2>"$WORK/alerts.err"
+    expect_in "rules --prometheus: the fleet rule alerts on gpuledger_fleet_findings" "$(cat "$WORK/alerts.yml")" \
+        'expr: gpuledger_fleet_findings{code="fleet-reserved-idle"} > 0'
+    if rules_check=$(promtool check rules "$WORK/alerts.yml" 2>&1); then
+        pass "promtool check rules: the alerts with a fleet rule"
+    else
+        fail "promtool check rules: the alerts with a fleet rule" "$rules_check"
+    fi
     start_prometheus gpuledger-fleet "${URL#http://}"
     wait_for "Prometheus scrapes gpuledger_fleet_up 1" 40 scraped 'gpuledger_fleet_up' 1
     wait_for "Prometheus has the unreachable count" 20 scraped 'gpuledger_fleet_nodes{state="unreachable"}' 1
