@@ -34,7 +34,7 @@ fake_start "$WORK/hostile.stderr" "$WORK/hostile.port" python3 "$FAKES/fake_node
 NODE_H=127.0.0.1:$(cat "$WORK/hostile.port")
 DEAD=127.0.0.1:$(free_port)
 
-if ! start_fleet_serve fleet --targets "$NODE_A,$NODE_H,$DEAD" --listen 127.0.0.1:0 --interval 1s --timeout 2s; then
+if ! start_serving fleet fleet serve --targets "$NODE_A,$NODE_H,$DEAD" --listen 127.0.0.1:0 --interval 1s --timeout 2s; then
     fail "fleet serve starts" "$(cat "$SERVE_LOG")"
     finish
 fi
@@ -79,7 +79,7 @@ expect_in "the fleet rule's finding (2 of 7 GPUs reserved-idle)" "$body" \
 expect_not_in "no node label" "$body" 'node="'
 
 # ---- /healthz when nothing could be read ----------------------------------------
-start_fleet_serve down --targets "$DEAD" --listen 127.0.0.1:0 --interval 1h --timeout 1s ||
+start_serving down fleet serve --targets "$DEAD" --listen 127.0.0.1:0 --interval 1h --timeout 1s ||
     { fail "fleet serve (all down) starts" "$(cat "$SERVE_LOG")"; finish; }
 http GET "$URL/healthz"
 expect_eq "/healthz 503 when no node was read" "$status" 503
@@ -113,7 +113,15 @@ else
     else
         fail "promtool check rules: the alerts with a fleet rule" "$rules_check"
     fi
-    start_prometheus gpuledger-fleet "${URL#http://}"
+    prom_port=$(free_port)
+    PROM=http://127.0.0.1:$prom_port
+    mkdir -p "$WORK/prometheus/data"
+    printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: gpuledger-fleet\n    static_configs:\n      - targets: ["%s"]\n' \
+        "${URL#http://}" >"$WORK/prometheus/prometheus.yml"
+    prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
+        --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+    at_exit "stop_pid $!"
+    wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
     wait_for "Prometheus scrapes gpuledger_fleet_up 1" 40 scraped 'gpuledger_fleet_up' 1
     wait_for "Prometheus has the unreachable count" 20 scraped 'gpuledger_fleet_nodes{state="unreachable"}' 1
     wait_for "Prometheus sums the fleet's GPUs" 20 scraped 'sum(gpuledger_fleet_gpus)' 7

@@ -57,7 +57,24 @@ for code in source-unavailable unreserved-tenant unmanaged-tenant contended rese
 done
 
 # --- a real Prometheus scraping serve ---------------------------------------------
-start_prometheus gpuledger "${URL#http://}"
+prom_port=$(free_port)
+PROM=http://127.0.0.1:$prom_port
+mkdir -p "$WORK/prometheus/data"
+cat >"$WORK/prometheus/prometheus.yml" <<YAML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: gpuledger
+    static_configs:
+      - targets: ["${URL#http://}"]
+YAML
+prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
+    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+prom_pid=$!
+at_exit "stop_pid $prom_pid"
+wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
 
 prom_has "gpuledger_up is 1" 30 'gpuledger_up' \
     '#j.data.result == 1 and j.data.result[1].value[2] == "1" and j.data.result[1].metric.node == "gpu-demo-01" and j.data.result[1].metric.job == "gpuledger"'

@@ -10,18 +10,12 @@
 start_serve() {
     local name=$1
     shift
-    start_server "$name" serve "$@"
+    start_serving "$name" serve "$@"
 }
 
-# start_fleet_serve NAME ARGS...: the same for `gpuledger fleet serve ARGS`.
-start_fleet_serve() {
-    local name=$1
-    shift
-    start_server "$name" fleet serve "$@"
-}
-
-# start_server NAME COMMAND...: what start_serve and start_fleet_serve share.
-start_server() {
+# start_serving NAME COMMAND ARGS...: start_serve for any command that
+# serves (serve, fleet serve): `gpuledger COMMAND ARGS`.
+start_serving() {
     local name=$1 i address=""
     shift
     SERVE_LOG=$WORK/$name.err
@@ -138,31 +132,6 @@ need_program() {
 # free_port: a TCP port free on 127.0.0.1 just now.
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# start_prometheus JOB TARGET: a real Prometheus on a free loopback port,
-# with its own config and storage under $WORK/prometheus, scraping TARGET
-# (host:port) every second as JOB; stopped when the script ends. Sets PROM
-# (its http:// address) and passes or fails "Prometheus is ready".
-start_prometheus() {
-    local port
-    port=$(free_port)
-    PROM=http://127.0.0.1:$port
-    mkdir -p "$WORK/prometheus/data"
-    cat >"$WORK/prometheus/prometheus.yml" <<YAML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: $1
-    static_configs:
-      - targets: ["$2"]
-YAML
-    prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
-        --web.listen-address="127.0.0.1:$port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-    at_exit "stop_pid $!"
-    wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
 }
 
 # browse NAME ARGS...: headless Chromium (always under timeout) with a
