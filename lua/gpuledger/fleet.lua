@@ -1,10 +1,10 @@
 -- The fleet's arithmetic (SPEC §8.3–8.4), pure: a node's ledger as read
 -- from its /ledger (ours, the original Go gpuledger's with null arrays and
 -- its own states, or a schema-0 one with fields missing) shaped for the
--- summary, or made readable for the rules;
--- each node reduced to its summary row and its jobs as soon as it is read,
--- so the fleet never holds every ledger at once; the rows summed into the
--- fleet's summary; unreachable nodes as ERROR findings.
+-- summary, or made readable for the rules; each node reduced to its summary
+-- row and its jobs as soon as it is read, so the fleet never holds every
+-- ledger at once; the rows summed into the fleet's summary; unreachable
+-- nodes as ERROR findings; every finding in the fleet's order.
 local cjson = require "cjson"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
@@ -199,9 +199,9 @@ local function job_key(reservation)
 end
 
 -- The summary row of a node that was read (target: {node, url}; ledger:
--- shaped, or readable): its name
--- (the ledger's, else the target's), schema, counts, memory, and its jobs
--- (each {namespace, job, reserved, held}, sorted).
+-- shaped, or readable): its name (the ledger's, else the target's), url,
+-- schema, counts and memory, and its jobs ("namespace/job" → {namespace,
+-- job, reserved, held}).
 function M.node_row(target, ledger)
   local row = {
     node = ledger.node ~= "" and ledger.node or target.node, url = target.url, schema = ledger.schema,
