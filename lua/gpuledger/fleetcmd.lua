@@ -116,7 +116,9 @@ function M.responses(core, at, summary, found, codes, interval)
   return {
     ["/"] = {
       status = 200, content_type = html.CONTENT_TYPE,
-      body = html.fleet(summary, found, worst, { at = at, interval = interval, version = core.version }),
+      body = html.fleet(summary, found, worst, {
+        counts = findings_mod.counts(found), at = at, interval = interval, version = core.version,
+      }),
     },
     ["/style.css"] = serve.stylesheet(core),
     ["/fleet"] = { status = 200, content_type = "application/json", body = render_json.fleet(at, summary, found, worst) },

@@ -261,8 +261,8 @@ local function fleet_row(row)
 end
 
 -- fleet serve's page (SPEC §6.3). summary: gpuledger.fleet's; findings:
--- the fleet's, worst first; worst: their worst level; opts: at (RFC 3339),
--- interval (seconds) and version.
+-- the fleet's, worst first; worst: their worst level; opts: counts (of the
+-- findings per level), at (RFC 3339), interval (seconds) and version.
 function M.fleet(summary, findings, worst, opts)
   local refresh = math.max(1, math.floor(opts.interval or 30))
   local total = summary.total
@@ -274,6 +274,7 @@ function M.fleet(summary, findings, worst, opts)
   for _, line in ipairs {
     "<header>",
     string.format("<h1>fleet %s</h1>", level_badge(worst)),
+    counts_line(opts.counts),
     string.format('<p class="meta">%s · %d GPU(s) · read %s · refresh %d s · <a href="fleet">fleet</a> · '
       .. '<a href="metrics">metrics</a></p>', M.escape(nodes), total.gpus,
       M.escape(clock.format_stamp(clock.parse_time(opts.at) or 0)), refresh),
