@@ -39,7 +39,7 @@ if ! start_serving fleet fleet serve --targets "$NODE_A,$NODE_H,$DEAD" --listen 
     finish
 fi
 FLEET_PID=$SERVE_PID FLEET_LOG=$SERVE_LOG
-expect_in "the banner" "$(cat "$FLEET_LOG")" "gpuledger dev fleet serving on ${URL#http://} (poll 1s)"
+expect_in "the banner" "$(cat "$FLEET_LOG")" "$("$GPULEDGER" version) fleet serving on ${URL#http://} (poll 1s)"
 
 # ---- the documents ----------------------------------------------------------
 http GET "$URL/fleet"

@@ -41,7 +41,7 @@ if ! start_serve demo --demo --listen 127.0.0.1:0 --interval 1s --history "$HIST
     finish
 fi
 pass "serve starts"
-expect_in "banner" "$(cat "$SERVE_LOG")" "gpuledger dev serving on 127.0.0.1:"
+expect_in "banner" "$(cat "$SERVE_LOG")" "$("$GPULEDGER" version) serving on 127.0.0.1:"
 expect_in "banner names the refresh" "$(cat "$SERVE_LOG")" "(refresh 1s)"
 
 # --- the endpoints ------------------------------------------------------------
