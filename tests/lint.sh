@@ -22,7 +22,7 @@ if check_tool luacheck "Lua is luacheck-clean"; then
 fi
 
 if check_tool shellcheck "shell scripts are shellcheck-clean"; then
-    mapfile -t scripts < <(grep -lE '^#!.*(ba)?sh' scripts/* tests/*.sh tests/cli/*.sh tests/lib/*.sh tests/fakes/* tests/real-gpu/*.sh .ci/run bench/*.sh 2>/dev/null)
+    mapfile -t scripts < <(grep -lE '^#!.*(ba)?sh' scripts/* tests/*.sh tests/cli/*.sh tests/lib/*.sh tests/fakes/* tests/real-gpu/*.sh tests/install/*.sh deploy/debian/* .ci/run bench/*.sh 2>/dev/null)
     if said=$(shellcheck -x "${scripts[@]}" 2>&1); then pass "shell scripts are shellcheck-clean (${#scripts[@]} files)"; else fail "shell scripts are shellcheck-clean" "${said:0:2000}"; fi
 fi
 

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The README's first command on a fresh Debian machine, and the .deb. Makes a
+# fresh minimal Debian root (mmdebstrap --variant=minbase, from this
+# machine's own Debian mirror: scripts/debian-sources), copies the source
+# tree into it and runs `scripts/setup` there as root, with nothing
+# installed but Debian's essential packages and apt: setup must install
+# every build dependency itself, build, and print the demo node's ledger
+# (the same as the build under test prints). Then, in that root, builds the
+# .deb (cpack -G DEB) and installs it in a second fresh root: the files in
+# place, the systemd unit installed but not enabled, the service's user, the
+# binary runs; then purges it: nothing of it left. About 5 minutes, most of
+# it apt downloading the build dependencies. Needs root; exits 77 when the
+# mirror cannot be reached.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "skip: making a Debian root with mmdebstrap needs root"
+    exit 77
+fi
+if ! command -v mmdebstrap >/dev/null; then
+    echo "skip: mmdebstrap is not installed (scripts/test installs it)"
+    exit 77
+fi
+"$SRC/scripts/debian-sources" >"$WORK/sources.list" || exit 1
+read -r _ mirror suite _ <"$WORK/sources.list"
+if ! curl -fsS --max-time 20 -o /dev/null "$mirror/dists/$suite/InRelease" 2>"$WORK/curl.err"; then
+    echo "skip: the Debian mirror $mirror cannot be reached: $(cat "$WORK/curl.err")"
+    exit 77
+fi
+echo "fresh roots from $mirror ($suite), made with mmdebstrap --variant=minbase"
+
+# The source tree as a checkout has it (tracked and new files, no build
+# output), or the whole directory when it is not a git checkout.
+if git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$SRC" && git ls-files -z --cached --others --exclude-standard |
+        while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done |
+        tar --null -T - -cf "$WORK/source.tar")
+else
+    tar -C "$SRC" --exclude='./build*' --exclude=./dist -cf "$WORK/source.tar" .
+fi
+
+# fresh_root NAME HOOK: makes the fresh root $WORK/NAME and runs the script
+# HOOK with the root's path in it (mmdebstrap's customize hook, with /proc
+# and /dev mounted), then removes the root. mmdebstrap's log goes to
+# $WORK/NAME.log. Returns mmdebstrap's status.
+fresh_root() {
+    local status=0
+    mmdebstrap --variant=minbase --mode=root --customize-hook="bash $2 \"\$1\"" \
+        "$suite" "$WORK/$1" "$WORK/sources.list" >"$WORK/$1.log" 2>&1 || status=$?
+    rm -rf "${WORK:?}/$1"
+    return $status
+}
+
+# --- 1. scripts/setup in a fresh root ------------------------------------------------------------
+cat >"$WORK/setup-hook.sh" <<EOF
+root=\$1
+mkdir "\$root/src" && tar -C "\$root/src" -xf "$WORK/source.tar"
+in_root() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 chroot "\$root" "\$@"; }
+in_root bash -c 'cd /src && scripts/setup' >"$WORK/setup.out" 2>"$WORK/setup.err"
+echo \$? >"$WORK/setup.rc"
+if [ "\$(cat "$WORK/setup.rc")" = 0 ]; then
+    in_root bash -c 'cd /src/build && cpack -G DEB' >"$WORK/cpack.log" 2>&1
+    cp "\$root"/src/build/gpuledger_*.deb "$WORK/" 2>>"$WORK/cpack.log"
+fi
+exit 0
+EOF
+if ! fresh_root setup-root "$WORK/setup-hook.sh"; then
+    fail "mmdebstrap makes the fresh root" "$(tail -n 5 "$WORK/setup-root.log")"
+    finish
+fi
+rc=$(cat "$WORK/setup.rc" 2>/dev/null || echo none) out=$(cat "$WORK/setup.out") err=$(cat "$WORK/setup.err")
+expect_rc "scripts/setup exits 0 in a fresh Debian root" 0
+expect_in "setup says what it installs" "$err" "install-missing: installing "
+expect_eq "setup prints the demo node's ledger" "$out" "$("$GPULEDGER" ls --demo)"
+
+# --- 2. the .deb in a second fresh root ----------------------------------------------------------
+debs=("$WORK"/gpuledger_*.deb)
+deb=${debs[0]}
+if [ ! -f "$deb" ]; then
+    fail "cpack -G DEB makes gpuledger_<version>_amd64.deb" "$(tail -n 5 "$WORK/cpack.log" 2>/dev/null)"
+    finish
+fi
+pass "cpack -G DEB makes $(basename "$deb")"
+mkdir "$WORK/deb"
+cat >"$WORK/deb-hook.sh" <<EOF
+root=\$1
+out=$WORK/deb
+in_root() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive chroot "\$root" "\$@"; }
+cp "$deb" "\$root/tmp/gpuledger.deb"
+in_root apt-get install -y --no-install-recommends /tmp/gpuledger.deb >"\$out/install.log" 2>&1
+echo \$? >"\$out/install.rc"
+in_root gpuledger version >"\$out/version" 2>&1
+in_root gpuledger ls --demo >"\$out/demo" 2>&1
+in_root dpkg -L gpuledger >"\$out/files"
+in_root dpkg-query -W -f='\${Depends}' gpuledger >"\$out/depends"
+in_root getent passwd gpuledger >"\$out/user"
+(cd "\$root" && find etc/systemd -name 'gpuledger*') >"\$out/enabled"
+in_root apt-get purge -y gpuledger >"\$out/purge.log" 2>&1
+echo \$? >"\$out/purge.rc"
+in_root dpkg-query -W -f='\${Status}' gpuledger >"\$out/status-after" 2>&1
+while read -r file; do [ -f "\$root\$file" ] || [ -L "\$root\$file" ] && echo "\$file"; done <"\$out/files" >"\$out/left"
+[ -d "\$root/etc/gpuledger" ] && echo /etc/gpuledger >>"\$out/left"
+exit 0
+EOF
+if ! fresh_root deb-root "$WORK/deb-hook.sh"; then
+    fail "mmdebstrap makes the second fresh root" "$(tail -n 5 "$WORK/deb-root.log")"
+    finish
+fi
+expect_eq "apt-get installs the .deb and its dependencies" "$(cat "$WORK/deb/install.rc")" 0
+# (built from a copy without .git: the project's version, no commit)
+version=$("$GPULEDGER" version)
+expect_eq "gpuledger version (from /usr/bin)" "$(cat "$WORK/deb/version")" "${version%%+*}"
+expect_eq "the installed gpuledger shows the demo ledger" "$(cat "$WORK/deb/demo")" "$("$GPULEDGER" ls --demo)"
+files=$(cat "$WORK/deb/files")
+for path in /usr/bin/gpuledger /usr/share/man/man1/gpuledger.1.gz /usr/lib/systemd/system/gpuledger.service \
+    /etc/default/gpuledger /etc/gpuledger/rules.d /etc/gpuledger/scripts /usr/share/doc/gpuledger/copyright \
+    /usr/share/doc/gpuledger/examples/thresholds.lua; do
+    expect_in "the package installs $path" "$files" "$path"
+done
+depends=$(cat "$WORK/deb/depends")
+for package in libcurl4 libmicrohttpd12 adduser; do
+    expect_in "the package depends on $package" "$depends" "$package"
+done
+expect_in "the package makes the system user gpuledger" "$(cat "$WORK/deb/user")" "gpuledger:"
+expect_eq "the systemd unit is not enabled" "$(cat "$WORK/deb/enabled")" ""
+expect_eq "apt-get purge removes it" "$(cat "$WORK/deb/purge.rc")" 0
+expect_not_in "dpkg no longer knows it" "$(cat "$WORK/deb/status-after")" "install ok"
+expect_eq "nothing of it is left (/etc/gpuledger, /etc/default/gpuledger, ...)" "$(cat "$WORK/deb/left")" ""
+finish
