@@ -133,7 +133,8 @@ static int search_embedded(lua_State *L)
     size_t len;
     const char *text = lua_tolstring(L, 2, &len);
     const char *chunkname = lua_tostring(L, 3);
-    if (luaL_loadbufferx(L, text, len, chunkname, "t") != LUA_OK)
+    /* Embedded: may be bytecode (a release build embeds it precompiled). */
+    if (luaL_loadbufferx(L, text, len, chunkname, "bt") != LUA_OK)
         return lua_error(L);
     lua_pushstring(L, chunkname + 1); /* [.., loader, "where"] */
     return 2;

@@ -19,11 +19,13 @@ local LOAD_BYTES = 16 * 1024 * 1024
 
 local SITE_NAME = "^([%w_%-]+)%.lua$"
 
--- Runs a chunk's text in env under the load budget. Returns its value, or
--- nil and the error (errors.lua: its file, and line when it has one).
-local function run_file(core, text, chunkname, env)
+-- Runs a chunk in env under the load budget: a site file's text, or an
+-- embedded file (origin "embedded"), which may be bytecode (a release build
+-- embeds the defaults precompiled). Returns its value, or nil and the error
+-- (errors.lua: its file, and line when it has one).
+local function run_file(core, text, chunkname, env, origin)
   local file = chunkname:sub(2)
-  local chunk, why = load(text, chunkname, "t", env)
+  local chunk, why = load(text, chunkname, origin == "embedded" and "bt" or "t", env)
   if not chunk then
     return nil, errors.of_load(why, chunkname, file)
   end
@@ -142,7 +144,7 @@ local BUDGET_KEYS = { "rule_instructions", "rule_memory_bytes" }
 local function load_thresholds(core, rules_dir)
   local problems = {}
   local text, chunkname = core.embedded_text("rules/thresholds.lua")
-  local thresholds = assert(run_file(core, text, chunkname, sandbox.environment()))
+  local thresholds = assert(run_file(core, text, chunkname, sandbox.environment(), "embedded"))
   local default_budget = {}
   for _, key in ipairs(BUDGET_KEYS) do
     default_budget[key] = thresholds[key]
@@ -152,7 +154,7 @@ local function load_thresholds(core, rules_dir)
     local site_text, read_error = core.read_file(site_path, 1024 * 1024)
     local site, why
     if site_text then
-      site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment())
+      site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment(), "site")
     else
       why = errors.new(nil, nil, read_error)
     end
@@ -200,7 +202,7 @@ function M.load(core, rules_dir)
       set.errors[#set.errors + 1] = errors.new(nil, nil, chunkname) -- the read's cause, naming the file
     else
       local env = sandbox.environment { gl = sandbox.readonly(gl) }
-      local rule, why = run_file(core, text, chunkname, env)
+      local rule, why = run_file(core, text, chunkname, env, found_in)
       local where = found_in == "site" and chunkname:sub(2) or "embedded" -- the site path, for people
       if rule == nil then
         set.errors[#set.errors + 1] = why

@@ -161,7 +161,9 @@ function M.searcher(core, scripts_dir)
     if not text then
       return "\n\t" .. chunkname
     end
-    local loader, why = load(text, chunkname, "t", origin == "site" and make_environment() or _ENV)
+    -- a site script is text only; an embedded one may be bytecode (release build)
+    local site = origin == "site"
+    local loader, why = load(text, chunkname, site and "t" or "bt", site and make_environment() or _ENV)
     if not loader then
       error(why, 0)
     end
