@@ -6,12 +6,15 @@
 # the systemd unit passes `systemd-analyze verify` (with the man page it
 # names) and carries its hardening; and every flag a job or the unit passes
 # is given to the built binary, serving the demo node: it must start and
-# answer /healthz. Exits 77 when the npm registry cannot be reached.
+# answer /healthz (the fleet job's fleet serve finds one node agent through
+# the fake Nomad's service registration). Exits 77 when the npm registry
+# cannot be reached.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/serve.sh
 . "$SRC/tests/lib/serve.sh"
-err="" rc=0 # what serve_flags leaves
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS NOMAD_ADDR NOMAD_TOKEN DOCKER_HOST
 PARSER=@cdktf/hcl2json@0.21.0
 NPM_DIR=${GPULEDGER_BUILD_DIR:-$WORK}/npm
@@ -31,11 +34,11 @@ export NODE_PATH=$NPM_DIR/node_modules
 hcl() { node "$SRC/tests/install/hcl.js" "$@"; }
 
 # --- the Nomad files parse, and say what their comments promise ----------------------------------
-NOMAD=$SRC/deploy/nomad
-for file in "$NOMAD"/*.hcl; do
+JOBS=$SRC/deploy/nomad
+for file in "$JOBS"/*.hcl; do
     if json=$(hcl json "$file" 2>&1); then pass "$(basename "$file") parses"; else fail "$(basename "$file") parses" "$json"; fi
 done
-job=$(hcl json "$NOMAD/gpuledger.nomad.hcl")
+job=$(hcl json "$JOBS/gpuledger.nomad.hcl")
 node_job_checks() {
     local name=$1 json=$2
     expect_lua "$name: system job gpuledger" "$json" 'return j.job.gpuledger[1].type == "system"'
@@ -55,16 +58,16 @@ node_job_checks() {
         "$group local a = table.concat(t.config[1].args, ' ') return a:find('--nomad-node-id \${node.unique.id}', 1, true) ~= nil and a:find('--history \${NOMAD_ALLOC_DIR}/data/', 1, true) ~= nil"
 }
 node_job_checks gpuledger.nomad.hcl "$job"
-wi=$(hcl json "$NOMAD/gpuledger.wi.nomad.hcl")
+wi=$(hcl json "$JOBS/gpuledger.wi.nomad.hcl")
 node_job_checks gpuledger.wi.nomad.hcl "$wi"
 expect_lua "gpuledger.wi.nomad.hcl: workload identity in env" "$wi" \
     'return j.job.gpuledger[1].group.ledger[1].task.gpuledger[1].identity[1].env == true'
-fleet=$(hcl json "$NOMAD/gpuledger-fleet.nomad.hcl")
+fleet=$(hcl json "$JOBS/gpuledger-fleet.nomad.hcl")
 expect_lua "gpuledger-fleet.nomad.hcl: one fleet task, port 9878 by default" "$fleet" \
     'return j.job["gpuledger-fleet"][1].group.fleet[1].count == 1 and j.variable.port[1].default == 9878'
 expect_lua "gpuledger-fleet.nomad.hcl: discovery is a variable (--nomad-service gpuledger)" "$fleet" \
     'local d = j.variable.discovery[1].default return d[1] == "--nomad-service" and d[2] == "gpuledger"'
-policy=$(hcl json "$NOMAD/gpuledger.policy.hcl")
+policy=$(hcl json "$JOBS/gpuledger.policy.hcl")
 expect_lua "gpuledger.policy.hcl: agent read, node read, read-job in every namespace, nothing else" "$policy" \
     'local c = j.namespace["*"][1].capabilities
      return j.agent[1].policy == "read" and j.node[1].policy == "read" and #c == 1 and c[1] == "read-job"'
@@ -76,7 +79,7 @@ expect_lua "gpuledger.policy.hcl: agent read, node read, read-job in every names
 # "not available in this version".
 served=0
 serve_flags() {
-    local name=$1 args=() arg pid address="" i log
+    local name=$1 args=() arg
     shift
     while [ $# -gt 0 ]; do
         arg=$1
@@ -92,41 +95,41 @@ serve_flags() {
     [ "$command" = fleet ] && command="fleet ${args[1]}"
     echo "     gpuledger ${args[*]} --demo"
     served=$((served + 1))
-    log=$WORK/serve-$served.err
-    "$GPULEDGER" "${args[@]}" --demo >/dev/null 2>"$log" &
-    pid=$!
-    at_exit "kill -9 $pid 2>/dev/null"
-    for i in $(seq 300); do
-        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$log" | head -1)
-        [ -n "$address" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -n "$address" ]; then
-        http GET "http://$address/healthz"
+    if start_serving "serve-$served" "${args[@]}" --demo; then
+        http GET "$URL/healthz"
         expect_eq "$name: $command takes every flag and serves the demo node" "$status" 200
-        stop_pid "$pid"
+        stop_serve TERM
         return
     fi
-    stop_pid "$pid"
-    wait "$pid"
-    rc=$?
-    err=$(cat "$log")
-    case $err in
-        *"is not available in this version"*)
-            expect_rc "$name: $command takes every flag (the command is not in this version yet)" 1 ;;
-        *) fail "$name: $command takes every flag and serves the demo node" "exit $rc" "${err:0:600}" ;;
-    esac
+    stop_serve TERM
+    fail "$name: $command takes every flag and serves the demo node" "exit $SERVE_RC" "$(head -c 600 "$SERVE_LOG")"
 }
 mkdir -p "$WORK/alloc/data" "$WORK/local/rules.d"
+# The fleet job finds the node agents through Nomad's service gpuledger: a
+# fake Nomad (NOMAD_ADDR, as the job's env sets it) registers one node
+# agent, a serve of the demo node.
+if ! start_serve fleet-node --demo --listen 127.0.0.1:0; then
+    fail "a node agent for the fleet job starts" "$(cat "$SERVE_LOG")"
+    finish
+fi
+node_pid=$SERVE_PID node_port=${URL##*:}
+cat >"$WORK/nomad.json" <<EOF
+{"node_id": "5b8e2d1c-4a3f-4e6d-8c7b-9a0f1e2d3c4b", "acl": false, "services": [
+ {"ServiceName": "gpuledger", "Namespace": "default", "NodeID": "5b8e2d1c-4a3f-4e6d-8c7b-9a0f1e2d3c4b",
+  "AllocID": "9eab414d-13fc-1cbe-c7ac-e9e1498a3fb3", "Address": "127.0.0.1", "Port": $node_port, "Tags": null}]}
+EOF
+fake_nomad_up "$WORK/nomad.json"
+export NOMAD_ADDR=$NOMAD
 for file in gpuledger.nomad.hcl gpuledger.wi.nomad.hcl gpuledger-fleet.nomad.hcl; do
     if mapfile -t args < <(node_unique_id=5b8e2d1c-4a3f-4e6d-8c7b-9a0f1e2d3c4b node_unique_name=gpu-node-1 \
-        NOMAD_ALLOC_DIR="$WORK/alloc" NOMAD_TASK_DIR="$WORK/local" hcl args "$NOMAD/$file") && [ ${#args[@]} -gt 0 ]; then
+        NOMAD_ALLOC_DIR="$WORK/alloc" NOMAD_TASK_DIR="$WORK/local" hcl args "$JOBS/$file") && [ ${#args[@]} -gt 0 ]; then
         serve_flags "$file" "${args[@]}"
     else
-        fail "$file: the task's args evaluate" "$(hcl args "$NOMAD/$file" 2>&1 | tail -n 2)"
+        fail "$file: the task's args evaluate" "$(hcl args "$JOBS/$file" 2>&1 | tail -n 2)"
     fi
 done
+stop_pid "$node_pid"
+unset NOMAD_ADDR
 
 # --- the systemd unit ----------------------------------------------------------------------------
 UNIT=$SRC/deploy/systemd/gpuledger.service
