@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The README's first command on a fresh Debian machine, and the .deb. Makes a
+# The README's two commands on a fresh Debian machine, and the .deb. Makes a
 # fresh minimal Debian root (mmdebstrap --variant=minbase, from this
 # machine's own Debian mirror: scripts/debian-sources), copies the source
 # tree into it and runs `scripts/setup` there as root, with nothing
 # installed but Debian's essential packages and apt: setup must install
 # every build dependency itself, build, and print the demo node's ledger
 # (the same as the build under test prints). Then, in that root, builds the
-# .deb (cpack -G DEB) and installs it in a second fresh root: the files in
-# place, the systemd unit installed but not enabled, the service's user, the
-# binary runs; then purges it: nothing of it left. About 5 minutes, most of
-# it apt downloading the build dependencies. Needs root; exits 77 when the
-# mirror cannot be reached.
+# .deb (cpack -G DEB) and runs `scripts/test` on a few tests (it installs
+# what the tests need and runs them in both builds); and installs the .deb
+# in a second fresh root: the files in place, the systemd unit installed but
+# not enabled, the service's user, the binary runs; then purges it: nothing
+# of it left. About 6 minutes, most of it apt downloading and the sanitizer
+# build. Needs root; exits 77 when the mirror cannot be reached.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 
@@ -52,6 +53,11 @@ fresh_root() {
     return $status
 }
 
+# The second command, scripts/test, with a few tests of every kind that
+# needs no service (the real-component and install tests would download a
+# gigabyte more and make roots inside the root).
+SOME_TESTS='^(lua-specs|c-csv|cli-usage|cli-golden|lint)$'
+
 # --- 1. scripts/setup in a fresh root ------------------------------------------------------------
 cat >"$WORK/setup-hook.sh" <<EOF
 root=\$1
@@ -62,6 +68,8 @@ echo \$? >"$WORK/setup.rc"
 if [ "\$(cat "$WORK/setup.rc")" = 0 ]; then
     in_root bash -c 'cd /src/build && cpack -G DEB' >"$WORK/cpack.log" 2>&1
     cp "\$root"/src/build/gpuledger_*.deb "$WORK/" 2>>"$WORK/cpack.log"
+    in_root bash -c "cd /src && scripts/test -R '$SOME_TESTS'" >"$WORK/test.out" 2>&1
+    echo \$? >"$WORK/test.rc"
 fi
 exit 0
 EOF
@@ -73,6 +81,12 @@ rc=$(cat "$WORK/setup.rc" 2>/dev/null || echo none) out=$(cat "$WORK/setup.out")
 expect_rc "scripts/setup exits 0 in a fresh Debian root" 0
 expect_in "setup says what it installs" "$err" "install-missing: installing "
 expect_eq "setup prints the demo node's ledger" "$out" "$("$GPULEDGER" ls --demo)"
+tested=$(cat "$WORK/test.out" 2>/dev/null)
+expect_eq "then scripts/test -R '$SOME_TESTS' exits 0" "$(cat "$WORK/test.rc" 2>/dev/null)" 0
+expect_in "... having installed busted and configured the tests: the normal build's 5 pass" "$tested" \
+    "100% tests passed, 0 tests failed out of 5"
+expect_in "... and the sanitizer build's" "$(sed -n '/sanitizer build/,$p' <<<"$tested")" \
+    "100% tests passed, 0 tests failed out of 5"
 
 # --- 2. the .deb in a second fresh root ----------------------------------------------------------
 debs=("$WORK"/gpuledger_*.deb)
