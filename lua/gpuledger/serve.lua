@@ -132,7 +132,10 @@ end
 -- {at, seconds} of this refresh, for /metrics (nil: none).
 function M.responses(core, report, h, page, refresh)
   return {
-    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.node(report, h, refresh) },
+    ["/metrics"] = {
+      status = 200, content_type = metrics.CONTENT_TYPE,
+      body = metrics.node(report, h, refresh, { version = core.version, lua = _VERSION:match("%d+%.%d+") }),
+    },
     ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(report.ledger) },
     ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
     ["/healthz"] = healthz(report),

@@ -14,7 +14,7 @@ local FAMILIES = {
   "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
   "gpuledger_job_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
   "gpuledger_gpu_finding", "gpuledger_source_up", "gpuledger_refresh_duration_seconds",
-  "gpuledger_last_refresh_timestamp_seconds",
+  "gpuledger_last_refresh_timestamp_seconds", "gpuledger_build_info",
 }
 
 -- Renders ledger with the embedded rules (or `set`), history h and serve's refresh.
@@ -154,6 +154,12 @@ describe("render.metrics", function()
     assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="mig-misconfigured",level="WARN"} 0'))
     assert.truthy(has_line(text, string.format('gpuledger_rules_loaded{node="gpud"} %d', #set.rules)))
     assert.truthy(has_line(text, 'gpuledger_rule_errors{node="gpud"} 0'))
+  end)
+
+  it("gives the build's version and Lua's in gpuledger_build_info", function()
+    local _, _, report = H.run_rules(H.ledger {})
+    local text = metrics.node(report, nil, nil, { version = "0.1.0+gabc", lua = "5.4" })
+    assert.truthy(has_line(text, 'gpuledger_build_info{version="0.1.0+gabc",lua="5.4"} 1'))
   end)
 
   it("counts rule errors and shows the rule-error findings", function()

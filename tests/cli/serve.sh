@@ -54,6 +54,8 @@ expect_in "/metrics findings" "$body" 'gpuledger_findings{node="gpu-demo-01",cod
 expect_in "/metrics zero series of a site code" "$body" 'gpuledger_findings{node="gpu-demo-01",code="site-check",level="WARN"} 0'
 expect_in "/metrics rules loaded" "$body" 'gpuledger_rules_loaded{node="gpu-demo-01"} 10'
 expect_in "/metrics rule errors" "$body" 'gpuledger_rule_errors{node="gpu-demo-01"} 0'
+version=$("$GPULEDGER" version)
+expect_in "/metrics build info: the version and Lua's" "$body" "gpuledger_build_info{version=\"${version#gpuledger }\",lua=\"5.4\"} 1"
 expect_in "/metrics counters" "$body" '# TYPE gpuledger_gpu_state_seconds_total counter'
 expect_not_in "/metrics: no job label" "$body" ',job="'
 expect_not_in "/metrics: no process name" "$body" 'HandBrakeCLI'
@@ -94,6 +96,7 @@ expect_security_headers "/"
 expect_in "/ refreshes every second" "$body" '<meta http-equiv="refresh" content="1">'
 expect_in "/ links the stylesheet" "$body" '<link rel="stylesheet" href="style.css">'
 expect_in "/ shows a GPU" "$body" "NVIDIA GeForce RTX 4090"
+expect_in "/ shows the version" "$body" "<footer>$version · "
 expect_not_in "/ has no script" "$body" "<script"
 expect_not_in "/ has no inline style" "$body" "style="
 

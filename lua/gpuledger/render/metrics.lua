@@ -221,8 +221,9 @@ end
 -- findings, worst level, codes ({code, level} per code of the rule set,
 -- for the zero series) and rules ({loaded, errors}; nil: no samples).
 -- h: the history (nil: no counter samples). refresh: {at, seconds} of
--- serve's refresh (nil: no samples of the refresh families).
-function M.node(report, h, refresh)
+-- serve's refresh (nil: no samples of the refresh families). build:
+-- {version = gpuledger's, lua = "5.4"} (nil: no sample).
+function M.node(report, h, refresh, build)
   local ledger, findings, codes, rules = report.ledger, report.findings, report.codes, report.rules
   local w = writer()
   local node = ledger.node or ""
@@ -308,6 +309,10 @@ function M.node(report, h, refresh)
     w.sample({ { "node", node } }, rules.errors)
   end
   alert_families(w, node, findings, ledger, refresh)
+  w.family("gpuledger_build_info", "gauge", "Always 1: the version of gpuledger and of its Lua, as labels.")
+  if build then
+    w.sample({ { "version", build.version }, { "lua", build.lua } }, 1)
+  end
   return w.text()
 end
 
