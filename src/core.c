@@ -27,6 +27,7 @@
 #include "http_multi.h"
 #include "http_server.h"
 #include "isolate.h"
+#include "kmsg.h"
 #include "procfs.h"
 #include "serve_loop.h"
 #include "spawn_capture.h"
@@ -607,6 +608,27 @@ static int core_read_file(lua_State *L)
     return 1;
 }
 
+/* core.read_kmsg(path, max_bytes) → the kernel log records the buffer holds
+ * now (kmsg.c: never blocks), or nil, cause (also past max_bytes). */
+static int core_read_kmsg(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Integer max_bytes = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, max_bytes > 0, 2, "want a positive size");
+    struct owned *text = push_owned(L); /* freed with it, should a push below raise */
+    char *records, why[512];
+    size_t len;
+    int err;
+    if (kmsg_read(path, (size_t)max_bytes, &records, &len, &err, why, sizeof why) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, why);
+        return 2;
+    }
+    text->block = records;
+    lua_pushlstring(L, records, len);
+    return 1;
+}
+
 /* Orders two names (char *) as table.sort orders strings in the C locale. */
 static int compare_names(const void *a, const void *b)
 {
@@ -752,6 +774,7 @@ static const luaL_Reg core_functions[] = {
     {"terminal_columns", core_terminal_columns},
     {"stat", core_stat},
     {"read_file", core_read_file},
+    {"read_kmsg", core_read_kmsg},
     {"listdir", core_listdir},
     {"embedded_files", core_embedded_files},
     {"embedded_text", core_embedded_text},

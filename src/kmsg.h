@@ -1,0 +1,18 @@
+#ifndef GPULEDGER_KMSG_H
+#define GPULEDGER_KMSG_H
+#include <stddef.h>
+
+/* Reads what the kernel's log buffer holds now through a /dev/kmsg-like
+ * path, without ever blocking: opens it O_RDONLY|O_NONBLOCK and reads
+ * records (one per read(2), each "prio,seq,usec,flags;text\n" plus
+ * continuation lines) until EAGAIN or end of file. Records overwritten while
+ * reading (EPIPE) are skipped; the read goes on from the oldest one kept.
+ * Returns 0 with *text (NUL-terminated, owned by the caller: free()) and
+ * *len set. Returns -1 with a one-line cause in errbuf and nothing to free
+ * when the path cannot be opened or read ("<path>: Operation not
+ * permitted", the errno in *err_out) or holds more than max_bytes ("<path>:
+ * more than N bytes"; *err_out is 0). */
+int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, int *err_out,
+              char *errbuf, size_t errlen);
+
+#endif
