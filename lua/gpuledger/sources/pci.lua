@@ -1,0 +1,33 @@
+-- PCI addresses as each source writes them (HEALTH.md §2.4): nvidia-smi's
+-- "00000000:3B:00.0", the kernel log's "PCI:0000:3b:00" or "0000:3b:00.0",
+-- Nomad's "00000000:3B:00.0" padded with NUL bytes, an old driver's
+-- "3b:00". All come down to one key, "0000:3b:00" (domain:bus:device; the
+-- function is dropped, as Xid lines never carry it).
+local M = {}
+
+-- The key of a PCI address, or nil when it is not one.
+function M.bus_key(address)
+  if type(address) ~= "string" then
+    return nil
+  end
+  local s = address:gsub("%z", ""):gsub("%s", ""):lower()
+  s = s:gsub("^pci:", ""):gsub("%.%x+$", "")
+  local parts = {}
+  for part in s:gmatch("[^:]+") do
+    parts[#parts + 1] = part
+  end
+  if #parts == 2 then
+    table.insert(parts, 1, "0000")
+  end
+  if #parts ~= 3 or s:find("::", 1, true) or s:sub(1, 1) == ":" or s:sub(-1) == ":" then
+    return nil
+  end
+  local domain, bus, device = parts[1], parts[2], parts[3]
+  if not (domain:match("^%x+$") and bus:match("^%x%x?$") and device:match("^%x%x?$")) then
+    return nil
+  end
+  domain = ("0000" .. domain):sub(-4)
+  return string.format("%s:%02x:%02x", domain, tonumber(bus, 16), tonumber(device, 16))
+end
+
+return M

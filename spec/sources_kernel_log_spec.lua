@@ -1,0 +1,98 @@
+local H = require "helper"
+local clock = require "gpuledger.clock"
+local kernel_log = require "gpuledger.sources.kernel_log"
+
+local function fixture(name)
+  return assert(H.core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/kernel-log/" .. name, 1 << 20))
+end
+
+local function texts(records)
+  local list = {}
+  for i, record in ipairs(records) do
+    list[i] = record.text
+  end
+  return list
+end
+
+describe("kernel_log.from_journal", function()
+  it("keeps the NVRM messages with their time, a message of bytes included", function()
+    local records = assert(kernel_log.from_journal(fixture("journal.json")))
+    assert.same({
+      { text = "NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.", at = "2026-11-29T07:45:00.563405Z" },
+      { text = "NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.", at = "2026-11-29T07:45:00.56342Z" },
+      { text = "NVRM: Xid (PCI:0000:3b:00): 48, pid=99, name=caf\xe9, DBE (0x1)", at = "2026-11-29T07:46:40Z" },
+    }, records)
+  end)
+
+  it("calls a journal with no kernel message of this boot unreadable", function()
+    for _, output in ipairs { "", "-- No entries --\n" } do
+      local records, why = kernel_log.from_journal(output)
+      assert.is_nil(records)
+      assert.equal("no kernel messages of this boot (the journal is not readable by this user)", why)
+    end
+  end)
+
+  it("keeps no line but NVRM ones", function()
+    local records = kernel_log.from_journal('{"MESSAGE":"Linux version 6.1.0","__REALTIME_TIMESTAMP":"1"}\n')
+    assert.same({}, records)
+  end)
+end)
+
+describe("kernel_log.from_kmsg", function()
+  it("keeps the kernel's own NVRM records, dated from boot, unescaped; never a line user space wrote", function()
+    local boot = clock.parse_time("2026-11-29T07:00:00Z")
+    local records = kernel_log.from_kmsg(fixture("kmsg.txt"), boot)
+    assert.same({
+      { text = "NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.", at = "2026-11-29T09:11:08.570912Z" },
+      { text = "NVRM: GPU 0000:05:00.0: GPU has fallen off the bus.", at = "2026-11-29T09:11:08.571001Z" },
+      { text = "NVRM: Xid (PCI:0000:3b:00): 31, pid=48213, name=python worker, Ch 0000000a, MMU Fault", at = "2026-11-29T09:11:40Z" },
+    }, records)
+  end)
+
+  it("leaves records undated when the boot time is not known", function()
+    local records = kernel_log.from_kmsg(fixture("kmsg.txt"))
+    assert.is_nil(records[1].at)
+    assert.equal(3, #records)
+  end)
+end)
+
+describe("kernel_log.from_text", function()
+  it("reads only this boot of a kern.log that spans a reboot", function()
+    local records = kernel_log.from_text(fixture("kern.log"))
+    assert.same({
+      "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Tue Oct  8 03:16:20 UTC 2024",
+      "NVRM: Xid (PCI:0000:5e:00): 63, pid=4242, name=python3, Row remapper: New row marked for remapping, reset gpu to activate.",
+      "NVRM: Xid (PCI:0000:5e:00): 94, pid=4242, name=python3, Contained: SM (0x1). RST: No, D-RST: No",
+    }, texts(records))
+    assert.equal("2026-11-29T07:40:00.25Z", records[2].at)
+  end)
+
+  it("drops lines dated before the boot even without a boot line", function()
+    local rotated = fixture("kern.log"):gsub("[^\n]*Linux version[^\n]*\n", "")
+    local records = kernel_log.from_text(rotated, clock.parse_time("2026-11-29T07:02:11Z"))
+    assert.equal(3, #records)
+    assert.matches("^NVRM: loading", records[1].text)
+  end)
+
+  it("reads syslog's undated stamps by the boot line alone", function()
+    assert.same({ "NVRM: Xid (PCI:0000:5e:00): 63, pid=4242, name=python3, Row remapper: New row marked for remapping, reset gpu to activate." },
+      texts(kernel_log.from_text(fixture("kern-syslog.log"))))
+  end)
+
+  it("dates dmesg's seconds since boot when the boot is known", function()
+    local records = kernel_log.from_text("[ 1843.200000] NVRM: Xid (PCI:0000:3b:00): 119, x\n", clock.parse_time("2026-11-29T07:00:00Z"))
+    assert.same({ { text = "NVRM: Xid (PCI:0000:3b:00): 119, x", at = "2026-11-29T07:30:43.2Z" } }, records)
+  end)
+
+  it("starts again at journalctl's boot separator", function()
+    local records = kernel_log.from_text("NVRM: Xid (PCI:0000:3b:00): 79, old\n-- Boot 6c7c6013a26343b29e964691ff25d04c --\nNVRM: Xid (PCI:0000:3b:00): 31, new\n")
+    assert.same({ "NVRM: Xid (PCI:0000:3b:00): 31, new" }, texts(records))
+  end)
+end)
+
+describe("kernel_log.from_file", function()
+  it("reads journal JSON lines as the journal, anything else as log lines", function()
+    assert.equal(3, #kernel_log.from_file(fixture("journal.json")))
+    assert.equal(3, #kernel_log.from_file(fixture("kern.log")))
+  end)
+end)
