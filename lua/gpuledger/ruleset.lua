@@ -88,12 +88,15 @@ local function check_rule(rule)
   end
 end
 
+-- The files of rules/ that hold data, not a rule.
+local DATA_FILES = { thresholds = true, xid_catalogue = true }
+
 -- Lists the rule file stems: embedded rules/*.lua and the site's *.lua, but
--- not thresholds. Returns stems (sorted) and errors for badly named files.
+-- not the data files. Returns stems (sorted) and errors for badly named files.
 local function rule_stems(core, rules_dir)
   local seen, stems, problems = {}, {}, {}
   local function add(stem)
-    if stem ~= "thresholds" and not seen[stem] then
+    if not DATA_FILES[stem] and not seen[stem] then
       seen[stem] = true
       stems[#stems + 1] = stem
     end
@@ -176,8 +179,62 @@ local function load_thresholds(core, rules_dir)
   return thresholds, problems
 end
 
+local XID_CLASSES = { reset = true, reboot = true, memory = true, app = true, ignore = true }
+
+-- Why a catalogue entry is not one ({class, nonfatal?, meaning, action}), or nil.
+local function xid_entry_problem(code, entry)
+  if math.type(code) ~= "integer" or type(entry) ~= "table" then
+    return "entries are [code] = {class=, meaning=, action=}"
+  elseif not XID_CLASSES[entry.class] or (entry.nonfatal ~= nil and not XID_CLASSES[entry.nonfatal]) then
+    return string.format("Xid %d: class must be reset, reboot, memory, app or ignore", code)
+  elseif type(entry.meaning) ~= "string" or type(entry.action) ~= "string" then
+    return string.format("Xid %d: meaning and action must be strings", code)
+  end
+end
+
+-- Loads the Xid catalogue: the embedded one, then each code of the site's
+-- xid_catalogue.lua over it (the fields the site sets replace those of the
+-- code; a new code is added). Returns the catalogue and a list of errors
+-- (a broken site file, or entry, leaves the defaults in place).
+local function load_xid_catalogue(core, rules_dir)
+  local text, chunkname = core.embedded_text("rules/xid_catalogue.lua")
+  local catalogue = assert(run_file(core, text, chunkname, sandbox.environment()))
+  local site_path = rules_dir ~= "" and (rules_dir .. "/xid_catalogue.lua")
+  if not (site_path and core.stat(site_path) == "file") then
+    return catalogue, {}
+  end
+  local site_text, read_error = core.read_file(site_path, 1024 * 1024)
+  local site, why
+  if site_text then
+    site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment())
+  else
+    why = errors.new(nil, nil, read_error)
+  end
+  if type(site) ~= "table" then
+    return catalogue, { why or errors.new(site_path, nil, string.format("returned a %s, want a table of Xid codes", type(site))) }
+  end
+  local problems = {}
+  for code, fields in next, site do -- raw: no metamethod of the site's runs here
+    local entry = {}
+    for key, value in pairs(catalogue[code] or {}) do
+      entry[key] = value
+    end
+    for key, value in next, type(fields) == "table" and fields or {} do
+      entry[key] = value
+    end
+    local problem = xid_entry_problem(code, type(fields) == "table" and entry or fields)
+    if problem then
+      problems[#problems + 1] = errors.new(site_path, nil, problem .. "; the default stays")
+    else
+      catalogue[code] = entry
+    end
+  end
+  return catalogue, problems
+end
+
 -- Loads the effective rule set with core (embedded_text, embedded_files, read_file, …)
 -- from rules_dir ("" for none). Returns {rules = {…}, thresholds = {…},
+-- xid_catalogue = {[code] = {class, meaning, action, nonfatal?}},
 -- errors = {{file, line, message} (errors.lua), …}}; each rule is the file's table plus
 -- file (the stem) and origin (a site path or "embedded").
 function M.load(core, rules_dir)
@@ -186,6 +243,11 @@ function M.load(core, rules_dir)
   local thresholds, threshold_errors = load_thresholds(core, rules_dir)
   set.thresholds = thresholds
   for _, err in ipairs(threshold_errors) do
+    set.errors[#set.errors + 1] = err
+  end
+  local catalogue, catalogue_errors = load_xid_catalogue(core, rules_dir)
+  set.xid_catalogue = catalogue
+  for _, err in ipairs(catalogue_errors) do
     set.errors[#set.errors + 1] = err
   end
   local stems, name_errors = rule_stems(core, rules_dir)

@@ -1,0 +1,53 @@
+-- The Xid catalogue: what each Xid code means and what the operator does
+-- about it, from NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors,
+-- its immediate and investigatory actions) as HEALTH.md §2.5 summarises it.
+-- The class decides the finding: "reset" and "reboot" → xid-fatal (BAD),
+-- "memory" → xid-memory (WARN), "app" → xid-app (WARN), "ignore" → none.
+-- NVLink5 codes (144–150) print Fatal or Nonfatal: `nonfatal` is the class
+-- of a line that says Nonfatal. A code missing here is an "app" event.
+--
+-- A site extends or regrades it with its own xid_catalogue.lua in the rules
+-- directory: each code it names replaces the fields it sets, e.g.
+--   return { [13] = { class = "ignore" }, [43] = { class = "memory" } }
+local RESTART_APP = "restart the application; if it repeats across different jobs, have the GPU checked"
+local RESET_GPU = "drain the GPU, then reset it (nvidia-smi -r) or reboot the node; if it recurs after two reboots, have the hardware inspected"
+local NVLINK = "drain the GPU, reset it or reboot the node; check the NVLink connections and the fabric manager; if it recurs, have the hardware inspected"
+
+return {
+  [8] = { class = "app", meaning = "GPU stopped processing (idle timeout)", action = RESTART_APP },
+  [13] = { class = "app", meaning = "graphics engine exception (usually an application bug)", action = "tell the job's owner; restart the application" },
+  [31] = { class = "app", meaning = "GPU memory page fault (illegal address)", action = "tell the job's owner; restart the application" },
+  [43] = { class = "app", meaning = "GPU stopped processing (a channel was reset after an application fault)", action = RESTART_APP },
+  [45] = { class = "ignore", meaning = "cleanup after an earlier error", action = "look at the Xid before it" },
+  [48] = { class = "reset", meaning = "double-bit ECC error", action = RESET_GPU },
+  [61] = { class = "reboot", meaning = "internal micro-controller breakpoint", action = "drain and reboot the node; if it recurs, contact support" },
+  [62] = { class = "reset", meaning = "internal micro-controller halt", action = RESET_GPU },
+  [63] = { class = "memory", meaning = "memory row remap (or page retirement) recorded", action = "check for a pending row remap; reset the GPU when it is idle" },
+  [64] = { class = "reset", meaning = "memory row remap (or page retirement) failed", action = RESET_GPU },
+  [68] = { class = "app", meaning = "video decoder (NVDEC) exception", action = RESTART_APP },
+  [69] = { class = "app", meaning = "graphics engine class error", action = RESTART_APP },
+  [74] = { class = "reset", meaning = "NVLink error", action = NVLINK },
+  [79] = { class = "reboot", meaning = "GPU has fallen off the bus", action = "drain and reboot the node; if it repeats, check the card's seating, riser, PCIe slot and power" },
+  [92] = { class = "memory", meaning = "high single-bit ECC error rate", action = "watch the corrected ECC count; plan a diagnostic" },
+  [94] = { class = "memory", meaning = "contained uncorrectable memory error (only the application that touched it was stopped)", action = "restart the application; check for a pending row remap" },
+  [95] = { class = "reset", meaning = "uncontained uncorrectable memory error (every application on the GPU is affected)", action = RESET_GPU },
+  [109] = { class = "reset", meaning = "context switch timeout", action = RESET_GPU },
+  [119] = { class = "reset", meaning = "GSP RPC timeout", action = RESET_GPU },
+  [120] = { class = "reset", meaning = "GSP error", action = RESET_GPU },
+  [121] = { class = "app", meaning = "C2C (chip-to-chip) link error", action = "watch it; if it repeats, contact support" },
+  [136] = { class = "reset", meaning = "link training failed", action = RESET_GPU },
+  [140] = { class = "reset", meaning = "unrecovered ECC error", action = RESET_GPU },
+  [143] = { class = "reset", meaning = "GPU initialization error", action = RESET_GPU },
+  [144] = { class = "reset", nonfatal = "app", meaning = "NVLink5 SAW error", action = NVLINK },
+  [145] = { class = "reset", nonfatal = "app", meaning = "NVLink5 RLW error", action = NVLINK },
+  [146] = { class = "reset", nonfatal = "app", meaning = "NVLink5 TLW error", action = NVLINK },
+  [147] = { class = "reset", nonfatal = "app", meaning = "NVLink5 TREX error", action = NVLINK },
+  [148] = { class = "reset", nonfatal = "app", meaning = "NVLink5 NVLPW error", action = NVLINK },
+  [149] = { class = "reset", nonfatal = "app", meaning = "NVLink5 NETIR error", action = NVLINK },
+  [150] = { class = "reset", nonfatal = "app", meaning = "NVLink5 MSE error", action = NVLINK },
+  [154] = { class = "app", meaning = "GPU recovery action changed", action = "read gpu_recovery_action (nvidia-smi -q) and do what it asks" },
+  [155] = { class = "reset", meaning = "NVLink software-defined error", action = NVLINK },
+  [156] = { class = "memory", meaning = "resource retirement event", action = "reset the GPU when it is idle" },
+  [157] = { class = "memory", meaning = "resource retirement failure", action = "watch it; if it repeats, contact support" },
+  [158] = { class = "reset", meaning = "GPU fatal timeout", action = RESET_GPU },
+}
