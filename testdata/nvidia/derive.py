@@ -14,6 +14,10 @@ with the driver's own aliases from --help-query-gpu / --help-query-compute-apps
 from `clocks_event_reasons.*`). Units are dropped as `nounits` would drop them
 (`74211 MiB` -> `74211`); bracketed values such as `[N/A]` stay. A field missing
 from the driver's help list goes to `unknown-fields` and gets no answer file.
+Beside them: the driver's `--help-query-gpu` text (help-query-gpu.txt) and the
+whole `--query-gpu` table without units (query-gpu-table.csv: a header of field
+names, then the rows), from which the fake answers any other field list, as the
+health query asks one built from the help.
 
 The derived files are committed; tests never run this script.
 """
@@ -132,6 +136,13 @@ def derive(capture, out_root):
                 path.unlink(missing_ok=True)
             else:
                 path.write_text(text, encoding="utf-8")
+        help_text = secs[("capabilities", "help-query-gpu")]
+        (out / "help-query-gpu.txt").write_text(help_text + "\n", encoding="utf-8")
+        header, rows = tables["gpu"]
+        (out / "query-gpu-table.csv").write_text(
+            ", ".join(name for name, _ in header) + "\n"
+            + "".join(", ".join(nounits(v, u) for v, (_, u) in zip(row, header)) + "\n" for row in rows),
+            encoding="utf-8")
         path = out / "unknown-fields"
         if unknown:
             path.write_text("".join(f + "\n" for f in unknown), encoding="utf-8")
