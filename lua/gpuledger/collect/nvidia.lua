@@ -20,8 +20,9 @@ local function first_line(s)
 end
 
 -- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
--- rows=}, or nil and an error naming the query, the binary and the cause.
-local function query(core, binary, kind, flag, fields, deadline_ms)
+-- rows=}, or nil and an error naming the query, the binary and the cause;
+-- third, the exit status when it ran.
+function M.query(core, binary, kind, flag, fields, deadline_ms)
   local argv = { binary, flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }
   local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
   local prefix = string.format("nvidia-smi %s: %s", kind, binary)
@@ -34,7 +35,7 @@ local function query(core, binary, kind, flag, fields, deadline_ms)
   if status ~= 0 then
     local said = first_line(out) ~= "" and first_line(out) or first_line(err)
     local ended = status and ("exit status " .. status) or "killed by a signal"
-    return nil, string.format("%s: %s%s", prefix, ended, said ~= "" and (": " .. said) or "")
+    return nil, string.format("%s: %s%s", prefix, ended, said ~= "" and (": " .. said) or ""), status
   end
   local rows, why = core.parse_csv(out)
   if not rows then
@@ -50,7 +51,7 @@ end
 -- {error=}), or {ok=false, binary, error} when the main query failed.
 function M.collect(core, binary)
   local deadline_ms = core.monotonic_ms() + M.TIMEOUT_MS
-  local main, err = query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
+  local main, err = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
   if not main then
     return { ok = false, binary = binary, error = err }
   end
@@ -59,7 +60,7 @@ function M.collect(core, binary)
     return source -- read() reports it; nothing more is asked of a driver that answers so
   end
   local function answer_or_error(kind, flag, fields)
-    local answer, why = query(core, binary, kind, flag, fields, deadline_ms)
+    local answer, why = M.query(core, binary, kind, flag, fields, deadline_ms)
     return answer or { error = why }
   end
   source.tlimit = answer_or_error("tlimit", "--query-gpu", parse.TLIMIT_FIELDS)
