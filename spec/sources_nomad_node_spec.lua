@@ -1,0 +1,44 @@
+local nomad_node = require "gpuledger.sources.nomad_node"
+local json = require "gpuledger.json"
+
+-- A node answer as API-SHAPES.md §9 shows it: NUL-padded bus ids, attribute
+-- values with nulls, a group of another vendor.
+local NODE = json.decode([[{
+  "ID": "f7476465-4d6e-c0de-26d0-e383c49be941", "Name": "gpu-node-07", "SecretID": "",
+  "NodeResources": {"Devices": [
+    {"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA H100 80GB HBM3",
+     "Attributes": {"memory": {"Float": null, "Int": 81559, "String": null, "Bool": null, "Unit": "MiB"}},
+     "Instances": [
+       {"ID": "GPU-2c91d7e0-66a3-4f1b-8d2e-19b7c0a4e5f6", "Healthy": true, "HealthDescription": "",
+        "Locality": {"PciBusID": "00000000:3B:00.0\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000"}},
+       {"ID": "GPU-8e4c2f1a-3b7d-9c06-51e2-a4d9f0b3c7e1", "Healthy": false, "HealthDescription": "device not found", "Locality": null}]},
+    {"Vendor": "xilinx", "Type": "fpga", "Name": "U250", "Instances": [{"ID": "fpga-0", "Healthy": true}]}
+  ]}
+}]])
+
+describe("sources.nomad_node", function()
+  it("keeps only the NVIDIA GPU instances, their health and bus id without its NUL padding", function()
+    local reduced = nomad_node.reduce(NODE)
+    assert.same({ {
+      Name = "NVIDIA H100 80GB HBM3",
+      Instances = {
+        { ID = "GPU-2c91d7e0-66a3-4f1b-8d2e-19b7c0a4e5f6", Healthy = true, HealthDescription = "", PciBusID = "00000000:3B:00.0" },
+        { ID = "GPU-8e4c2f1a-3b7d-9c06-51e2-a4d9f0b3c7e1", Healthy = false, HealthDescription = "device not found" },
+      },
+    } }, reduced)
+    assert.equal("[]", json.encode(nomad_node.reduce(json.decode('{"NodeResources": {"Devices": []}}'))))
+  end)
+
+  it("lists the devices with the key their bus id matches nvidia-smi's by", function()
+    local devices = nomad_node.devices(nomad_node.reduce(NODE))
+    assert.same({ id = "GPU-2c91d7e0-66a3-4f1b-8d2e-19b7c0a4e5f6", name = "NVIDIA H100 80GB HBM3", healthy = true,
+      healthDescription = "", busId = "00000000:3B:00.0", busKey = "0000:3b:00" }, devices[1])
+    assert.is_nil(devices[2].busKey)
+  end)
+
+  it("reads a node without devices (null), or not a node at all, as none", function()
+    assert.same({}, nomad_node.reduce(json.decode('{"NodeResources": {"Devices": null}}')))
+    assert.same({}, nomad_node.reduce("Permission denied"))
+    assert.same({}, nomad_node.devices(nil))
+  end)
+end)
