@@ -1,0 +1,133 @@
+-- Each GPU's health in the ledger (HEALTH.md): what the health query says
+-- of it (entry.health), this boot's Xid events on its PCI address with what
+-- the catalogue makes of them (entry.xids), and how Nomad fingerprinted it
+-- (entry.nomadDevice). GPUs nvidia-smi no longer lists, but Nomad's device
+-- list or an Xid 79 still names, come back as entries of their own
+-- (missing = true), so their tenancy is still reported. Pure: a function of
+-- the snapshot's sources and the catalogue.
+local health = require "gpuledger.sources.health"
+local json = require "gpuledger.json"
+local nomad_node = require "gpuledger.sources.nomad_node"
+local pci = require "gpuledger.sources.pci"
+local xid = require "gpuledger.sources.xid"
+
+local M = {}
+
+-- The health record fields that are identity, not health.
+local IDENTITY = { index = true, uuid = true, busId = true, busKey = true }
+
+-- Reads the health sources of a snapshot. Returns {records (by bus key and
+-- uuid), groups (Xid groups, or nil when the kernel log was not read),
+-- uuids (bus key → UUID from the kernel log), devices (Nomad's, or nil)}
+-- and the sources' errors.
+function M.read(sources)
+  local read, errors = { by_bus = {}, by_uuid = {} }, {}
+  local source = sources.health
+  if source then
+    if source.ok then
+      local records, why = health.read(source.health, source.remapped_rows)
+      for _, record in ipairs(records) do
+        read.by_bus[record.busKey or ""] = record
+        read.by_uuid[record.uuid or ""] = record
+      end
+      for _, err in ipairs(why) do
+        errors[#errors + 1] = err
+      end
+    else
+      errors[#errors + 1] = source.error
+    end
+  end
+  local log = sources.kernel_log
+  if log and log.ok then
+    local events
+    events, read.uuids = xid.parse(log.records or {})
+    read.groups = xid.summary(events)
+  elseif log then
+    errors[#errors + 1] = log.error
+  end
+  local devices = sources.nomad_devices
+  if devices and devices.ok then
+    read.devices = nomad_node.devices(devices.devices)
+  elseif devices then
+    errors[#errors + 1] = devices.error
+  end
+  return read, errors
+end
+
+-- nvidia-smi's form of a bus key: 0000:af:00 → 00000000:AF:00.0.
+local function smi_bus_id(key)
+  return ("0000" .. key):upper():gsub("^(%x+):(%x+):(%x+)$", "%1:%2:%3.0")
+end
+
+-- A ledger GPU record for a GPU nvidia-smi did not list.
+local function missing_gpu(uuid, model, key)
+  return {
+    index = -1, uuid = uuid or "", model = model or "", busId = key and smi_bus_id(key) or "",
+    memoryUsedMiB = 0, memoryTotalMiB = 0, utilizationPct = 0, memoryUtilizationPct = 0,
+    temperatureC = 0, powerW = 0.0, encoderSessions = 0, encoderAverageFps = 0.0, missing = true,
+  }
+end
+
+-- The GPUs that nvidia-smi (which answered, listing gpus) no longer lists
+-- but that Nomad's devices name (by UUID or bus id), or an Xid 79 of this
+-- boot names by bus id: GPU records with index -1 and missing = true, in
+-- Nomad's order, then the Xid's.
+function M.missing(gpus, read)
+  local known_uuid, known_bus = {}, {}
+  for _, gpu in ipairs(gpus) do
+    known_uuid[gpu.uuid] = true
+    known_bus[pci.bus_key(gpu.busId) or ""] = true
+  end
+  local found = {}
+  for _, device in ipairs(read.devices or {}) do
+    if not device.id:match("^MIG%-") and not known_uuid[device.id] and not known_bus[device.busKey or ""] then
+      found[#found + 1] = missing_gpu(device.id, device.name, device.busKey)
+      known_uuid[device.id], known_bus[device.busKey or ""] = true, true
+    end
+  end
+  for _, group in ipairs(read.groups or {}) do
+    if group.xid == 79 and not known_bus[group.bus] then
+      found[#found + 1] = missing_gpu((read.uuids or {})[group.bus], nil, group.bus)
+      known_bus[group.bus] = true
+    end
+  end
+  return found
+end
+
+-- Attaches health, xids and nomadDevice to each entry (by bus id, then
+-- UUID) from what M.read found, the catalogue grading each Xid group.
+function M.attach(entries, read, catalogue)
+  for _, entry in ipairs(entries) do
+    local key = pci.bus_key(entry.busId) or ""
+    local record = read.by_bus[key] or read.by_uuid[entry.uuid]
+    if record and not entry.missing then
+      entry.health = {}
+      for field, value in pairs(record) do
+        if not IDENTITY[field] and not (field == "unreadable" and #value == 0) then
+          entry.health[field] = value
+        end
+      end
+    end
+    if read.groups then
+      entry.xids = json.array()
+      for _, group in ipairs(read.groups) do
+        if group.bus == key then
+          local said = xid.describe(catalogue, group)
+          entry.xids[#entry.xids + 1] = {
+            xid = group.xid, count = group.count, first = group.first, last = group.last,
+            message = group.message, processes = json.array(group.processes), fatal = group.fatal,
+            class = said.class, meaning = said.meaning, action = said.action,
+          }
+        end
+      end
+    end
+    for _, device in ipairs(read.devices or {}) do
+      if device.id == entry.uuid or (device.busKey and device.busKey == key and not device.id:match("^MIG%-")) then
+        entry.nomadDevice = { healthy = device.healthy, healthDescription = device.healthDescription }
+        break
+      end
+    end
+  end
+end
+
+return M

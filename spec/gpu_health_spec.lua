@@ -1,0 +1,99 @@
+local H = require "helper"
+local gpu_health = require "gpuledger.gpu_health"
+
+local CATALOGUE = {
+  [79] = { class = "reboot", meaning = "GPU has fallen off the bus", action = "reboot" },
+  [94] = { class = "memory", meaning = "contained memory error", action = "restart the app" },
+}
+
+local FIELDS = { "index", "uuid", "pci.bus_id", "remapped_rows.pending", "persistence_mode", "ecc.mode.current" }
+
+-- Sources as the collectors leave them: health rows, kernel log lines,
+-- Nomad's devices.
+local function sources(parts)
+  return {
+    health = parts.health ~= false and { ok = true, health = { fields = FIELDS, rows = parts.health or {
+      { "0", H.UUID0, "00000000:01:00.0", "Yes", "Enabled", "[N/A]" },
+      { "1", H.UUID1, "00000000:02:00.0", "No", "Disabled", "[Unknown Error]" },
+    } } } or nil,
+    kernel_log = parts.log ~= false and { ok = true, via = "file", records = parts.log or {
+      { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },
+      { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4243, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" },
+      { text = "NVRM: GPU at PCI:0000:af:00: GPU-dead0000-0000-4000-8000-000000000000" },
+      { text = "NVRM: Xid (PCI:0000:af:00): 79, GPU has fallen off the bus." },
+    } } or nil,
+    nomad_devices = parts.devices ~= false and { ok = true, devices = parts.devices or { {
+      Name = "NVIDIA L4",
+      Instances = {
+        { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" },
+        { ID = H.UUID3, Healthy = false, HealthDescription = "no longer detected", PciBusID = "00000000:04:00.0" },
+      },
+    } } } or nil,
+  }
+end
+
+local function gpus()
+  return { H.gpu { index = 0 }, H.gpu { index = 1 } } -- busIds 00000000:01:00.0, 00000000:02:00.0
+end
+
+describe("gpu_health", function()
+  it("attaches each GPU's health record by bus id, without identity fields", function()
+    local read, errors = gpu_health.read(sources {})
+    assert.same({}, errors)
+    local entries = gpus()
+    gpu_health.attach(entries, read, CATALOGUE)
+    assert.same({ remappedRowsPending = true, persistenceMode = true }, entries[1].health)
+    assert.same({ remappedRowsPending = false, persistenceMode = false, unreadable = { "ecc.mode.current: [Unknown Error]" } }, entries[2].health)
+  end)
+
+  it("attaches this boot's Xid groups, graded by the catalogue", function()
+    local read = gpu_health.read(sources {})
+    local entries = gpus()
+    gpu_health.attach(entries, read, CATALOGUE)
+    assert.same({}, entries[1].xids)
+    assert.same({ {
+      xid = 94, count = 2, first = "2026-11-29T07:00:00Z", last = "2026-11-29T07:30:00Z",
+      message = "Contained: SM (0x1)", processes = { "python3" },
+      class = "memory", meaning = "contained memory error", action = "restart the app",
+    } }, entries[2].xids)
+  end)
+
+  it("attaches how Nomad fingerprinted the device", function()
+    local read = gpu_health.read(sources {})
+    local entries = gpus()
+    gpu_health.attach(entries, read, CATALOGUE)
+    assert.same({ healthy = true, healthDescription = "" }, entries[1].nomadDevice)
+    assert.is_nil(entries[2].nomadDevice)
+  end)
+
+  it("finds the GPUs nvidia-smi no longer lists, from Nomad's devices and from Xid 79", function()
+    local read = gpu_health.read(sources {})
+    local missing = gpu_health.missing(gpus(), read)
+    assert.equal(2, #missing)
+    assert.same({ -1, H.UUID3, "NVIDIA L4", "00000000:04:00.0", true }, { missing[1].index, missing[1].uuid, missing[1].model, missing[1].busId, missing[1].missing })
+    assert.same({ -1, "GPU-dead0000-0000-4000-8000-000000000000", "", "00000000:AF:00.0" }, { missing[2].index, missing[2].uuid, missing[2].model, missing[2].busId })
+    gpu_health.attach(missing, read, CATALOGUE)
+    assert.same({ healthy = false, healthDescription = "no longer detected" }, missing[1].nomadDevice)
+    assert.equal("reboot", missing[2].xids[1].class)
+    assert.is_nil(missing[2].health)
+  end)
+
+  it("leaves out what was not read: no health, no xids, no Nomad device", function()
+    local read, errors = gpu_health.read(sources { health = false, log = false, devices = false })
+    assert.same({}, errors)
+    local entries = gpus()
+    gpu_health.attach(entries, read, CATALOGUE)
+    assert.same({ nil, nil, nil }, { entries[1].health, entries[1].xids, entries[1].nomadDevice })
+    assert.same({}, gpu_health.missing(gpus(), read))
+  end)
+
+  it("passes on each failed source's error", function()
+    local _, errors = gpu_health.read {
+      health = { ok = false, error = "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s" },
+      kernel_log = { ok = false, error = "kernel log: …" },
+      nomad_devices = { ok = false, error = "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" },
+    }
+    assert.same({ "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s", "kernel log: …",
+      "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" }, errors)
+  end)
+end)
