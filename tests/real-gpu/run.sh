@@ -269,6 +269,7 @@ cap "$ART/smi/q.txt" 30 "${SMI[@]}" -q
 [ -n "$driver" ] || driver=$(sed -n 's/^Driver Version *: *//p' "$ART/smi/q.txt" | head -1)
 [ -n "$cuda" ] || cuda=$(sed -n 's/^CUDA Version *: *//p' "$ART/smi/q.txt" | head -1)
 cap "$ART/smi/help-query-gpu.txt" 20 "${SMI[@]}" --help-query-gpu
+cp "$TMP/o" "$TMP/help-query-gpu.txt"
 cap "$ART/smi/help-query-compute-apps.txt" 20 "${SMI[@]}" --help-query-compute-apps
 
 if [ "$gpus_L" = "?" ] && [ -s "$TMP/fix/idle/query-gpu.csv" ]; then
@@ -287,6 +288,65 @@ if grep -q '\[' "$TMP/fix/idle/"*.csv 2>/dev/null; then
     note "bracketed values in the idle answers: $(grep -ho '\[[^]]*\]' "$TMP/fix/idle/"*.csv | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 fi
 [ ! -f "$TMP/fix/idle/unknown-fields" ] || note "the driver rejected field(s): $(tr '\n' ' ' <"$TMP/fix/idle/unknown-fields")"
+
+# --- a2. the health query and the kernel log's Xid lines ----------------------
+# health_fields HELP: the health query gpuledger builds from this help: for each
+# field of lua/gpuledger/sources/health.lua (its `names = {…}` lines), the first
+# name the help lists.
+health_fields() {
+    local line name asked=()
+    while read -r line; do
+        for name in $(grep -o '"[^"]*"' <<<"$line" | tr -d '"'); do
+            if grep -qF "\"$name\"" "$1"; then asked+=("$name"); break; fi
+        done
+    done < <(grep -o 'names = {[^}]*}' "$src/lua/gpuledger/sources/health.lua")
+    (IFS=,; echo "${asked[*]}")
+}
+REMAPPED=gpu_bus_id,gpu_uuid,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure
+
+step "a2. health query and kernel log"
+HEALTH=$(health_fields "$TMP/help-query-gpu.txt")
+echo "## the health query gpuledger builds from --help-query-gpu" >>"$OUT/raw-queries.txt"
+cap "$OUT/raw-queries.txt" 20 "${SMI[@]}" --query-gpu="$HEALTH" --format=csv,noheader,nounits
+health_rc=$RC
+if [ "$RC" = 0 ]; then
+    cp "$TMP/help-query-gpu.txt" "$TMP/fix/idle/help-query-gpu.txt"
+    { echo "${HEALTH//,/, }"; cat "$TMP/o"; } >"$TMP/fix/idle/query-gpu-table.csv"
+    result PASS a2.health "$(tr ',' '\n' <<<"$HEALTH" | wc -l) fields; GPU 0: $(head -1 "$TMP/o" | head -c 400)"
+    grep -q '\[' "$TMP/o" && note "bracketed health cells: $(grep -ho '\[[^]]*\]' "$TMP/o" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+else
+    result FAIL a2.health "the health query failed (exit $RC): $(head -c 300 "$TMP/o" "$TMP/e" | tr '\n' ' ')"
+fi
+cap "$OUT/raw-queries.txt" 20 "${SMI[@]}" --query-gpu="$HEALTH" --format=csv
+if ! grep -q '"remapped_rows.pending"' "$TMP/help-query-gpu.txt"; then
+    cap "$OUT/raw-queries.txt" 20 "${SMI[@]}" --query-remapped-rows="$REMAPPED" --format=csv,noheader,nounits
+    result INFO a2.remapped-rows "no remapped_rows.* in --query-gpu; --query-remapped-rows: exit $RC $(head -c 200 "$TMP/o" | tr '\n' ';')"
+    [ "$RC" = 0 ] && cp "$TMP/o" "$TMP/fix/idle/remapped-rows.csv"
+fi
+# The kernel log as gpuledger reads it (journal, /dev/kmsg through dmesg, kern.log):
+# which readers answer, and every NVRM line of this boot (Xid lines and their kin).
+KLOG=$ART/smi/kernel-log.txt
+echo "# which kernel log readers answer here, and this boot's NVRM lines" >"$KLOG"
+timeout -k 2 20 journalctl -k -b -o json --no-pager >"$TMP/journal" 2>"$TMP/e" </dev/null
+jrc=$?
+{
+    echo "### journalctl -k -b -o json --no-pager: exit $jrc, $(grep -c '^{' "$TMP/journal") records, stderr: $(head -c 300 "$TMP/e")"
+    grep -F 'NVRM' "$TMP/journal" | head -c 200000
+    echo
+} >>"$KLOG"
+timeout -k 2 20 dmesg >"$TMP/dmesg" 2>"$TMP/e" </dev/null
+drc=$?
+{
+    echo "### dmesg: exit $drc, $(wc -l <"$TMP/dmesg") lines, stderr: $(head -c 300 "$TMP/e")"
+    grep -F 'NVRM' "$TMP/dmesg" | head -c 200000
+    echo
+    echo "### /var/log/kern.log: $(ls -l /var/log/kern.log 2>&1)"
+    echo "### kernel.dmesg_restrict: $(cat /proc/sys/kernel/dmesg_restrict 2>&1)"
+} >>"$KLOG"
+grep -F 'NVRM' "$TMP/dmesg" >"$TMP/fix/idle/kernel-log.txt" 2>/dev/null
+xids=$(grep -hc 'NVRM: Xid' "$TMP/dmesg" 2>/dev/null)
+result INFO a2.kernel-log "journalctl exit $jrc ($(grep -c '^{' "$TMP/journal") records, $(grep -c NVRM "$TMP/journal") NVRM); dmesg exit $drc ($(grep -c NVRM "$TMP/dmesg") NVRM, ${xids:-0} Xid lines: $(grep -ho 'NVRM: Xid ([^)]*): [0-9]*' "$TMP/dmesg" | sort | uniq -c | tr -s ' ' | tr '\n' ';' | head -c 300))"
+[ "$health_rc" = 0 ] || note "the health query failed: gpuledger's health findings are ERROR here"
 
 # --- b. gpuledger, idle --------------------------------------------------------
 # gl_round LABEL: snapshot, ls, ls --json, check --json, check --replay of the snapshot.
@@ -328,7 +388,12 @@ if have_gl; then
     printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec "%s" "$@"\n' "$TMP/argv.log" "$(command -v "${SMI[0]}")" >"$TMP/smi-wrap"
     chmod +x "$TMP/smi-wrap"
     timeout 40 "${GL[@]}" ls --no-docker --no-nomad --podman off --nvidia-smi "$TMP/smi-wrap" >/dev/null 2>&1
-    mine=$(for kind in "${KINDS[@]}"; do qargs "$kind" | tr '\n' ' ' | sed 's/ $//'; echo; done)
+    mine=$(
+        for kind in "${KINDS[@]}"; do qargs "$kind" | tr '\n' ' ' | sed 's/ $//'; echo; done
+        echo "--help-query-gpu"
+        echo "--query-gpu=$HEALTH --format=csv,noheader,nounits"
+        echo "--query-remapped-rows=$REMAPPED --format=csv,noheader,nounits"
+    )
     theirs=$(sort -u "$TMP/argv.log" 2>/dev/null)
     cp "$TMP/argv.log" "$ART/idle/gpuledger-argv.log" 2>/dev/null
     extra=$(comm -13 <(sort -u <<<"$mine") <(echo "$theirs"))
@@ -348,7 +413,7 @@ if [ "$REHEARSAL" = 1 ]; then
     HOLD_PID=$!
     mkdir -p "$TMP/fake-busy"
     cp "$FAKE_SMI_DIR"/*.csv "$TMP/fake-busy/" 2>/dev/null
-    cp "$FAKE_SMI_DIR"/unknown-fields "$TMP/fake-busy/" 2>/dev/null
+    cp "$FAKE_SMI_DIR"/unknown-fields "$FAKE_SMI_DIR"/help-query-gpu.txt "$TMP/fake-busy/" 2>/dev/null
     printf '%s, %s, %s, %s\n' "$uuid0" "$HOLD_PID" "$HOLD_MIB" "$TMP/hold" >"$TMP/fake-busy/compute-apps.csv"
     export FAKE_SMI_DIR=$TMP/fake-busy
     result INFO c.hold "REHEARSAL: stand-in $TMP/hold (a copy of sleep), pid $HOLD_PID, listed by the fixture"
