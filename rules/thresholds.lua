@@ -12,6 +12,11 @@ return {
   temp_max = 85,
   -- hot: a thermal margin (°C before the card's own slowdown) at or below this.
   thermal_margin_min = 5,
+  -- ecc-uncorrected: uncorrected ECC errors since the driver loaded above this.
+  ecc_uncorrected_max = 0,
+  -- retired-pages-high: single- plus double-bit retired pages at or above
+  -- this (DCGM's retired-pages limit).
+  retired_pages_max = 60,
   -- unmanaged-tenant is WARN rather than BAD.
   allow_unmanaged = false,
   -- idle findings (OK) for GPUs nobody holds or reserved.

@@ -92,4 +92,30 @@ describe("gpuledger.cards", function()
   it("nil is unknown", function()
     assert.is_false(cards.lookup(nil).known)
   end)
+  describe("tenancy, the end of every health message", function()
+    it("reserved, with its tenant count", function()
+      local g = H.gpu { tenants = { H.nomad_tenant(), H.host_tenant() },
+        reservations = { H.reservation { jobId = "train", task = "trainer", allocId = "1f2e3d4c-0000-4000-8000-000000000000" } } }
+      assert.equal(" — reserved by train/trainer (alloc 1f2e3d4c), 2 tenants", gl.tenancy(g))
+    end)
+
+    it("reserved twice, nothing on it", function()
+      local g = H.gpu { reservations = { H.reservation(), H.reservation { allocId = "9" } } }
+      assert.equal(" — reserved by worker/w (alloc 4d1e6a9b) and 1 more, no tenant", gl.tenancy(g))
+    end)
+
+    it("free", function()
+      assert.equal(" — not reserved: Nomad will place the next job here", gl.tenancy(H.gpu {}))
+    end)
+
+    it("not reserved but held", function()
+      local g = H.gpu { tenants = { H.docker_tenant(), H.host_tenant() } }
+      assert.equal(" — not reserved, held by [ffmpeg-manual host]: Nomad may place the next job here", gl.tenancy(g))
+    end)
+  end)
+
+  it("labels a GPU nvidia-smi no longer lists by its uuid, else its bus id", function()
+    assert.equal("gpu? GPU-dead0000", gl.label(H.gpu { index = -1, uuid = "GPU-dead0000-0000-4000-8000-000000000000" }))
+    assert.equal("gpu? 00000000:AF:00.0", gl.label(H.gpu { index = -1, uuid = "", busId = "00000000:AF:00.0" }))
+  end)
 end)

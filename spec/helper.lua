@@ -24,6 +24,25 @@ H.UUID2 = "GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52"
 H.UUID3 = "GPU-61d0e8b3-9c2a-4f71-a5e4-0b3c6d8e2f93"
 H.UUIDS = { [0] = H.UUID0, H.UUID1, H.UUID2, H.UUID3 }
 
+-- The codes of the embedded rule set, sorted: who is on a GPU, and its health.
+H.TENANCY_CODES = {
+  "contended", "encoder-saturated", "held", "hot", "idle", "reserved-idle",
+  "source-unavailable", "unmanaged-tenant", "unreserved-tenant",
+}
+H.HEALTH_CODES = {
+  "ecc-disabled", "ecc-uncorrected", "gpu-lost", "gpu-recovery-action", "gpu-requires-reset", "hw-slowdown",
+  "mig-mode-pending", "nomad-schedules-failing-gpu", "pcie-degraded", "persistence-off", "power-brake",
+  "retired-pages-high", "retired-pages-pending", "row-remap-failed", "row-remap-pending", "row-remap-uncorrectable",
+  "xid-app", "xid-fatal", "xid-memory",
+}
+H.DEFAULT_CODES = {}
+for _, list in ipairs { H.TENANCY_CODES, H.HEALTH_CODES } do
+  for _, code in ipairs(list) do
+    H.DEFAULT_CODES[#H.DEFAULT_CODES + 1] = code
+  end
+end
+table.sort(H.DEFAULT_CODES)
+
 -- Shallow merge of tables, later ones win.
 local function merge(...)
   local out = {}

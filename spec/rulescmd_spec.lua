@@ -41,8 +41,12 @@ describe("gpuledger.rulescmd", function()
         assert.equal("embedded", r.origin)
         assert.is_true(r.doc ~= "")
       end
-      assert.same({ "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
-        "encoder-saturated", "hot", "idle", "held" }, codes)
+      local want = { "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
+        "encoder-saturated", "hot", "idle", "held" }
+      for _, code in ipairs(H.HEALTH_CODES) do
+        want[#want + 1] = code
+      end
+      assert.same(want, codes)
       assert.equal("unmanaged_tenant", row(rows, "unmanaged-tenant").file)
       assert.is_true(json.is_array(rows))
     end)
@@ -97,7 +101,7 @@ describe("gpuledger.rulescmd", function()
       local results, errors = rulescmd.run_check(H.core, set, H.policy(nil, set),
         { { name = "demo", snapshot = snapshot.demo(H.core) } })
       assert.same({}, errors)
-      assert.equal(10, #results[1].findings)
+      assert.equal(19, #results[1].findings)
     end)
   end)
 
@@ -111,7 +115,7 @@ describe("gpuledger.rulescmd", function()
         { name = "/x.json", error = "/x.json: gone" },
       })
       local report = rulescmd.check_report("/site", rows, results, errors)
-      assert.matches("gpuledger rules --check /site: 10 rules, 1 from the site directory", report, 1, true)
+      assert.matches(string.format("gpuledger rules --check /site: %d rules, 1 from the site directory", #H.DEFAULT_CODES + 1), report, 1, true)
       assert.matches("== the embedded demo node (node gpu-demo-01, 4 GPU(s))", report, 1, true)
       assert.matches("== /x.json: cannot be read: /x.json: gone", report, 1, true)
       assert.matches("1 rule error(s):\n  rule raiser", report, 1, true)
@@ -156,6 +160,11 @@ describe("gpuledger.rulescmd", function()
       end
       assert.same({ "GPULedgerSourceUnavailable", "GPULedgerUnreservedTenant", "GPULedgerUnmanagedTenant",
         "GPULedgerContended", "GPULedgerReservedIdle", "GPULedgerEncoderSaturated", "GPULedgerHot",
+        "GPULedgerEccDisabled", "GPULedgerEccUncorrected", "GPULedgerGpuLost", "GPULedgerGpuRecoveryAction",
+        "GPULedgerGpuRequiresReset", "GPULedgerHwSlowdown", "GPULedgerMigModePending", "GPULedgerNomadSchedulesFailingGpu",
+        "GPULedgerPcieDegraded", "GPULedgerPersistenceOff", "GPULedgerPowerBrake", "GPULedgerRetiredPagesHigh",
+        "GPULedgerRetiredPagesPending", "GPULedgerRowRemapFailed", "GPULedgerRowRemapPending",
+        "GPULedgerRowRemapUncorrectable", "GPULedgerXidApp", "GPULedgerXidFatal", "GPULedgerXidMemory",
         "GPULedgerRuleError" }, names)
       assert.matches("OK codes have no alert, they say all is well: idle, held.", yaml, 1, true)
       assert.matches("^# Alerts on gpuledger's findings", yaml)

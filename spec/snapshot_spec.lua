@@ -3,9 +3,12 @@ local snapshot = require "gpuledger.snapshot"
 local ledger = require "gpuledger.ledger"
 local json = require "gpuledger.json"
 
-local DEFAULT_CODES = {
-  "contended", "encoder-saturated", "held", "hot", "idle", "reserved-idle",
-  "source-unavailable", "unmanaged-tenant", "unreserved-tenant",
+-- What the demo node shows: every tenancy code, and health findings of
+-- both levels on reserved, held and free GPUs.
+local DEMO_CODES = {
+  "contended", "encoder-saturated", "held", "hot", "hw-slowdown", "idle", "nomad-schedules-failing-gpu",
+  "persistence-off", "reserved-idle", "retired-pages-pending", "row-remap-pending", "source-unavailable",
+  "unmanaged-tenant", "unreserved-tenant", "xid-app", "xid-fatal", "xid-memory",
 }
 
 describe("gpuledger.snapshot", function()
@@ -99,8 +102,8 @@ describe("gpuledger.snapshot", function()
         { l.entries[1].state, l.entries[2].state, l.entries[3].state, l.entries[4].state })
     end)
 
-    it("gives every default finding code when judged", function()
-      local found, worst = H.run_rules(ledger.build(snapshot.demo(H.core)))
+    it("gives every tenancy code and health findings when judged", function()
+      local found, worst = H.run_rules(snapshot.demo(H.core))
       local seen = {}
       for _, f in ipairs(found) do
         seen[f.code] = true
@@ -110,7 +113,7 @@ describe("gpuledger.snapshot", function()
         got[#got + 1] = code
       end
       table.sort(got)
-      assert.same(DEFAULT_CODES, got)
+      assert.same(DEMO_CODES, got)
       assert.equal("ERROR", worst)
     end)
 

@@ -82,7 +82,7 @@ end
 local commands = {}
 
 function commands.ls(config)
-  local report, why = judged(config, false)
+  local report, why = judged(config, true) -- the rules give each GPU its health
   if not report then
     return failure(why)
   end

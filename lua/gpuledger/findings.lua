@@ -3,7 +3,10 @@
 -- that fails adds one rule-error ERROR instead of its findings, and the
 -- others still run. Findings come out worst first, then node-level before
 -- GPU-level, GPUs in index order, and within a GPU in the rules' order
--- (tenant findings in tenant order).
+-- (tenant findings in tenant order); but within a level, the findings of
+-- health rules (rule.health) come first: on GPUs someone reserved or holds,
+-- then on free ones (Nomad's next placement). Each GPU a health rule judged,
+-- or that has health data, gets its healthVerdict.
 local errors = require "gpuledger.errors"
 local gl = require "gpuledger.gl"
 local json = require "gpuledger.json"
@@ -14,12 +17,15 @@ local M = {}
 
 local LEVELS = ruleset.LEVELS
 local RULE_ERROR_ORDER = 0
+-- Ranks within a level: health on a GPU someone is on, health on a free
+-- GPU, everything else.
+local HEALTH_ON_TAKEN, HEALTH_ON_FREE, OTHER_RANK = 0, 1, 2
 
 -- A rule-error finding; seq keeps rule-errors in the order they happened.
 local function rule_error(ledger, message, seq)
   return {
     level = "ERROR", code = "rule-error", node = ledger.node, message = message,
-    sort = { 0, RULE_ERROR_ORDER, 0, seq or 0 },
+    sort = { OTHER_RANK, 0, RULE_ERROR_ORDER, 0, seq or 0 },
   }
 end
 
@@ -62,7 +68,7 @@ local function run_rule(core, rule, ledger, view, policy, positions)
       error("emit takes a table with a message string", 2)
     end
     local finding = { level = level, code = rule.code, node = ledger.node, message = f.message }
-    local gpu_position, tenant_position = 0, 0
+    local gpu_position, tenant_position, rank = 0, 0, OTHER_RANK
     if f.gpu ~= nil then
       local gpu = sandbox.original(f.gpu)
       gpu_position = positions[gpu]
@@ -71,13 +77,17 @@ local function run_rule(core, rule, ledger, view, policy, positions)
       end
       finding.gpu = gl.label(gpu)
       finding.index, finding.uuid = gpu.index, gpu.uuid
+      if rule.health then
+        finding.entry = gpu
+        rank = gpu.state == "free" and HEALTH_ON_FREE or HEALTH_ON_TAKEN
+      end
     end
     local tenant = f.tenant ~= nil and sandbox.original(f.tenant) or nil
     if tenant then
       tenant_position = positions[tenant] or 0
     end
     add_subject(finding, tenant, f.reservation ~= nil and sandbox.original(f.reservation) or nil)
-    finding.sort = { gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
+    finding.sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
     emitted[#emitted + 1] = finding
   end
   local ok, err = call_rule(core, rule.evaluate, view, policy, emit)
@@ -91,12 +101,36 @@ local function compare(a, b)
   if LEVELS[a.level] ~= LEVELS[b.level] then
     return LEVELS[a.level] > LEVELS[b.level]
   end
-  for i = 1, 4 do
+  for i = 1, 5 do
     if a.sort[i] ~= b.sort[i] then
       return a.sort[i] < b.sort[i]
     end
   end
   return a.code < b.code
+end
+
+-- Gives each GPU of the ledger that has health data (or a health finding)
+-- its healthVerdict {level, codes}: the worst level of the health rules'
+-- findings on it (OK when none), and their codes, worst first.
+local function give_health_verdicts(ledger, sorted)
+  for _, gpu in ipairs(ledger.entries) do
+    if gpu.health or gpu.xids or gpu.missing or gpu.nomadDevice then
+      gpu.healthVerdict = { level = "OK", codes = {} }
+    end
+  end
+  for _, finding in ipairs(sorted) do
+    local gpu = finding.entry
+    if gpu then
+      local verdict = gpu.healthVerdict or { level = "OK", codes = {} }
+      if LEVELS[finding.level] > LEVELS[verdict.level] then
+        verdict.level = finding.level
+      end
+      if verdict.codes[#verdict.codes] ~= finding.code then
+        verdict.codes[#verdict.codes + 1] = finding.code
+      end
+      gpu.healthVerdict = verdict
+    end
+  end
 end
 
 -- Evaluates the rule set on the ledger with core (core.call_limited).
@@ -135,8 +169,9 @@ function M.evaluate(core, set, ledger, policy)
     ::next_rule::
   end
   table.sort(all, compare)
+  give_health_verdicts(ledger, all)
   for _, finding in ipairs(all) do
-    finding.sort = nil
+    finding.sort, finding.entry = nil, nil
   end
   return all
 end

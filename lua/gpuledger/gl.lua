@@ -7,9 +7,15 @@ local ledger_mod = require "gpuledger.ledger"
 
 local M = {}
 
--- "gpu0 GPU-fef8089b": the GPU's index and the first 12 characters of its uuid.
+-- "gpu0 GPU-fef8089b": the GPU's index and the first 12 characters of its
+-- uuid; "gpu? 00000000:AF:00.0" for a GPU nvidia-smi no longer lists (index
+-- -1) whose uuid is not known.
 function M.label(gpu)
-  return string.format("gpu%d %s", gpu.index, (gpu.uuid or ""):sub(1, 12))
+  local uuid = (gpu.uuid or ""):sub(1, 12)
+  if gpu.index < 0 then
+    return string.format("gpu? %s", uuid ~= "" and uuid or gpu.busId)
+  end
+  return string.format("gpu%d %s", gpu.index, uuid)
 end
 
 -- The first 8 characters of an allocation id.
@@ -130,6 +136,57 @@ function M.quoted_namespace(namespace)
     return "its namespace"
   end
   return string.format("%q", namespace)
+end
+
+-- The tenancy a health finding ends with (HEALTH.md §5): who is on a
+-- failing card, or that Nomad will hand it to the next job.
+-- " — reserved by train/trainer (alloc 1f2e3d4c), 2 tenants",
+-- " — not reserved, held by [ffmpeg-manual host]: Nomad may place the next job here",
+-- " — not reserved: Nomad will place the next job here".
+function M.tenancy(gpu)
+  local tenants = #gpu.tenants
+  local first = gpu.reservations[1]
+  if first then
+    local more = #gpu.reservations > 1 and string.format(" and %d more", #gpu.reservations - 1) or ""
+    local count = tenants == 0 and "no tenant" or (tenants == 1 and "1 tenant" or string.format("%d tenants", tenants))
+    return string.format(" — reserved by %s (alloc %s)%s, %s", M.job_task(first), M.alloc8(first.allocId), more, count)
+  elseif tenants > 0 then
+    local names = {}
+    for i, tenant in ipairs(gpu.tenants) do
+      names[i] = M.tenant_name(tenant)
+    end
+    return string.format(" — not reserved, held by %s: Nomad may place the next job here", M.list(names))
+  end
+  return " — not reserved: Nomad will place the next job here"
+end
+
+-- The Xid groups of a GPU (gpu.xids) whose catalogue class is one of
+-- classes ({reset = true, …}).
+function M.xids_of_class(gpu, classes)
+  local found = {}
+  for _, group in ipairs(gpu.xids or {}) do
+    if classes[group.class] then
+      found[#found + 1] = group
+    end
+  end
+  return found
+end
+
+-- One Xid group for a message: "Xid 119 (GSP RPC timeout) ×3 this boot,
+-- last 2026-11-29T07:00:12Z, process nvidia-smi".
+function M.xid_text(group)
+  local parts = { string.format("Xid %d (%s)", group.xid, group.meaning) }
+  if group.count > 1 then
+    parts[1] = parts[1] .. string.format(" ×%d", group.count)
+  end
+  parts[1] = parts[1] .. " this boot"
+  if group.last then
+    parts[#parts + 1] = "last " .. group.last:gsub("%.%d+Z$", "Z")
+  end
+  if group.processes and #group.processes > 0 then
+    parts[#parts + 1] = "process " .. table.concat(group.processes, ", ")
+  end
+  return table.concat(parts, ", ")
 end
 
 return M

@@ -101,12 +101,13 @@ function M.attach(entries, read, catalogue)
     local key = pci.bus_key(entry.busId) or ""
     local record = read.by_bus[key] or read.by_uuid[entry.uuid]
     if record and not entry.missing then
-      entry.health = {}
+      local fields = {}
       for field, value in pairs(record) do
         if not IDENTITY[field] and not (field == "unreadable" and #value == 0) then
-          entry.health[field] = value
+          fields[field] = value
         end
       end
+      entry.health = next(fields) and fields or nil -- a driver that reports none of them tells nothing
     end
     if read.groups then
       entry.xids = json.array()

@@ -188,6 +188,9 @@ function M.observe(h, ledger, max_gap)
     return
   end
   for _, entry in ipairs(ledger.entries or {}) do
+    if entry.uuid == "" then
+      goto next_entry -- a lost GPU known only by its bus id: nothing to key it by
+    end
     local state = entry.state or ledger_mod.classify(entry)
     local record = h.gpus[entry.uuid]
     if not record then
@@ -227,6 +230,7 @@ function M.observe(h, ledger, max_gap)
       end
       job.seen = ledger.at
     end
+    ::next_entry::
   end
   for uuid, record in pairs(h.gpus) do
     if at - (clock.parse_time(record.seen) or at) > M.RETAIN then

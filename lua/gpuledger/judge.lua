@@ -10,14 +10,15 @@ local ruleset = require "gpuledger.ruleset"
 
 local M = {}
 
--- The ledger of input: a snapshot is built into one; a ledger (it has
--- entries) is taken as it is, its tenants' verdicts given where missing.
-local function ledger_of(input)
+-- The ledger of input: a snapshot is built into one (the set's Xid
+-- catalogue grading its Xid events); a ledger (it has entries) is taken as
+-- it is, its tenants' verdicts given where missing.
+local function ledger_of(input, set)
   if input.entries then
     ledger_mod.give_verdicts(input)
     return input
   end
-  return ledger_mod.build(input)
+  return ledger_mod.build(input, set and set.xid_catalogue)
 end
 
 -- Applies the history to ledger: with `record` (a history), the ledger is
@@ -43,7 +44,7 @@ end
 -- bool} or {error = why}. Returns the report {ledger, findings, worst,
 -- counts, codes, rules = {loaded, errors}}.
 function M.judge(core, input, set, policy, h)
-  local ledger = ledger_of(input)
+  local ledger = ledger_of(input, set)
   if h then
     apply_history(ledger, h)
   end

@@ -5,6 +5,7 @@
 -- which is also what rules read.
 local json = require "gpuledger.json"
 local docker = require "gpuledger.sources.docker"
+local gpu_health = require "gpuledger.gpu_health"
 local nomad = require "gpuledger.sources.nomad"
 local nvidia = require "gpuledger.sources.nvidia"
 local text = require "gpuledger.text"
@@ -72,8 +73,9 @@ function M.give_verdicts(ledger)
   end
 end
 
--- Fields computed from the rest that the ledger's JSON leaves out.
-M.DERIVED = { verdict = true }
+-- Fields computed from the rest that the ledger's JSON leaves out (the
+-- judge gives each GPU its healthVerdict from the health rules' findings).
+M.DERIVED = { verdict = true, healthVerdict = true }
 
 -- Containers known to the engines, by full id: Docker's first, then Podman's.
 local function known_containers(sources)
@@ -214,7 +216,7 @@ end
 -- How each source fared: "read", "failed" or "off" (not asked).
 local function source_states(sources)
   local states = {}
-  for _, name in ipairs { "nvidia", "proc", "docker", "podman", "nomad" } do
+  for _, name in ipairs { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" } do
     local source = sources[name]
     if source == nil then
       states[name] = "off"
@@ -227,14 +229,20 @@ local function source_states(sources)
   return states
 end
 
--- Builds the ledger of a snapshot (SPEC §3.1). Returns
+-- Builds the ledger of a snapshot (SPEC §3.1), the Xid catalogue
+-- (rules/xid_catalogue.lua) grading its Xid events. Returns
 -- {schema, node, at, entries, nomadRead, processesRead, errors?, sources},
--- every tenant with its verdict:
+-- every GPU with its health (gpu_health.lua; a GPU nvidia-smi no longer
+-- lists comes last, index -1, missing = true), every tenant with its verdict:
 -- processesRead is false when nvidia-smi's process list could not be read,
 -- so that no GPU is called idle for want of an answer.
-function M.build(snapshot)
+function M.build(snapshot, catalogue)
   local sources = snapshot.sources or {}
   local gpus, processes, errors = nvidia.read(sources.nvidia)
+  local health, health_errors = gpu_health.read(sources)
+  for _, err in ipairs(health_errors) do
+    errors[#errors + 1] = err
+  end
   local proc = sources.proc
   if proc and not proc.ok then
     errors[#errors + 1] = proc.error
@@ -255,6 +263,11 @@ function M.build(snapshot)
   local containers, container_order = known_containers(sources)
 
   table.sort(gpus, function(a, b) return a.index < b.index end)
+  if sources.nvidia and sources.nvidia.ok then
+    for _, lost in ipairs(gpu_health.missing(gpus, health)) do
+      gpus[#gpus + 1] = lost
+    end
+  end
   local entries = json.array()
   for _, gpu in ipairs(gpus) do
     local entry = gpu
@@ -277,6 +290,7 @@ function M.build(snapshot)
     entry.state = M.classify(entry)
     entries[#entries + 1] = entry
   end
+  gpu_health.attach(entries, health, catalogue or {})
 
   local apps = sources.nvidia and sources.nvidia.compute_apps
   local ledger = {

@@ -20,6 +20,8 @@ local FLAGS = {
   { "docker", "string", "unix:///var/run/docker.sock", "DOCKER_HOST", "Docker endpoint: unix://PATH or http://host:port" },
   { "podman", "string", "auto", nil, "Podman endpoint: auto, off, or unix://PATH / http://host:port" },
   { "nvidia-smi", "string", "nvidia-smi", nil, "nvidia-smi binary" },
+  { "no-health", "bool", false, nil, "do not run nvidia-smi's health query" },
+  { "kernel-log", "string", "auto", "GPULEDGER_KERNEL_LOG", "Xid events from: auto (journal, /dev/kmsg, kern.log), journal, kmsg, off, or a FILE of kernel log lines" },
   { "proc", "string", "/proc", nil, "procfs root" },
   { "node", "string", "", nil, "node name in the ledger (default: hostname)" },
   { "json", "bool", false, nil, "JSON output" },
@@ -65,7 +67,7 @@ local FLAG_COMMANDS = {
   ["nomad-client-cert"] = { NODE, "fleet" }, ["nomad-client-key"] = { NODE, "fleet" },
   ["nomad-tls-server-name"] = { NODE, "fleet" },
   docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, node = { NODE },
-  ["no-nomad"] = { NODE }, ["no-docker"] = { NODE },
+  ["no-nomad"] = { NODE }, ["no-docker"] = { NODE }, ["no-health"] = { NODE }, ["kernel-log"] = { NODE },
   json = { "ls", "check", "rules", "fleet" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
   listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
@@ -74,7 +76,7 @@ local FLAG_COMMANDS = {
   ["consul-ca-cert"] = { "fleet" }, ["consul-ca-path"] = { "fleet" }, ["consul-client-cert"] = { "fleet" },
   ["consul-client-key"] = { "fleet" }, ["consul-tls-server-name"] = { "fleet" }, timeout = { "fleet" },
   prometheus = { "report" }, ["prometheus-token-env"] = { "report" }, since = { "report" },
-  rules = { POLICY }, scripts = { "ls", POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
+  rules = { POLICY, "ls" }, scripts = { "ls", POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
 }
 
 -- The set of commands in a FLAG_COMMANDS entry (its groups flattened).
@@ -462,6 +464,8 @@ function M.config(opts, getenv, terminal_columns)
       node_given = opts.set.node == true,
     },
     nvidia = { binary = opts["nvidia-smi"] },
+    health = { enabled = not opts["no-health"], binary = opts["nvidia-smi"] },
+    kernel_log = { mode = opts["kernel-log"], proc_root = opts.proc },
     proc = { enabled = asks_engines, root = opts.proc },
     docker = { enabled = asks_engines, endpoint = opts.docker },
     podman = { enabled = asks_engines, endpoint = opts.podman }, -- auto, off or an address: collect decides

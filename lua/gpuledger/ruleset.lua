@@ -80,6 +80,9 @@ local function check_rule(rule)
   if rule.order ~= nil and type(rule.order) ~= "number" then
     return string.format("order of %s must be a number", rule.code)
   end
+  if rule.health ~= nil and type(rule.health) ~= "boolean" then
+    return string.format("health of %s must be true or false", rule.code)
+  end
   if rule.doc ~= nil and type(rule.doc) ~= "string" then
     return string.format("doc of %s must be a string", rule.code)
   end

@@ -41,10 +41,10 @@ local function fake_core(overrides)
   return fake
 end
 
--- The config of a command line (node gpud, no Podman) with these flags,
--- in an empty environment.
+-- The config of a command line (node gpud, no Podman, no health query, no
+-- kernel log) with these flags, in an empty environment.
 local function config(flags)
-  local args = { "ls", "--node", "gpud", "--podman", "off" }
+  local args = { "ls", "--node", "gpud", "--podman", "off", "--no-health", "--kernel-log", "off" }
   for _, flag in ipairs(flags) do
     args[#args + 1] = flag
   end
@@ -128,6 +128,63 @@ describe("gpuledger.collect.node", function()
     assert.is_nil(encoded:find("secret.mkv", 1, true))
     assert.is_nil(encoded:find("/usr/bin", 1, true))
     assert.truthy(encoded:find("HandBrakeCLI", 1, true))
+  end)
+
+  describe("the health sources", function()
+    -- nvidia-smi knows the health fields of HELP; the kernel log is a file;
+    -- Nomad answers its agent, allocations and node.
+    local HELP = '"index"\n"uuid"\n"pci.bus_id"\n"remapped_rows.pending"\n'
+    local function health_core()
+      return fake_core {
+        spawn = function(argv)
+          if argv[2] == "--help-query-gpu" then
+            return HELP, "", 0
+          elseif argv[2]:find("remapped_rows", 1, true) then
+            return "0, " .. H.UUID0 .. ", 00000000:01:00.0, Yes\n", "", 0
+          end
+          return fake_core().spawn(argv)
+        end,
+        read_file = function(path)
+          if path == "/logs/kern.log" then
+            return "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n"
+          end
+          return nil, path .. ": No such file or directory"
+        end,
+        http_get = function(url)
+          if url:find("/v1/agent/self", 1, true) then
+            return 200, '{"stats": {"client": {"node_id": "n1"}}}', "application/json"
+          elseif url:find("/v1/node/n1/allocations", 1, true) then
+            return 200, "[]", "application/json"
+          end
+          return 200, '{"ID": "n1", "NodeResources": {"Devices": [{"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA L4", "Instances": [{"ID": "'
+            .. H.UUID0 .. '", "Healthy": true, "HealthDescription": "", "Locality": {"PciBusID": "00000000:01:00.0"}}]}]}}', "application/json"
+        end,
+      }
+    end
+
+    it("collects the health query, the kernel log FILE and Nomad's devices, each a source of its own", function()
+      local snap = collect.collect(health_core(), options.config(assert(options.parse(
+        { "ls", "--node", "gpud", "--no-docker", "--kernel-log", "/logs/kern.log" }, function() end)), function() end))
+      local sources = snap.sources
+      assert.same({ "index", "uuid", "pci.bus_id", "remapped_rows.pending" }, sources.health.health.fields)
+      assert.same({ ok = true, via = "file", path = "/logs/kern.log",
+        records = { { text = "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus." } } }, sources.kernel_log)
+      assert.same({ true, "n1", 1 }, { sources.nomad_devices.ok, sources.nomad_devices.node_id, #sources.nomad_devices.devices })
+      local l = ledger.build(snap, { [79] = { class = "reboot", meaning = "fell off the bus", action = "reboot" } })
+      assert.same({ remappedRowsPending = true }, l.entries[1].health)
+      assert.equal(79, l.entries[1].xids[1].xid)
+      assert.same({ healthy = true, healthDescription = "" }, l.entries[1].nomadDevice)
+      assert.same({ "read", "read", "read" }, { l.sources.health, l.sources.kernel_log, l.sources.nomad_devices })
+    end)
+
+    it("asks no health of an nvidia-smi whose main query failed, and no devices of a Nomad that failed", function()
+      local fake = fake_core { spawn = function() return nil, "not found" end }
+      local snap = collect.collect(fake, options.config(assert(options.parse({ "ls", "--no-docker", "--kernel-log", "off" }, function() end)), function() end))
+      assert.is_nil(snap.sources.health)
+      assert.is_nil(snap.sources.kernel_log)
+      assert.is_false(snap.sources.nomad.ok)
+      assert.is_nil(snap.sources.nomad_devices)
+    end)
   end)
 
   describe("podman_endpoint", function()

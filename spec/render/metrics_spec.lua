@@ -11,6 +11,8 @@ local FAMILIES = {
   "gpuledger_gpu_temperature_celsius", "gpuledger_gpu_power_watts", "gpuledger_gpu_encoder_sessions",
   "gpuledger_gpu_thermal_margin_celsius", "gpuledger_gpu_thermal_slowdown", "gpuledger_gpu_tenants",
   "gpuledger_gpu_reservations", "gpuledger_gpu_state", "gpuledger_gpu_state_since_timestamp_seconds",
+  "gpuledger_gpu_health_level", "gpuledger_gpu_xid_events", "gpuledger_gpu_remapped_rows", "gpuledger_gpu_ecc_errors",
+  "gpuledger_gpu_pcie_link", "gpuledger_gpu_power_limit_watts",
   "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
   "gpuledger_job_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
   "gpuledger_gpu_finding", "gpuledger_source_up", "gpuledger_refresh_duration_seconds",
@@ -136,7 +138,7 @@ describe("render.metrics", function()
     }
     local text = render(l, nil)
     local lines = samples(text, "gpuledger_findings")
-    assert.equal(9, #lines)
+    assert.equal(#H.DEFAULT_CODES, #lines)
     assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="unmanaged-tenant",level="BAD"} 2'))
     assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="contended",level="WARN"} 1'))
     assert.truthy(has_line(text, 'gpuledger_findings{node="gpud",code="idle",level="OK"} 1'))
@@ -265,6 +267,45 @@ describe("render.metrics", function()
     assert.same({ 'gpuledger_last_refresh_timestamp_seconds{node="gpud"} 1764489600.25' },
       samples(text, "gpuledger_last_refresh_timestamp_seconds"))
     assert.same({}, samples(render(H.ledger {}, nil), "gpuledger_refresh_duration_seconds"))
+  end)
+
+  it("writes each GPU's health: its level, this boot's Xids, and only the values its driver reported", function()
+    local failing = H.gpu { index = 0, reservations = { H.reservation() },
+      health = { remappedRowsCorrectable = 0, remappedRowsUncorrectable = 2, remappedRowsPending = true, remappedRowsFailure = false,
+        eccUncorrectedVolatile = 0, eccUncorrectedAggregate = 2, pcieGenCurrent = 4, pcieGenMax = 4, pcieWidthCurrent = 8,
+        pcieWidthMax = 16, powerLimitEnforcedW = 72.0, powerLimitDefaultW = 72.0 },
+      xids = { { xid = 63, count = 2, class = "memory", meaning = "m", action = "a", message = "x", processes = {} } } }
+    local unread = H.gpu { index = 1 }
+    local text = render(H.ledger { failing, unread })
+    local labels = string.format('node="gpud",gpu="0",uuid="%s"', H.UUID0)
+    assert.same({ string.format("gpuledger_gpu_health_level{%s} 2", labels) }, samples(text, "gpuledger_gpu_health_level"))
+    assert.same({ string.format('gpuledger_gpu_xid_events{%s,xid="63"} 2', labels) }, samples(text, "gpuledger_gpu_xid_events"))
+    assert.same({
+      string.format('gpuledger_gpu_remapped_rows{%s,kind="correctable"} 0', labels),
+      string.format('gpuledger_gpu_remapped_rows{%s,kind="uncorrectable"} 2', labels),
+      string.format('gpuledger_gpu_remapped_rows{%s,kind="pending"} 1', labels),
+      string.format('gpuledger_gpu_remapped_rows{%s,kind="failure"} 0', labels),
+    }, samples(text, "gpuledger_gpu_remapped_rows"))
+    assert.same({
+      string.format('gpuledger_gpu_ecc_errors{%s,kind="uncorrected",scope="volatile"} 0', labels),
+      string.format('gpuledger_gpu_ecc_errors{%s,kind="uncorrected",scope="aggregate"} 2', labels),
+    }, samples(text, "gpuledger_gpu_ecc_errors"))
+    assert.same({
+      string.format('gpuledger_gpu_pcie_link{%s,what="gen_current"} 4', labels),
+      string.format('gpuledger_gpu_pcie_link{%s,what="gen_max"} 4', labels),
+      string.format('gpuledger_gpu_pcie_link{%s,what="width_current"} 8', labels),
+      string.format('gpuledger_gpu_pcie_link{%s,what="width_max"} 16', labels),
+    }, samples(text, "gpuledger_gpu_pcie_link"))
+    assert.same({
+      string.format('gpuledger_gpu_power_limit_watts{%s,which="enforced"} 72', labels),
+      string.format('gpuledger_gpu_power_limit_watts{%s,which="default"} 72', labels),
+    }, samples(text, "gpuledger_gpu_power_limit_watts"))
+  end)
+
+  it("labels a GPU nvidia-smi no longer lists gpu=\"?\"", function()
+    local lost = H.gpu { index = -1, missing = true, uuid = "GPU-dead", nomadDevice = { healthy = true, healthDescription = "" } }
+    local text = render(H.ledger { lost })
+    assert.same({ 'gpuledger_gpu_health_level{node="gpud",gpu="?",uuid="GPU-dead"} 2' }, samples(text, "gpuledger_gpu_health_level"))
   end)
 
   it("writes numbers the way Go does", function()

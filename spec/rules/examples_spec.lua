@@ -46,7 +46,7 @@ describe("rules/examples", function()
     }, embedded)
     local set = ruleset.load(H.core, "")
     assert.same({}, set.errors)
-    assert.equal(9, #set.rules)
+    assert.equal(#H.DEFAULT_CODES, #set.rules)
     for _, rule in ipairs(set.rules) do
       assert.is_nil(rule.code:match("nearly") or rule.code:match("long"), rule.code)
     end
@@ -275,22 +275,22 @@ describe("rules/examples", function()
     it("adds a power column after temp and keeps every default column", function()
       local out = ls_with_example(ledger { gpu { powerW = 71.6, temperatureC = 66 } })
       local header = out:match("\n(│ gpu[^\n]*)")
-      assert.equal("│ gpu │ model     │ util │ memory      │ temp  │ power │ enc │ state │ reserved by (nomad) │ tenants │", header)
+      assert.equal("│ gpu │ model     │ util │ memory      │ temp  │ power │ enc │ state │ health │ reserved by (nomad) │ tenants │", header)
       assert.matches("│ 66 °C │ 72 W  │", out, 1, true)
     end)
 
     it("leaves the default ls as it was", function()
       local out = require("gpuledger.render.table").ls(ledger { gpu {} })
       assert.is_nil(out:find("power", 1, true))
-      assert.matches("│ gpu │ model     │ util │ memory      │ temp  │ enc │ state │ reserved by (nomad) │ tenants │", out, 1, true)
+      assert.matches("│ gpu │ model     │ util │ memory      │ temp  │ enc │ state │ health │ reserved by (nomad) │ tenants │", out, 1, true)
     end)
 
-    it("the default columns module lists the nine columns of SPEC §10", function()
+    it("the default columns module lists the nine columns of SPEC §10 and health", function()
       local headers = {}
       for i, column in ipairs(require("gpuledger.render.columns").columns) do
         headers[i] = column.header
       end
-      assert.same({ "gpu", "model", "util", "memory", "temp", "enc", "state", "reserved by (nomad)", "tenants" }, headers)
+      assert.same({ "gpu", "model", "util", "memory", "temp", "enc", "state", "health", "reserved by (nomad)", "tenants" }, headers)
     end)
 
     it("a columns module of the wrong shape is an error naming it", function()

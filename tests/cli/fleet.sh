@@ -101,11 +101,11 @@ same_json "fleet check judges a node as check does" "$(printf '%s' "$out" | find
 run fleet check --targets "$ALL" --timeout 2s --exit-on warn
 expect_rc "fleet check with unreachable nodes: ERROR, exit 3" 3
 expect_in "the unreachable node is an ERROR naming its address" "$out" "gpuledger at http://$DEAD could not be read"
-expect_in "node column" "$out" "source-unavailable 127.0.0.5"
+expect_in "node column (codes padded to the longest, the demo's health codes)" "$out" "source-unavailable          127.0.0.5"
 expect_in "ERRORs first" "$(printf "%s\n" "$out" | head -1)" "ERROR source-unavailable"
 expect_in "counts line" "$out" "findings:"
 run fleet check --targets "$DEMO" --allow-unmanaged --no-idle --temp-max 0 --encoder-max -1
-expect_in "the policy flags apply to every node: unmanaged is WARN" "$out" "WARN  unmanaged-tenant   gpua"
+expect_in "the policy flags apply to every node: unmanaged is WARN" "$out" "WARN  unmanaged-tenant            gpua"
 expect_not_in "the policy flags apply to every node: no encoder-saturated" "$out" "encoder-saturated"
 
 # ---- a site rule that sees the fleet (rules/examples/fleet_reserved_idle.lua) ----
@@ -113,7 +113,7 @@ mkdir "$WORK/site"
 cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/site/"
 run fleet check --rules "$WORK/site" --targets "$DEMO,$REPLAY,$GO,$OLD"
 expect_in "the fleet rule: 3 of 10 GPUs reserved-idle is over 10 %" "$out" \
-    "WARN  fleet-reserved-idle fleet  "
+    "WARN  fleet-reserved-idle         fleet  "
 expect_in "the fleet rule's message names the jobs" "$out" \
     "3 of 10 GPUs (30%) are reserved by Nomad and held by nothing, over 10%: most idle reservations video/worker (2), default/ingest (1)"
 expect_eq "the fleet's finding comes first among the WARNs" \

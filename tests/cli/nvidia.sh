@@ -128,7 +128,9 @@ expect_lua "geforce: pids 5268 5267, 600 MiB" "$json" 'local t = j.entries[1].te
 # 2 sessions < the GeForce cap of 12: no encoder finding; margin unknown but
 # slowdown reported false: not hot.
 smi "$GEFORCE" check --json
-expect_lua "geforce check: only unmanaged-tenant BAD" "$out" '#j.findings == 1 and j.findings[1].code == "unmanaged-tenant" and j.findings[1].level == "BAD" and j.worst == "BAD"'
+expect_lua "geforce check: unmanaged-tenant the only BAD" "$out" 'local bad = {}; for _, f in ipairs(j.findings) do if f.level == "BAD" then bad[#bad + 1] = f.code end end; return #bad == 1 and bad[1] == "unmanaged-tenant" and j.worst == "BAD"'
+# The capture's GeForce runs with persistence mode Disabled: its one health finding.
+expect_lua "geforce check: persistence-off WARN, the one health finding" "$out" 'local n = 0; for _, f in ipairs(j.findings) do if f.level == "WARN" then n = n + 1; if f.code ~= "persistence-off" then return false end end end; return n == 1'
 expect_lua "geforce check: message" "$out" 'j.findings[1].message == "host process [ffmpeg ffmpeg] holds this GPU outside any container — 600 MiB, pids [5268 5267]"'
 smi "$GEFORCE" check --json --encoder-max 2
 expect_lua "geforce --encoder-max 2: encoder-saturated WARN citing the flag" "$out" 'local n = 0; for _, f in ipairs(j.findings) do if f.code == "encoder-saturated" and f.level == "WARN" and f.message:find("--encoder-max 2", 1, true) and f.message:find("107 fps", 1, true) then n = n + 1 end end; return n == 1'
@@ -137,7 +139,7 @@ smi "$GEFORCE/idle" ls --json
 expect_in "geforce idle: tenants is []" "$out" '"tenants":[]'
 expect_lua "geforce idle: free, no margin, 214/8192" "$out" 'local e = j.entries[1]; return e.state == "free" and e.thermalMarginC == nil and e.memoryUsedMiB == 214'
 smi "$GEFORCE/idle" check --json
-expect_lua "geforce idle: idle OK with 7978 MiB free" "$out" '#j.findings == 1 and j.findings[1].message == "NVIDIA GeForce RTX 2080 SUPER idle: no tenant, no reservation, 7978 MiB free"'
+expect_lua "geforce idle: idle OK with 7978 MiB free, and persistence-off" "$out" '#j.findings == 2 and j.findings[1].code == "persistence-off" and j.findings[2].message == "NVIDIA GeForce RTX 2080 SUPER idle: no tenant, no reservation, 7978 MiB free"'
 
 # --- arguments never leave the machine --------------------------------------
 secret=$WORK/secret
@@ -174,11 +176,14 @@ tlimit_q=--query-gpu=index,temperature.gpu.tlimit
 event_q=--query-gpu=index,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown
 throttle_q=--query-gpu=index,clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown
 apps_q=--query-compute-apps=gpu_uuid,pid,used_memory,process_name
+# then the health query, its fields chosen from this R590 driver's help
+help_q=--help-query-gpu
+health_q=--query-gpu=index,uuid,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,ecc.mode.pending,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total,retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_power_cap,pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,enforced.power.limit,power.default_limit,mig.mode.current,mig.mode.pending,gpu_recovery_action
 
 : >"$log"
 FAKE_SMI_LOG=$log smi "$H100" ls
 expect_eq "query order: main, tlimit, event reasons, compute-apps (no legacy when event answered)" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$apps_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$apps_q" "$help_q" "$health_q")"
 
 # Children get PATH and LC_ALL=C only: the Nomad token in gpuledger's
 # environment (and every other variable of it) never reaches nvidia-smi.
@@ -199,7 +204,7 @@ printf '0, Not Active, Active\n' >"$no_event/clocks_throttle_reasons.csv"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$no_event" ls --json
 expect_eq "query order: event fails -> throttle before compute-apps" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q" "$help_q" "$health_q")"
 expect_lua "event fails: slowdown read from the throttle reasons" "$out" 'j.entries[1].thermalSlowdown == true and j.entries[1].thermalMarginC == 26'
 expect_lua "event fails: no error" "$out" 'j.errors == nil or #j.errors == 0'
 
@@ -211,7 +216,7 @@ echo 2 >"$exit_event/clocks_event_reasons.exit"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$exit_event" ls --json
 expect_eq "query order: event exits 2 -> throttle asked" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q" "$help_q" "$health_q")"
 expect_lua "event exits 2: slowdown false from throttle, no error" "$out" 'j.entries[1].thermalSlowdown == false and (j.errors == nil or #j.errors == 0)'
 
 # Wrong shape (3 fields asked, 2 answered): discarded, legacy asked.
@@ -221,7 +226,7 @@ printf '0, Active\n' >"$short_event/clocks_event_reasons.csv"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$short_event" ls --json
 expect_eq "query order: event of the wrong shape -> throttle asked" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$tlimit_q" "$event_q" "$throttle_q" "$apps_q" "$help_q" "$health_q")"
 expect_lua "event wrong shape: slowdown from throttle (false)" "$out" 'j.entries[1].thermalSlowdown == false'
 
 finish

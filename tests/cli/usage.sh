@@ -174,7 +174,7 @@ if [ -e /etc/gpuledger/rules.d ]; then
 else
     run check --demo
     expect_rc "default /etc/gpuledger/rules.d missing: check runs" 0
-    expect_in "default rules dir missing: findings printed" "$out" "10 findings"
+    expect_in "default rules dir missing: findings printed" "$out" "19 findings"
 fi
 mkdir "$WORK/empty-rules"
 run check --demo --rules "$WORK/empty-rules"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A fake Nomad agent HTTP API for tests (standard library only).
 
-Serves GET /v1/agent/self, /v1/node/<id>/allocations and /v1/service/<name>
+Serves GET /v1/agent/self, /v1/node/<id>, /v1/node/<id>/allocations and /v1/service/<name>
 in the real API's shape and with its error forms (API-SHAPES.md sections 0-3),
 from a JSON config file. See tests/fakes/README.md for the config format.
 
@@ -232,6 +232,8 @@ class Handler(BaseHTTPRequestHandler):
         elif len(parts) == 5 and parts[1:3] == ["v1", "node"] and parts[4] == "allocations" \
                 and parts[3]:
             self.allocations(parts[3], pretty)
+        elif len(parts) == 4 and parts[1:3] == ["v1", "node"] and parts[3]:
+            self.node(parts[3], pretty)
         elif path == "/v1/service/":
             self.send_text_error(400, "missing service name")
         elif len(parts) == 4 and parts[1:3] == ["v1", "service"]:
@@ -294,6 +296,26 @@ class Handler(BaseHTTPRequestHandler):
             allocs = [a for a in config.get("allocations", [])
                       if policy.can_read_job(a.get("Namespace"))]
         self.send_json(200, allocs, pretty, self.blocking_headers(), fault=fault)
+
+    def node(self, node_id, pretty):
+        """The Node object (API-SHAPES.md §9): its GPU devices from the config's
+        "devices" (null when absent); an unknown id is 404 "node not found"."""
+        fault = self.state.take_fault("node")
+        if self.apply_fault(fault):
+            return
+        policy, _ = self.policy(self.token())
+        if policy is None or not policy.node_read:
+            self.send_text_error(403, "Permission denied")
+            return
+        config = self.state.config
+        if node_id != config.get("node_id"):
+            self.send_text_error(404, "node not found")
+            return
+        body = {"ID": node_id, "SecretID": "", "Name": config.get("node_name", "gpu-node"),
+                "Datacenter": "dc1", "Status": "ready", "SchedulingEligibility": "eligible",
+                "Drain": False, "NodeResources": {"Devices": copy.deepcopy(config.get("devices"))},
+                "CreateIndex": 12, "ModifyIndex": int(config.get("index", 1))}
+        self.send_json(200, body, pretty, self.blocking_headers(), fault=fault)
 
     def service(self, name, namespace, pretty):
         fault = self.state.take_fault("service")

@@ -10,6 +10,9 @@ set -u
 SRC=$GPULEDGER_SOURCE_DIR
 FAKES=$SRC/tests/fakes
 TESTDATA=$SRC/testdata
+# This machine's own kernel log is not a fixture: tests read none unless they
+# name one (--kernel-log, or GPULEDGER_KERNEL_LOG set again).
+export GPULEDGER_KERNEL_LOG=off
 
 passed=0 failed=0 skipped=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpuledger-test.XXXXXX")

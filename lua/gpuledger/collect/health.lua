@@ -62,16 +62,21 @@ local function ask(core, binary, deadline_ms)
   return answer, err, plan
 end
 
--- Collects the health answers with core (core.spawn, core.parse_csv), all
--- of its queries within one deadline of the nvidia collector's length, into
--- the nvidia source of a snapshot: source.health ({fields, rows} or
--- {error}) and, for drivers without remapped_rows.* fields,
--- source.remapped_rows (absent when the driver has no such query either).
-function M.collect(core, binary, source)
+-- Collects the health query with core (core.spawn, core.parse_csv) from
+-- the nvidia-smi binary, all of its queries within one deadline of the
+-- nvidia collector's length. Returns the snapshot's "health" source:
+-- {ok=true, binary, health = {fields, rows}, remapped_rows?} (remapped_rows,
+-- for drivers without remapped_rows.* fields: {fields, rows} or {error};
+-- absent when the driver has no such query either), or {ok=false, binary,
+-- error}.
+function M.collect(core, binary)
   local deadline_ms = core.monotonic_ms() + nvidia.TIMEOUT_MS
   local answer, err, plan = ask(core, binary, deadline_ms)
-  source.health = answer or { error = err }
-  if plan and plan.fallback then
+  if not answer then
+    return { ok = false, binary = binary, error = err }
+  end
+  local source = { ok = true, binary = binary, health = answer }
+  if plan.fallback then
     local rows, why, status = nvidia.query(core, binary, "remapped-rows", "--query-remapped-rows",
       health.REMAPPED_ROWS_FIELDS, deadline_ms)
     if rows then

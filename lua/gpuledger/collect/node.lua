@@ -3,6 +3,8 @@
 -- source's error. The only module that calls the collectors of the C core.
 local clock = require "gpuledger.clock"
 local docker = require "gpuledger.collect.docker"
+local health = require "gpuledger.collect.health"
+local kernel_log = require "gpuledger.collect.kernel_log"
 local http = require "gpuledger.collect.http"
 local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
@@ -94,7 +96,7 @@ local function inspect_unlisted(core, sources, order, proc)
 end
 
 -- Collects this node's snapshot with core, as config (options.config:
--- node, nvidia, proc, docker, podman, nomad) says.
+-- node, nvidia, health, kernel_log, proc, docker, podman, nomad) says.
 function M.collect(core, config)
   local at = core.now()
   local sources = {}
@@ -111,8 +113,15 @@ function M.collect(core, config)
       inspect_unlisted(core, sources, order, sources.proc)
     end
   end
+  if config.health.enabled and sources.nvidia.ok then -- a driver that failed the main query has no health to tell
+    sources.health = health.collect(core, config.health.binary)
+  end
+  sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
   if config.nomad.enabled then
     sources.nomad = nomad.collect(core, config.nomad)
+    if sources.nomad.ok then
+      sources.nomad_devices = nomad.collect_devices(core, config.nomad, sources.nomad.node_id)
+    end
   end
   return snapshot.new(config.node, clock.format_time(at), sources)
 end

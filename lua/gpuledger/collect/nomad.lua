@@ -3,12 +3,13 @@
 -- them).
 local http = require "gpuledger.collect.http"
 local json = require "gpuledger.json"
+local nomad_node = require "gpuledger.sources.nomad_node"
 local parse = require "gpuledger.sources.nomad"
 
 local M = {}
 
 -- What a 403 from each endpoint means the token lacks (SPEC §2.4).
-local CAPABILITY = { agent = "agent:read", allocations = "node:read" }
+local CAPABILITY = { agent = "agent:read", allocations = "node:read", node = "node:read" }
 
 -- The TLS options of the Nomad client from config.nomad (SPEC §2.6).
 -- Returns them, or nil and why (half a key pair is refused here, before
@@ -78,6 +79,21 @@ function M.collect(core, config)
     end
   end
   return { ok = true, address = address, node_id = node_id, allocations = reduced }
+end
+
+-- Reads the GPU devices of node node_id as Nomad fingerprinted them (GET
+-- /v1/node/:id, API-SHAPES.md §9). Returns the snapshot source
+-- {ok=true, address, node_id, devices} (nomad_node.reduce) or {ok=false,
+-- address, error}.
+function M.collect_devices(core, config, node_id)
+  local address = config.address
+  local request = assert(M.tls_options(config)) -- collect() refused a bad pair first
+  local endpoint = assert(http.endpoint(address))
+  local node, err = get(core, endpoint, "/v1/node/" .. node_id, request, CAPABILITY.node, config)
+  if not node then
+    return { ok = false, address = address, error = err }
+  end
+  return { ok = true, address = address, node_id = node_id, devices = nomad_node.reduce(node) }
 end
 
 return M

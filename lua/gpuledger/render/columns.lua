@@ -18,6 +18,7 @@ M.columns = {
   { header = "temp", cell = cells.temp },
   { header = "enc", cell = cells.enc },
   { header = "state", cell = cells.state },
+  { header = "health", cell = cells.health },
   { header = "reserved by (nomad)", cell = cells.reserved },
   { header = "tenants", cell = cells.tenants },
 }

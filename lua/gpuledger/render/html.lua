@@ -41,6 +41,20 @@ local function state_cell(ledger, gpu)
   return out
 end
 
+-- The health cell: the level badge of the judge's health verdict and its
+-- codes, or a dash where nothing of the GPU's health was read.
+local function health_cell(gpu)
+  local verdict = gpu.healthVerdict
+  if not verdict then
+    return '<span class="none">-</span>'
+  end
+  local codes = {}
+  for i, code in ipairs(verdict.codes) do
+    codes[i] = M.escape(code)
+  end
+  return level_badge(verdict.level) .. (#codes > 0 and (" " .. table.concat(codes, "<br>")) or "")
+end
+
 -- "restreamer/restreamer" per reservation, or a dash.
 local function reserved_cell(gpu)
   local items = {}
@@ -113,7 +127,7 @@ local function gpu_table(ledger, findings, out)
   end
   out[#out + 1] = "<table class=\"gpus\">"
   out[#out + 1] = "<thead><tr><th>gpu</th><th>model</th><th>util</th><th>memory</th><th>temp</th>"
-    .. "<th>enc</th><th>state</th><th>reserved by</th><th>tenants</th></tr></thead>"
+    .. "<th>enc</th><th>state</th><th>health</th><th>reserved by</th><th>tenants</th></tr></thead>"
   out[#out + 1] = "<tbody>"
   local worst = worst_by_gpu(findings)
   for _, gpu in ipairs(entries) do
@@ -122,10 +136,11 @@ local function gpu_table(ledger, findings, out)
       '<tr id="%s" class="%s"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
         .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'
         .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
-        .. '<td data-label="state">%s</td><td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
-      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu", M.escape(gpu.index), M.escape(gpu.model),
+        .. '<td data-label="state">%s</td><td data-label="health">%s</td><td data-label="reserved by">%s</td>'
+        .. '<td data-label="tenants">%s</td></tr>',
+      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu", M.escape(table_render.cells.gpu(ledger, gpu)), M.escape(gpu.model),
       bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
-      gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
+      gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu), reserved_cell(gpu), tenants_cell(gpu))
   end
   out[#out + 1] = "</tbody></table>"
 end

@@ -64,7 +64,8 @@ end
 
 -- {node, gpu, uuid} of a GPU, plus extra label pairs.
 local function gpu_labels(node, gpu, ...)
-  local labels = { { "node", node }, { "gpu", tostring(gpu.index) }, { "uuid", gpu.uuid } }
+  local index = gpu.index < 0 and "?" or tostring(gpu.index) -- ?: nvidia-smi no longer lists it
+  local labels = { { "node", node }, { "gpu", index }, { "uuid", gpu.uuid } }
   for _, extra in ipairs { ... } do
     labels[#labels + 1] = extra
   end
@@ -72,6 +73,79 @@ local function gpu_labels(node, gpu, ...)
 end
 
 local MIB = 1024 * 1024
+
+-- 1 for true, 0 for false, nil for not reported.
+local function flag(value)
+  if value == nil then
+    return nil
+  end
+  return value and 1 or 0
+end
+
+-- The health families (additive; each sample only where the driver reported
+-- the value): name, help, label, and per label value the value of a GPU's
+-- health record.
+local HEALTH_FAMILIES = {
+  { "gpuledger_gpu_remapped_rows", "Remapped memory rows: kind correctable and uncorrectable count rows; pending and failure are 1 when the driver says Yes.",
+    { "kind" }, {
+      { { "correctable" }, function(h) return h.remappedRowsCorrectable end },
+      { { "uncorrectable" }, function(h) return h.remappedRowsUncorrectable end },
+      { { "pending" }, function(h) return flag(h.remappedRowsPending) end },
+      { { "failure" }, function(h) return flag(h.remappedRowsFailure) end },
+    } },
+  { "gpuledger_gpu_ecc_errors", "ECC errors the driver counted: kind corrected or uncorrected, scope volatile (since the driver loaded) or aggregate (lifetime).",
+    { "kind", "scope" }, {
+      { { "corrected", "volatile" }, function(h) return h.eccCorrectedVolatile end },
+      { { "corrected", "aggregate" }, function(h) return h.eccCorrectedAggregate end },
+      { { "uncorrected", "volatile" }, function(h) return h.eccUncorrectedVolatile end },
+      { { "uncorrected", "aggregate" }, function(h) return h.eccUncorrectedAggregate end },
+    } },
+  { "gpuledger_gpu_pcie_link", "The GPU's PCIe link: its generation and width, current and the most GPU and host can do.",
+    { "what" }, {
+      { { "gen_current" }, function(h) return h.pcieGenCurrent end },
+      { { "gen_max" }, function(h) return h.pcieGenMax end },
+      { { "width_current" }, function(h) return h.pcieWidthCurrent end },
+      { { "width_max" }, function(h) return h.pcieWidthMax end },
+    } },
+  { "gpuledger_gpu_power_limit_watts", "Power limits in watts: the one enforced, and the card's default.",
+    { "which" }, {
+      { { "enforced" }, function(h) return h.powerLimitEnforcedW end },
+      { { "default" }, function(h) return h.powerLimitDefaultW end },
+    } },
+}
+
+-- The health of each GPU: its health level (the judge's verdict), this
+-- boot's Xid events per code, and the driver's health values.
+local function health_families(w, node, entries)
+  w.family("gpuledger_gpu_health_level", "gauge",
+    "The GPU's health, the worst of its health findings: 0 OK, 1 WARN, 2 BAD, 3 ERROR; absent when nothing of its health was read.")
+  for _, gpu in ipairs(entries) do
+    if gpu.healthVerdict then
+      w.sample(gpu_labels(node, gpu), ruleset.LEVELS[gpu.healthVerdict.level])
+    end
+  end
+  w.family("gpuledger_gpu_xid_events", "gauge", "Xid events in this boot's kernel log for the GPU, per Xid code (read again at each refresh).")
+  for _, gpu in ipairs(entries) do
+    for _, group in ipairs(gpu.xids or {}) do
+      w.sample(gpu_labels(node, gpu, { "xid", tostring(group.xid) }), group.count)
+    end
+  end
+  for _, family in ipairs(HEALTH_FAMILIES) do
+    w.family(family[1], "gauge", family[2])
+    for _, gpu in ipairs(entries) do
+      for _, series in ipairs(gpu.health and family[4] or {}) do
+        local value = series[2](gpu.health)
+        if value ~= nil then
+          local labels = gpu_labels(node, gpu)
+          for i, label in ipairs(family[3]) do
+            labels[#labels + 1] = { label, series[1][i] }
+          end
+          w.sample(labels, value)
+        end
+      end
+    end
+  end
+end
 
 local SORTED_STATES = {}
 for i, state in ipairs(ledger_mod.STATES) do
@@ -267,6 +341,8 @@ function M.node(report, h, refresh, build)
       w.sample(gpu_labels(node, gpu, { "state", gpu.state }), since)
     end
   end
+
+  health_families(w, node, entries)
 
   local tenants = tenant_series(node, entries)
   w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")

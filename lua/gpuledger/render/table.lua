@@ -93,12 +93,26 @@ function M.state_cell(ledger, gpu)
   return seconds and (gpu.state .. " " .. clock.human(seconds)) or gpu.state
 end
 
+-- The health cell: the judge's healthVerdict of the GPU, "BAD
+-- row-remap-pending +1" (the worst code first, and how many more), "OK",
+-- or "-" where nothing of its health was read.
+function M.health_cell(gpu)
+  local verdict = gpu.healthVerdict
+  if not verdict then
+    return "-"
+  elseif #verdict.codes == 0 then
+    return verdict.level
+  end
+  local more = #verdict.codes > 1 and string.format(" +%d", #verdict.codes - 1) or ""
+  return string.format("%s %s%s", verdict.level, verdict.codes[1], more)
+end
+
 -- The cells of `ls`, each function(ledger, gpu) → a text or a list of
 -- texts (one per line: reservations, tenants), by name; the
 -- columns (gpuledger.render.columns, which a site may override) pick them.
 M.cells = {
   gpu = function(_, gpu)
-    return tostring(gpu.index)
+    return gpu.index < 0 and "?" or tostring(gpu.index) -- ?: nvidia-smi no longer lists it
   end,
   model = function(_, gpu)
     return gpu.model
@@ -114,6 +128,9 @@ M.cells = {
   end,
   enc = function(_, gpu)
     return tostring(gpu.encoderSessions)
+  end,
+  health = function(_, gpu) -- a list of one: on a narrow terminal, a line of its own under the GPU's
+    return { M.health_cell(gpu) }
   end,
   state = function(ledger, gpu)
     return M.state_cell(ledger, gpu)
@@ -267,7 +284,7 @@ local function narrow(columns, rows, width)
   return table.concat(out, "\n") .. "\n"
 end
 
-local SOURCE_ORDER = { "nvidia", "proc", "docker", "podman", "nomad" }
+local SOURCE_ORDER = { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" }
 
 -- `ls`: the header line, the table, and a line saying which sources were
 -- read, failed or off. output (config.output): columns, the width of the
@@ -325,10 +342,11 @@ function M.check(report, output, node_column)
   local function where_of(finding)
     return text.printable(node_column and (finding.gpu or "") or (finding.gpu or finding.node))
   end
-  local where_width, node_width = 0, 6
+  local where_width, node_width, code_width = 0, 6, 18 -- the original's code width; wider when a code is longer
   for _, finding in ipairs(findings) do
     where_width = math.max(where_width, text.width(where_of(finding)))
     node_width = math.max(node_width, text.width(text.printable(finding.node)))
+    code_width = math.max(code_width, #finding.code)
   end
   local lines = {}
   for _, finding in ipairs(findings) do
@@ -338,7 +356,7 @@ function M.check(report, output, node_column)
       where = text.pad(text.printable(finding.node), node_width) .. " " .. where
     end
     lines[#lines + 1] = glyph .. text.printable(string.format("%s %s %s %s", text.pad(finding.level, 5),
-      text.pad(finding.code, 18), where, finding.message))
+      text.pad(finding.code, code_width), where, finding.message))
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",

@@ -19,6 +19,7 @@ M.columns = {
   { header = "power", cell = function(_, gpu) return string.format("%.0f W", gpu.powerW) end },
   { header = "enc", cell = cells.enc },
   { header = "state", cell = cells.state },
+  { header = "health", cell = cells.health },
   { header = "reserved by (nomad)", cell = cells.reserved },
   { header = "tenants", cell = cells.tenants },
 }

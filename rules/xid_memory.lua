@@ -1,0 +1,16 @@
+-- An Xid of the catalogue's memory class this boot: a memory error the card
+-- contained, or a repair it recorded (rules/xid_catalogue.lua).
+return {
+  code = "xid-memory",
+  level = "WARN",
+  health = true,
+  doc = "a memory Xid (contained error, remap or retirement event) was logged this boot",
+  order = 14,
+  evaluate = function(ledger, _, emit)
+    for _, gpu in ipairs(ledger.entries) do
+      for _, group in ipairs(gl.xids_of_class(gpu, { memory = true })) do
+        emit { gpu = gpu, message = gl.xid_text(group) .. " — " .. group.action .. gl.tenancy(gpu) }
+      end
+    end
+  end,
+}

@@ -1,0 +1,104 @@
+-- The health view through the one judge: health findings first within their
+-- level (on a GPU someone is on, then on a free one), each GPU's health
+-- verdict, the health column of ls and of the page, and a GPU that
+-- nvidia-smi no longer lists, still reported from Nomad's devices.
+local H = require "helper"
+local html = require "gpuledger.render.html"
+local table_render = require "gpuledger.render.table"
+
+describe("the judge's health view", function()
+  it("the health rules have the levels of the issue and say they are health rules", function()
+    local set = H.rule_set()
+    local bad = { ["gpu-lost"] = true, ["gpu-requires-reset"] = true, ["gpu-recovery-action"] = true, ["row-remap-pending"] = true,
+      ["row-remap-failed"] = true, ["retired-pages-pending"] = true, ["ecc-uncorrected"] = true, ["xid-fatal"] = true,
+      ["nomad-schedules-failing-gpu"] = true }
+    for _, code in ipairs(H.HEALTH_CODES) do
+      local rule = H.rule(set, code)
+      assert.equal(bad[code] and "BAD" or "WARN", rule.level, code)
+      assert.is_true(rule.health, code)
+    end
+    for _, code in ipairs(H.TENANCY_CODES) do
+      assert.is_nil(H.rule(set, code).health, code)
+    end
+  end)
+
+  it("find nothing on a GPU without health data, and nothing on a healthy H100", function()
+    local healthy = {
+      persistenceMode = true, eccMode = true, eccModePending = true, eccCorrectedVolatile = 0, eccUncorrectedVolatile = 0,
+      remappedRowsCorrectable = 0, remappedRowsUncorrectable = 0, remappedRowsPending = false, remappedRowsFailure = false,
+      hwSlowdown = false, powerBrake = false, swPowerCap = true, pcieGenCurrent = 5, pcieGenMax = 5, pcieWidthCurrent = 16,
+      pcieWidthMax = 16, powerLimitEnforcedW = 700.0, powerLimitDefaultW = 700.0, migMode = false, migModePending = false,
+      recoveryAction = "None",
+    }
+    for _, fields in ipairs { {}, { health = healthy, xids = {}, nomadDevice = { healthy = true, healthDescription = "" } } } do
+      assert.same({ "OK idle gpu0 GPU-fef8089b" }, H.summary(H.run_rules(H.ledger { H.gpu(fields) })))
+    end
+  end)
+
+  local reserved = H.gpu { index = 0, health = { remappedRowsPending = true }, reservations = { H.reservation() } }
+  local free = H.gpu { index = 1, health = { retiredPagesPending = true } }
+  local unmanaged = H.gpu { index = 2, health = { persistenceMode = false }, tenants = { H.docker_tenant() } }
+  local quiet = H.gpu { index = 3, health = { persistenceMode = true } }
+  local unread = H.gpu { index = 4 }
+
+  it("sorts BAD health on a reserved GPU first, then on a free one, then the other BAD findings", function()
+    local found = H.run_rules(H.ledger { free, unmanaged, reserved, quiet, unread })
+    assert.same({
+      "BAD row-remap-pending gpu0 GPU-fef8089b",
+      "BAD retired-pages-pending gpu1 GPU-ac81e44d",
+      "BAD unmanaged-tenant gpu2 GPU-c41b9e27",
+      "WARN persistence-off gpu2 GPU-c41b9e27",
+      "WARN reserved-idle gpu0 GPU-fef8089b",
+      "OK idle gpu1 GPU-ac81e44d",
+      "OK idle gpu3 GPU-61d0e8b3",
+      "OK idle gpu4 GPU-00000004",
+    }, H.summary(found))
+  end)
+
+  it("gives each GPU with health data its verdict: the worst health level and its codes", function()
+    reserved.nomadDevice = { healthy = true, healthDescription = "" }
+    local _, _, report = H.run_rules(H.ledger { reserved, free, quiet, unread })
+    local entries = report.ledger.entries
+    assert.same({ level = "BAD", codes = { "row-remap-pending", "nomad-schedules-failing-gpu" } }, entries[1].healthVerdict)
+    assert.same({ level = "BAD", codes = { "retired-pages-pending" } }, entries[2].healthVerdict)
+    assert.same({ level = "OK", codes = {} }, entries[3].healthVerdict)
+    assert.is_nil(entries[4].healthVerdict)
+    assert.equal("BAD row-remap-pending +1", table_render.health_cell(entries[1]))
+    assert.equal("OK", table_render.health_cell(entries[3]))
+    assert.equal("-", table_render.health_cell(entries[4]))
+    reserved.nomadDevice = nil
+  end)
+
+  it("shows the health column in ls and on the page", function()
+    local _, _, report = H.run_rules(H.ledger { reserved, quiet })
+    local ls = table_render.ls(report.ledger)
+    assert.matches("│ state         │ health                │", ls, 1, true)
+    assert.matches("│ reserved-idle │ BAD row-remap-pending │", ls, 1, true)
+    local page = html.node(report, { interval = 15 })
+    assert.matches("<th>state</th><th>health</th>", page, 1, true)
+    assert.matches('<span class="level BAD">BAD</span> row-remap-pending', page, 1, true)
+  end)
+
+  it("reports a GPU gone from nvidia-smi from Nomad's device list, with its reservation", function()
+    local snap = H.snapshot {
+      gpus = { H.smi_row { index = 0 } },
+      allocations = { H.alloc { id = "9a8b7c6d-0000-4000-8000-000000000000", job = "train", tasks = { trainer = { "GPU-dead0000-0000-4000-8000-000000000000" } } } },
+    }
+    snap.sources.nomad_devices = { ok = true, node_id = "node-1", devices = { { Name = "NVIDIA L4", Instances = {
+      { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" },
+      { ID = "GPU-dead0000-0000-4000-8000-000000000000", Healthy = true, HealthDescription = "", PciBusID = "00000000:AF:00.0" },
+    } } } }
+    local found, _, report = H.run_rules(snap)
+    local lost = report.ledger.entries[2]
+    assert.same({ -1, true, "00000000:AF:00.0", "reserved-idle" }, { lost.index, lost.missing, lost.busId, lost.state })
+    local messages = {}
+    for _, f in ipairs(found) do
+      if f.gpu == "gpu? GPU-dead0000" then
+        messages[#messages + 1] = f.code .. ": " .. f.message
+      end
+    end
+    assert.matches("^gpu%-lost: nvidia%-smi no longer lists the GPU at 00000000:AF:00%.0 %(Nomad still lists it%) — .* — reserved by ", messages[1])
+    assert.matches("^nomad%-schedules%-failing%-gpu: ", messages[2])
+    assert.equal("?", table_render.cells.gpu(report.ledger, lost))
+  end)
+end)
