@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# GPU health beside tenancy through the whole binary (issue 15): the health
+# query built from a real driver's help (and an older driver's), the kernel
+# log from a FILE, from the journal (a fake journalctl) and from this
+# machine's /dev/kmsg, each unreadable log an ERROR that names what to grant,
+# a previous boot's Xids not counted, a GPU nvidia-smi no longer lists still
+# reported from Nomad's device list with its reservation, the health query
+# asked again when the driver changes under a running serve, and --replay of
+# a snapshot holding every health signal.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
+# shellcheck source=../lib/serve.sh
+. "$SRC/tests/lib/serve.sh"
+out="" err="" rc=0 # what run leaves
+
+unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG FAKE_JOURNAL FAKE_JOURNAL_EXIT FAKE_JOURNAL_STDERR NOMAD_TOKEN NOMAD_ADDR
+H100=$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01
+OLD=$TESTDATA/nvidia/bad/old-driver
+LOGS=$TESTDATA/kernel-log
+mkdir "$WORK/no-rules"
+BASE=(--nvidia-smi "$FAKES/nvidia-smi" --no-docker --no-nomad --node health-node --rules "$WORK/no-rules")
+
+# smi DIR ARGS...: gpuledger ARGS against the fake nvidia-smi answering from DIR.
+smi() {
+    local dir=$1
+    shift
+    FAKE_SMI_DIR=$dir run "$@" "${BASE[@]}"
+}
+
+# --- the health query, as a real R590 driver answers it --------------------------
+smi "$H100" ls --json --kernel-log "$LOGS/h100.log"
+expect_rc "H100: ls --json exits 0" 0
+expect_lua "H100: every source read, no error" "$out" \
+    'j.sources.health == "read" and j.sources.kernel_log == "read" and j.errors == nil'
+expect_lua "H100: the capture's health (ECC on, no errors, rows not remapped, gen5 x16, 700 W)" "$out" \
+    'local h = j.entries[1].health; return h.eccMode == true and h.eccUncorrectedVolatile == 0 and h.remappedRowsPending == false and h.remappedRowsFailure == false and h.pcieGenMax == 5 and h.pcieWidthCurrent == 16 and h.powerLimitEnforcedW == 700 and h.persistenceMode == true and h.recoveryAction == "None" and h.retiredPagesPending == nil'
+expect_lua "H100: this boot's Xid 31, graded app" "$out" \
+    'local x = j.entries[1].xids; return #x == 1 and x[1].xid == 31 and x[1].class == "app" and x[1].count == 1 and x[1].processes[1] == "gpu_burn"'
+smi "$H100" check --json --kernel-log "$LOGS/h100.log"
+expect_lua "H100: one health finding, xid-app, ending with the tenancy" "$out" \
+    'local n = 0; for _, f in ipairs(j.findings) do if f.code == "xid-app" then n = n + 1; if not f.message:find("— not reserved, held by [host]: Nomad may place the next job here", 1, true) then return false end end end; return n == 1'
+smi "$H100" ls --kernel-log "$LOGS/h100.log"
+expect_in "H100: ls has a health column" "$out" "│ health       │"
+expect_in "H100: ls shows the GPU's health" "$out" "│ WARN xid-app │"
+
+# --- an older driver: fields from its help, remapped rows apart ------------------
+smi "$OLD" check --json --kernel-log "$LOGS/kern.log"
+expect_lua "old driver: pages pending retirement on gpu1, BAD, free" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "retired-pages-pending" and f.gpu == "gpu1 GPU-8c4f1e2d" and f.level == "BAD" then return true end end; return false'
+expect_lua "old driver: PCIe x8 of x16 on gpu1" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "pcie-degraded" and f.message:find("x8 of x16", 1, true) then return true end end; return false'
+# kern.log holds the previous boot's Xid 79 and 154 on gpu0's bus 0000:3b:00.
+expect_lua "kern.log: the previous boot's Xids do not count" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code:find("^xid") or f.code == "gpu-lost" then return false end end; return true'
+
+# --- a health query that fails: an ERROR naming it; the ledger stays ----------------
+mkdir "$WORK/health-fails"
+cp -r "$H100/." "$WORK/health-fails/"
+echo 9 >"$WORK/health-fails/health.exit"
+smi "$WORK/health-fails" check --json --kernel-log off
+expect_lua "health query fails: source-unavailable naming it" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^nvidia%-smi health: .*exit status 9") then return true end end; return false'
+expect_lua "health query fails: the tenancy findings stay" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "unmanaged-tenant" then return true end end; return false'
+smi "$WORK/health-fails" check --no-health --kernel-log off --exit-on error
+expect_rc "--no-health: no health query, no error" 0
+
+# --- the kernel log: unreadable FILE, journal, kmsg ---------------------------------
+smi "$H100" check --json --kernel-log "$WORK/none/kern.log"
+expect_lua "an unreadable FILE: source-unavailable naming it" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message == "kernel log: '"$WORK"'/none/kern.log: No such file or directory" then return true end end; return false'
+smi "$H100" check --kernel-log "$WORK/none/kern.log" --exit-on error
+expect_rc "an unreadable FILE: check --exit-on error exits 3" 3
+
+PATH=$FAKES:$PATH FAKE_JOURNAL=$LOGS/journal.json smi "$OLD" check --json --kernel-log journal
+expect_lua "journal: Xid 48 on gpu0 is xid-fatal" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "xid-fatal" and f.gpu == "gpu0 GPU-1b6e3c9a" and f.message:find("^Xid 48 %(double%-bit ECC error%)") then return true end end; return false'
+expect_lua "journal: the GPU that fell off the bus at 0000:05:00 is reported, though nvidia-smi lists it not" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "gpu-lost" and f.gpu == "gpu? 00000000:05:00.0" then return true end end; return false'
+PATH=$FAKES:$PATH smi "$OLD" check --json --kernel-log journal
+expect_lua "journal with no kernel record (only the caller's own journal): ERROR naming what to grant" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^kernel log: journalctl %-k: no kernel messages of this boot") and f.message:find("systemd-journal group, or grant it CAP_SYSLOG", 1, true) then return true end end; return false'
+PATH=$FAKES:$PATH FAKE_JOURNAL_EXIT=1 FAKE_JOURNAL_STDERR="No journal files were opened due to insufficient permissions." \
+    smi "$OLD" check --json --kernel-log journal
+expect_lua "journal refused: its words in the ERROR" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("exit status 1: No journal files were opened due to insufficient permissions.", 1, true) then return true end end; return false'
+
+# This machine's own buffer through /dev/kmsg: read without blocking, or
+# refused with the grant named. Either way gpuledger ends promptly.
+smi "$H100" ls --json --kernel-log kmsg
+expect_rc "kmsg: ls exits 0" 0
+expect_lua "kmsg: read, or failed naming CAP_SYSLOG" "$out" \
+    'if j.sources.kernel_log == "read" then return true end; for _, e in ipairs(j.errors or {}) do if e:find("CAP_SYSLOG", 1, true) then return true end end; return false'
+
+# --- a GPU gone from nvidia-smi that Nomad still lists, reserved -------------------
+GONE=GPU-d8d8d8d8-0000-4000-8000-0000000000d8
+python3 -c 'import json, sys
+gone, node = sys.argv[1], "5b8e2d1c-4a3f-4e6d-8c7b-9a0f1e2d3c4b"
+config = {"node_id": node, "acl": False, "devices": [{"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA H100 80GB HBM3",
+  "Instances": [{"ID": "GPU-00000000-0000-0000-0000-000000000000", "Healthy": True, "HealthDescription": "",
+                 "Locality": {"PciBusID": "00000000:00:09.0" + "\u0000" * 16}},
+                {"ID": gone, "Healthy": True, "HealthDescription": "", "Locality": {"PciBusID": "00000000:D8:00.0" + "\u0000" * 16}}]}],
+  "allocations": [{"ID": "1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b", "Namespace": "default", "JobID": "train", "TaskGroup": "trainer",
+    "ClientStatus": "running", "DesiredStatus": "run", "ModifyIndex": 12,
+    "AllocatedResources": {"Tasks": {"trainer": {"Devices": [{"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA H100 80GB HBM3", "DeviceIDs": [gone]}]}}}}]}
+json.dump(config, open(sys.argv[2], "w"))' "$GONE" "$WORK/nomad.json"
+fake_nomad_up "$WORK/nomad.json"
+FAKE_SMI_DIR=$H100 run check --json --nvidia-smi "$FAKES/nvidia-smi" --no-docker --node health-node --rules "$WORK/no-rules" \
+    --nomad-addr "$NOMAD" --kernel-log off
+expect_lua "Nomad's devices: read" "$out" 'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" then return false end end; return true'
+expect_lua "the GPU gone from nvidia-smi: gpu-lost BAD, first, with its reservation" "$out" \
+    'local f = j.findings[1]; return f.code == "gpu-lost" and f.gpu == "gpu? GPU-d8d8d8d8" and f.message:find("^nvidia%-smi no longer lists the GPU at 00000000:D8:00%.0 %(Nomad still lists it%)") ~= nil and f.message:find("— reserved by train/trainer (alloc 1f2e3d4c), no tenant", 1, true) ~= nil'
+expect_lua "the GPU gone from nvidia-smi: Nomad still schedules on it" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "nomad-schedules-failing-gpu" and f.gpu == "gpu? GPU-d8d8d8d8" then return true end end; return false'
+FAKE_SMI_DIR=$H100 run ls --nvidia-smi "$FAKES/nvidia-smi" --no-docker --node health-node --rules "$WORK/no-rules" \
+    --nomad-addr "$NOMAD" --kernel-log off
+expect_in "ls: the lost GPU's row" "$out" "│ ?   │ NVIDIA H100 80GB HBM3 │ 0%   │ 0/0 MiB"
+expect_in "ls: nomad_devices read" "$out" "nomad_devices read"
+
+# --- the driver changes under a running serve: the help is asked again -------------
+# asked COUNT: the serve's nvidia-smi has been asked the health query COUNT times or more.
+# shellcheck disable=SC2317 # called through wait_for
+asked() { [ "$(grep -c -- '--query-gpu=index,uuid,pci.bus_id,driver_version' "$WORK/smi.log")" -ge "$1" ]; }
+ln -s "$H100" "$WORK/driver"
+: >"$WORK/smi.log"
+if FAKE_SMI_DIR=$WORK/driver FAKE_SMI_LOG=$WORK/smi.log start_serve driver --listen 127.0.0.1:0 --interval 1s \
+    "${BASE[@]}" --kernel-log off; then
+    wait_for "serve refreshes on the R590 driver" 10 asked 3
+    expect_eq "R590: the help asked once for three refreshes" "$(grep -c -- '--help-query-gpu' "$WORK/smi.log")" 1
+    ln -sfn "$OLD" "$WORK/driver"
+    wait_for "the new driver's GPUs are served" 15 body_has "$URL/ledger" '"retiredPagesPending":true'
+    expect_eq "older driver: the refused query asked the help again, once" "$(grep -c -- '--help-query-gpu' "$WORK/smi.log")" 2
+    stop_serve TERM
+else
+    fail "serve starts" "$(cat "$SERVE_LOG")"
+fi
+
+# --- a snapshot holding every signal, replayed ------------------------------------
+run check --json --replay "$TESTDATA/health/every-signal.json" --rules "$WORK/no-rules"
+expect_rc "every signal: check --replay exits 0" 0
+for code in gpu-lost gpu-requires-reset gpu-recovery-action row-remap-pending row-remap-failed retired-pages-pending \
+    ecc-uncorrected xid-fatal nomad-schedules-failing-gpu row-remap-uncorrectable retired-pages-high ecc-disabled \
+    xid-memory xid-app hw-slowdown power-brake pcie-degraded persistence-off mig-mode-pending; do
+    expect_lua "every signal: $code" "$out" "for _, f in ipairs(j.findings) do if f.code == '$code' then return true end end; return false"
+done
+expect_lua "every signal: BAD health on reserved GPUs first, then on free ones" "$out" \
+    'local seen_free = false; for _, f in ipairs(j.findings) do if f.level ~= "BAD" then break end; local reserved = f.message:find("— reserved by", 1, true) ~= nil; if reserved and seen_free then return false end; if not reserved then seen_free = true end end; return seen_free'
+run snapshot --replay "$TESTDATA/health/every-signal.json"
+expect_lua "every signal: the snapshot keeps the health sources" "$out" \
+    'return j.sources.health.ok and #j.sources.kernel_log.records == 5 and #j.sources.nomad_devices.devices == 3'
+
+finish
