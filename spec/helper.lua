@@ -63,6 +63,18 @@ end
 ---------------------------------------------------------------------------
 -- Ledger-level literals (what ledger.build produces, what rules read).
 
+-- The text of a file under testdata/.
+function H.testdata(path)
+  return assert(core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/" .. path, 4 << 20))
+end
+
+-- One of a GPU's Xid groups as the ledger gives them (gpu.xids): seen once,
+-- its meaning and action named after its code, unless fields say otherwise.
+function H.xid(code, class, fields)
+  return merge({ xid = code, count = 1, class = class, meaning = "meaning " .. code, action = "action " .. code,
+    message = "m", processes = {} }, fields)
+end
+
 -- A GPU entry: a cool, empty NVIDIA L4 at index 0 unless fields say otherwise.
 function H.gpu(fields)
   fields = fields or {}

@@ -145,38 +145,47 @@ end
 -- Budget keys of the thresholds: positive integers, or a site could lift them.
 local BUDGET_KEYS = { "rule_instructions", "rule_memory_bytes" }
 
+-- Loads the data file rules/<stem>.lua: the embedded default, and the
+-- site's copy in rules_dir when there is one. Returns the default, then the
+-- site's table (nil when there is none, or it is broken), its path, and why
+-- it is broken (errors.lua; `what` names what the table should hold).
+local function load_data_file(core, rules_dir, stem, what)
+  local text, chunkname = core.embedded_text("rules/" .. stem .. ".lua")
+  local default = assert(run_file(core, text, chunkname, sandbox.environment(), "embedded"))
+  local site_path = rules_dir ~= "" and string.format("%s/%s.lua", rules_dir, stem)
+  if not (site_path and core.stat(site_path) == "file") then
+    return default
+  end
+  local site_text, read_error = core.read_file(site_path, 1024 * 1024)
+  if not site_text then
+    return default, nil, site_path, errors.new(nil, nil, read_error)
+  end
+  local site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment(), "site")
+  if type(site) ~= "table" then
+    return default, nil, site_path, why or errors.new(site_path, nil, string.format("returned a %s, want a table of %s", type(site), what))
+  end
+  return default, site, site_path
+end
+
 -- Loads the thresholds: the embedded defaults, then the site's file over
 -- them. Returns thresholds and a list of errors.
 local function load_thresholds(core, rules_dir)
-  local problems = {}
-  local text, chunkname = core.embedded_text("rules/thresholds.lua")
-  local thresholds = assert(run_file(core, text, chunkname, sandbox.environment(), "embedded"))
-  local default_budget = {}
-  for _, key in ipairs(BUDGET_KEYS) do
-    default_budget[key] = thresholds[key]
-  end
-  local site_path = rules_dir ~= "" and (rules_dir .. "/thresholds.lua")
-  if site_path and core.stat(site_path) == "file" then
-    local site_text, read_error = core.read_file(site_path, 1024 * 1024)
-    local site, why
-    if site_text then
-      site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment(), "site")
-    else
-      why = errors.new(nil, nil, read_error)
+  local thresholds, site, site_path, broken = load_data_file(core, rules_dir, "thresholds", "thresholds")
+  local problems = { broken }
+  if site then
+    local default_budget = {}
+    for _, key in ipairs(BUDGET_KEYS) do
+      default_budget[key] = thresholds[key]
     end
-    if type(site) == "table" then
-      for key, value in next, site do -- raw: no metamethod of the site's runs here
-        thresholds[key] = value
+    for key, value in next, site do -- raw: no metamethod of the site's runs here
+      thresholds[key] = value
+    end
+    for _, key in ipairs(BUDGET_KEYS) do
+      local value = thresholds[key]
+      if math.type(value) ~= "integer" or value <= 0 then
+        problems[#problems + 1] = errors.new(site_path, nil, key .. " must be a positive integer; the default stays")
+        thresholds[key] = default_budget[key]
       end
-      for _, key in ipairs(BUDGET_KEYS) do
-        local value = thresholds[key]
-        if math.type(value) ~= "integer" or value <= 0 then
-          problems[#problems + 1] = errors.new(site_path, nil, key .. " must be a positive integer; the default stays")
-          thresholds[key] = default_budget[key]
-        end
-      end
-    else
-      problems[#problems + 1] = why or errors.new(site_path, nil, string.format("returned a %s, want a table of thresholds", type(site)))
     end
   end
   return thresholds, problems
@@ -200,21 +209,9 @@ end
 -- code; a new code is added). Returns the catalogue and a list of errors
 -- (a broken site file, or entry, leaves the defaults in place).
 local function load_xid_catalogue(core, rules_dir)
-  local text, chunkname = core.embedded_text("rules/xid_catalogue.lua")
-  local catalogue = assert(run_file(core, text, chunkname, sandbox.environment()))
-  local site_path = rules_dir ~= "" and (rules_dir .. "/xid_catalogue.lua")
-  if not (site_path and core.stat(site_path) == "file") then
-    return catalogue, {}
-  end
-  local site_text, read_error = core.read_file(site_path, 1024 * 1024)
-  local site, why
-  if site_text then
-    site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment())
-  else
-    why = errors.new(nil, nil, read_error)
-  end
-  if type(site) ~= "table" then
-    return catalogue, { why or errors.new(site_path, nil, string.format("returned a %s, want a table of Xid codes", type(site))) }
+  local catalogue, site, site_path, broken = load_data_file(core, rules_dir, "xid_catalogue", "Xid codes")
+  if not site then
+    return catalogue, { broken }
   end
   local problems = {}
   for code, fields in next, site do -- raw: no metamethod of the site's runs here

@@ -5,10 +5,6 @@ local collect_kernel_log = require "gpuledger.collect.kernel_log"
 
 local SOURCE = os.getenv("GPULEDGER_SOURCE_DIR")
 
-local function read(path)
-  return assert(H.core.read_file(SOURCE .. "/" .. path, 4 << 20))
-end
-
 -- A fake core for the kernel log: `journal` is journalctl's stdout (or
 -- {nil, why} / {out, err, status}), `kmsg` and `files` what reading gives.
 local function log_core(parts)
@@ -47,7 +43,7 @@ describe("collect.kernel_log", function()
   end)
 
   it("auto takes the journal first, spawned without a shell, bounded", function()
-    local fake = log_core { journal = read("testdata/kernel-log/journal.json") }
+    local fake = log_core { journal = H.testdata("kernel-log/journal.json") }
     local source = collect_kernel_log.collect(fake, "auto", "/proc", NOW)
     assert.same({ "journalctl -k -b -o json --no-pager" }, fake.spawned)
     assert.same({ timeout_ms = 10000, max_bytes = 64 * 1024 * 1024 }, fake.spawn_opts)
@@ -55,7 +51,7 @@ describe("collect.kernel_log", function()
   end)
 
   it("auto falls back to /dev/kmsg when the journal shows no kernel message, dating records from the boot", function()
-    local fake = log_core { journal = "", kmsg = read("testdata/kernel-log/kmsg.txt"), files = { ["/proc/uptime"] = UPTIME } }
+    local fake = log_core { journal = "", kmsg = H.testdata("kernel-log/kmsg.txt"), files = { ["/proc/uptime"] = UPTIME } }
     local source = collect_kernel_log.collect(fake, "auto", "/proc", NOW)
     assert.same({ true, "kmsg", 3 }, { source.ok, source.via, #source.records })
     assert.equal("2026-11-29T09:13:19.570912Z", source.records[1].at)
@@ -63,7 +59,7 @@ describe("collect.kernel_log", function()
 
   it("auto falls back to kern.log, this boot only", function()
     local fake = log_core { journal = { nil, "not found" },
-      files = { ["/var/log/kern.log"] = read("testdata/kernel-log/kern.log"), ["/proc/uptime"] = UPTIME } }
+      files = { ["/var/log/kern.log"] = H.testdata("kernel-log/kern.log"), ["/proc/uptime"] = UPTIME } }
     local source = collect_kernel_log.collect(fake, "auto", "/proc", NOW)
     assert.same({ true, "kern.log", 3 }, { source.ok, source.via, #source.records })
   end)

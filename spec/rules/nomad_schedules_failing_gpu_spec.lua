@@ -3,11 +3,7 @@ local H = require "helper"
 
 local gpu = H.gpu
 local one, none = H.rule_one, H.rule_none
-
-local function xid(code, class, fields)
-  return H.merge({ xid = code, count = 1, class = class, meaning = "meaning " .. code, action = "action " .. code,
-    message = "m", processes = {} }, fields)
-end
+local xid = H.xid
 
 describe("nomad-schedules-failing-gpu", function()
   local healthy = { healthy = true, healthDescription = "" }

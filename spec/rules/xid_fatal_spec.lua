@@ -4,11 +4,7 @@ local H = require "helper"
 local gpu = H.gpu
 local none = H.rule_none
 local FREE = " — not reserved: Nomad will place the next job here"
-
-local function xid(code, class, fields)
-  return H.merge({ xid = code, count = 1, class = class, meaning = "meaning " .. code, action = "action " .. code,
-    message = "m", processes = {} }, fields)
-end
+local xid = H.xid
 
 describe("xid-fatal", function()
   it("one finding per code of the reset or reboot class, saying what to do", function()

@@ -1,10 +1,8 @@
 local H = require "helper"
 local health = require "gpuledger.sources.health"
 
-local CAPTURES = os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/nvidia/"
-
 local function fixture(path)
-  return assert(H.core.read_file(CAPTURES .. path, 4 << 20))
+  return H.testdata("nvidia/" .. path)
 end
 
 -- The answer nvidia-smi gives to the planned query, from a fixture's table

@@ -4,7 +4,7 @@ local xid = require "gpuledger.sources.xid"
 local kernel_log = require "gpuledger.sources.kernel_log"
 
 local function fixture(name)
-  return assert(H.core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/kernel-log/" .. name, 1 << 20))
+  return H.testdata("kernel-log/" .. name)
 end
 
 local function records(...)

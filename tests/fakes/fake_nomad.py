@@ -282,14 +282,23 @@ class Handler(BaseHTTPRequestHandler):
             else default_agent_self(config)
         self.send_json(200, body, pretty, fault=fault)
 
-    def allocations(self, node_id, pretty):
-        fault = self.state.take_fault("allocations")
+    def node_reader(self, endpoint):
+        """Takes the endpoint's fault and checks node:read: (fault, policy),
+        or None when the fault or a 403 has answered already."""
+        fault = self.state.take_fault(endpoint)
         if self.apply_fault(fault):
-            return
+            return None
         policy, _ = self.policy(self.token())
         if policy is None or not policy.node_read:
             self.send_text_error(403, "Permission denied")
+            return None
+        return fault, policy
+
+    def allocations(self, node_id, pretty):
+        reader = self.node_reader("allocations")
+        if reader is None:
             return
+        fault, policy = reader
         config = self.state.config
         allocs = []
         if node_id == config.get("node_id"):
@@ -300,13 +309,10 @@ class Handler(BaseHTTPRequestHandler):
     def node(self, node_id, pretty):
         """The Node object (API-SHAPES.md §9): its GPU devices from the config's
         "devices" (null when absent); an unknown id is 404 "node not found"."""
-        fault = self.state.take_fault("node")
-        if self.apply_fault(fault):
+        reader = self.node_reader("node")
+        if reader is None:
             return
-        policy, _ = self.policy(self.token())
-        if policy is None or not policy.node_read:
-            self.send_text_error(403, "Permission denied")
-            return
+        fault, _ = reader
         config = self.state.config
         if node_id != config.get("node_id"):
             self.send_text_error(404, "node not found")
