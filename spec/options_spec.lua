@@ -457,6 +457,16 @@ describe("gpuledger.options", function()
       assert.equal(15, c.serve.interval)
     end)
 
+    it("gives the health query and the kernel log their sections", function()
+      assert.same({ enabled = true, binary = "nvidia-smi" }, config({ "ls" }).health)
+      assert.same({ enabled = false, binary = "/opt/smi" }, config({ "ls", "--no-health", "--nvidia-smi", "/opt/smi" }).health)
+      assert.same({ mode = "auto", proc_root = "/proc" }, config({ "ls" }).kernel_log)
+      assert.same({ mode = "/var/log/kern.log.1", proc_root = "/host/proc" },
+        config({ "ls", "--kernel-log", "/var/log/kern.log.1", "--proc", "/host/proc" }).kernel_log)
+      assert.equal("off", config({ "ls" }, { GPULEDGER_KERNEL_LOG = "off" }).kernel_log.mode)
+      assert.matches("%-%-kernel%-log", usage_error({ "ls", "--kernel-log", "" }))
+    end)
+
     it("a site directory is named by its flag or its variable, not by its default", function()
       assert.is_false(config({ "ls" }).site.rules_named)
       assert.is_true(config({ "ls", "--rules", "/r" }).site.rules_named)

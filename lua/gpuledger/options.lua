@@ -249,6 +249,9 @@ local function validate(opts)
   if not EXIT_ON[opts["exit-on"]] then
     return string.format("--exit-on %q: want warn, bad or error", opts["exit-on"])
   end
+  if opts["kernel-log"] == "" then
+    return "--kernel-log \"\": want auto, journal, kmsg, off or a FILE of kernel log lines"
+  end
   if opts.interval <= 0 then
     return string.format("--interval %s: must be more than 0", clock.format_duration(opts.interval))
   end
