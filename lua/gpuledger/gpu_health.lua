@@ -19,7 +19,7 @@ local IDENTITY = { index = true, uuid = true, busId = true, busKey = true }
 -- Reads the health sources of a snapshot. Returns {records (by bus key and
 -- uuid), groups (Xid groups, or nil when the kernel log was not read),
 -- uuids (bus key → UUID from the kernel log), devices (Nomad's, or nil)}
--- and the sources' errors.
+-- and the errors: the sources', and each health cell that could not be read.
 function M.read(sources)
   local read, errors = { by_bus = {}, by_uuid = {} }, {}
   local source = sources.health
@@ -29,6 +29,10 @@ function M.read(sources)
       for _, record in ipairs(records) do
         read.by_bus[record.busKey or ""] = record
         read.by_uuid[record.uuid or ""] = record
+        if #record.unreadable > 0 then -- [Unknown Error], [Insufficient Permissions], …: not measured
+          errors[#errors + 1] = string.format("nvidia-smi health: GPU %s (%s) could not be read: %s",
+            tostring(record.index), record.busId or "?", table.concat(record.unreadable, ", "))
+        end
       end
       for _, err in ipairs(why) do
         errors[#errors + 1] = err
