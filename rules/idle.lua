@@ -9,7 +9,7 @@ return {
       return -- a GPU is not called idle for want of an answer
     end
     for _, gpu in ipairs(ledger.entries) do
-      if #gpu.tenants == 0 and #gpu.reservations == 0 then
+      if #gpu.tenants == 0 and #gpu.reservations == 0 and not gpu.missing then -- a lost GPU is not free capacity
         emit {
           gpu = gpu,
           message = string.format("%s idle: no tenant, no reservation, %d MiB free%s",

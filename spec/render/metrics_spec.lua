@@ -302,10 +302,27 @@ describe("render.metrics", function()
     }, samples(text, "gpuledger_gpu_power_limit_watts"))
   end)
 
-  it("labels a GPU nvidia-smi no longer lists gpu=\"?\"", function()
-    local lost = H.gpu { index = -1, missing = true, uuid = "GPU-dead", nomadDevice = { healthy = true, healthDescription = "" } }
-    local text = render(H.ledger { lost })
-    assert.same({ 'gpuledger_gpu_health_level{node="gpud",gpu="?",uuid="GPU-dead"} 2' }, samples(text, "gpuledger_gpu_health_level"))
+  it("labels a GPU nvidia-smi no longer lists gpu=\"?\", each by its uuid", function()
+    local function lost(uuid)
+      return H.gpu { index = -1, missing = true, uuid = uuid, nomadDevice = { healthy = true, healthDescription = "" } }
+    end
+    local text = render(H.ledger { lost("GPU-dead"), lost("GPU-gone") })
+    assert.same({ 'gpuledger_gpu_health_level{node="gpud",gpu="?",uuid="GPU-dead"} 2', 'gpuledger_gpu_health_level{node="gpud",gpu="?",uuid="GPU-gone"} 2' },
+      samples(text, "gpuledger_gpu_health_level"))
+    assert.same({
+      'gpuledger_gpu_finding{node="gpud",gpu="?",uuid="GPU-dead",code="gpu-lost",level="BAD"} 1',
+      'gpuledger_gpu_finding{node="gpud",gpu="?",uuid="GPU-dead",code="nomad-schedules-failing-gpu",level="BAD"} 1',
+      'gpuledger_gpu_finding{node="gpud",gpu="?",uuid="GPU-gone",code="gpu-lost",level="BAD"} 1',
+      'gpuledger_gpu_finding{node="gpud",gpu="?",uuid="GPU-gone",code="nomad-schedules-failing-gpu",level="BAD"} 1',
+    }, samples(text, "gpuledger_gpu_finding"))
+  end)
+
+  it("says whether the health sources were read", function()
+    local l = H.ledger({}, { sources = { nvidia = "read", health = "failed", kernel_log = "read", nomad_devices = "off" } })
+    assert.same({
+      'gpuledger_source_up{node="gpud",source="nvidia"} 1', 'gpuledger_source_up{node="gpud",source="health"} 0',
+      'gpuledger_source_up{node="gpud",source="kernel_log"} 1',
+    }, samples(render(l, nil), "gpuledger_source_up"))
   end)
 
   it("writes numbers the way Go does", function()

@@ -219,7 +219,7 @@ local function tenant_series(node, entries)
   return series
 end
 
-local SOURCES = { "nvidia", "proc", "docker", "podman", "nomad" }
+local SOURCES = { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" }
 
 -- The families an alert can name a card or a source by (additive to SPEC
 -- §5): each finding on a GPU by gpu, uuid, code and level (the number of
@@ -233,7 +233,7 @@ local function alert_families(w, node, findings, ledger, refresh)
   local counts, order = {}, {}
   for _, finding in ipairs(findings or {}) do
     if finding.uuid then
-      local key = table.concat({ finding.index, finding.code, finding.level }, "\0")
+      local key = table.concat({ finding.index, finding.uuid, finding.code, finding.level }, "\0")
       if not counts[key] then
         order[#order + 1] = { key = key, finding = finding }
         counts[key] = 0
@@ -249,8 +249,7 @@ local function alert_families(w, node, findings, ledger, refresh)
   end)
   for _, item in ipairs(order) do
     local f = item.finding
-    w.sample({ { "node", node }, { "gpu", tostring(f.index) }, { "uuid", f.uuid }, { "code", f.code }, { "level", f.level } },
-      counts[item.key])
+    w.sample(gpu_labels(node, f, { "code", f.code }, { "level", f.level }), counts[item.key])
   end
   w.family("gpuledger_source_up", "gauge", "1 when the source was read at the last refresh, 0 when it failed; absent when not asked.")
   for _, source in ipairs(SOURCES) do
