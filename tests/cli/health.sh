@@ -5,8 +5,9 @@
 # machine's /dev/kmsg, each unreadable log an ERROR that names what to grant,
 # a previous boot's Xids not counted, a GPU nvidia-smi no longer lists still
 # reported from Nomad's device list with its reservation, the health query
-# asked again when the driver changes under a running serve, and --replay of
-# a snapshot holding every health signal.
+# asked again when the driver changes under a running serve, the health
+# alerts under promtool, and --replay of a snapshot holding every health
+# signal.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/fakes.sh
@@ -132,9 +133,32 @@ if FAKE_SMI_DIR=$WORK/driver FAKE_SMI_LOG=$WORK/smi.log start_serve driver --lis
     ln -sfn "$OLD" "$WORK/driver"
     wait_for "the new driver's GPUs are served" 15 body_has "$URL/ledger" '"retiredPagesPending":true'
     expect_eq "older driver: the refused query asked the help again, once" "$(grep -c -- '--help-query-gpu' "$WORK/smi.log")" 2
+    http GET "$URL/metrics"
+    printf '%s\n' "$body" >"$WORK/metrics.txt"
     stop_serve TERM
 else
     fail "serve starts" "$(cat "$SERVE_LOG")"
+fi
+
+# --- the health alerts of deploy/prometheus ---------------------------------------
+# promtool comes with Debian's prometheus package (installed when missing).
+DEPLOY=$SRC/deploy/prometheus
+if need_program promtool prometheus; then
+    if said=$(promtool check rules "$DEPLOY/gpuledger-health.rules.yml" 2>&1); then
+        pass "promtool check rules gpuledger-health"
+    else
+        fail "promtool check rules gpuledger-health" "$said"
+    fi
+    if said=$(cd "$DEPLOY" && promtool test rules gpuledger-health.rules.test.yml 2>&1); then
+        pass "promtool test rules gpuledger-health"
+    else
+        fail "promtool test rules gpuledger-health" "${said:0:2000}"
+    fi
+    while read -r name; do # every metric the alerts use is one serve emits
+        expect_in "the alerts' $name exists" "$(cat "$WORK/metrics.txt")" "# TYPE $name "
+    done < <(grep -o 'gpuledger_[a-z_]*' "$DEPLOY/gpuledger-health.rules.yml" | sort -u)
+else
+    skip "the health alerts" "promtool (Debian prometheus) is not installed and cannot be: $(tail -n 1 "$WORK/apt.log")"
 fi
 
 # --- a snapshot holding every signal, replayed ------------------------------------

@@ -79,11 +79,6 @@ wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
 prom_has "gpuledger_up is 1" 30 'gpuledger_up' \
     '#j.data.result == 1 and j.data.result[1].value[2] == "1" and j.data.result[1].metric.node == "gpu-demo-01" and j.data.result[1].metric.job == "gpuledger"'
 prom_has "gpuledger_findings has every code" 20 'gpuledger_findings' '#j.data.result == 28'
-prom_has "the demo's failing GPUs: one reserved, one free" 20 'gpuledger_gpu_health_level == 2 and on (node, gpu, uuid) gpuledger_gpu_reservations > 0' \
-    '#j.data.result == 1 and j.data.result[1].metric.gpu == "1"'
-prom_has "a pending row remap, by GPU" 20 'gpuledger_gpu_remapped_rows{kind="pending"} == 1' \
-    '#j.data.result == 1 and j.data.result[1].metric.gpu == "1"'
-prom_has "this boot's Xid events, by code" 20 'gpuledger_gpu_xid_events' '#j.data.result == 3'
 prom_has "gpuledger_findings counts unmanaged tenants" 20 'gpuledger_findings{code="unmanaged-tenant",level="BAD"}' \
     '#j.data.result == 1 and j.data.result[1].value[2] == "2"'
 prom_has "increase() of the state counters" 40 'increase(gpuledger_gpu_state_seconds_total{gpu="0",state="held"}[1m])' \
@@ -97,26 +92,24 @@ expect_eq "the scrape target is healthy" \
 
 # --- the alert rules of deploy/prometheus -----------------------------------------
 DEPLOY=$SRC/deploy/prometheus
-for rules in gpuledger gpuledger-health; do
-    if [ ! -f "$DEPLOY/$rules.rules.yml" ]; then
-        skip "alert rules $rules" "no deploy/prometheus/$rules.rules.yml"
-        continue
-    fi
-    if rules_check=$(promtool check rules "$DEPLOY/$rules.rules.yml" 2>&1); then
-        pass "promtool check rules $rules"
+if [ -f "$DEPLOY/gpuledger.rules.yml" ]; then
+    if rules_check=$(promtool check rules "$DEPLOY/gpuledger.rules.yml" 2>&1); then
+        pass "promtool check rules"
     else
-        fail "promtool check rules $rules" "$rules_check"
+        fail "promtool check rules" "$rules_check"
     fi
-    if rules_test=$(cd "$DEPLOY" && promtool test rules "$rules.rules.test.yml" 2>&1); then
-        pass "promtool test rules $rules"
+    if rules_test=$(cd "$DEPLOY" && promtool test rules gpuledger.rules.test.yml 2>&1); then
+        pass "promtool test rules"
     else
-        fail "promtool test rules $rules" "${rules_test:0:2000}"
+        fail "promtool test rules" "${rules_test:0:2000}"
     fi
     # every metric the rules use is one /metrics has
     while read -r name; do
         expect_in "the rules' $name exists" "$(cat "$WORK/metrics.txt")" "# TYPE $name "
-    done < <(grep -o 'gpuledger_[a-z_]*' "$DEPLOY/$rules.rules.yml" | sort -u)
-done
+    done < <(grep -o 'gpuledger_[a-z_]*' "$DEPLOY/gpuledger.rules.yml" | sort -u)
+else
+    skip "alert rules" "no deploy/prometheus/gpuledger.rules.yml"
+fi
 
 stop_serve TERM
 expect_eq "serve exits 0" "$SERVE_RC" 0
