@@ -261,9 +261,10 @@ static const char *opt_string_field(lua_State *L, int index, const char *field)
 /* core.http_get(url, opts) → status, body, content_type, or nil, cause.
  * opts: unix_socket, headers (array of "Name: value"), timeout_ms,
  * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name,
- * and token_header + token_env: the header is sent with the value of the
- * environment variable NAMED token_env when it is set and not empty. The
- * token's value never enters Lua and never appears in a cause. */
+ * and token_header + token_env (+ token_prefix): the header is sent with
+ * token_prefix ("Bearer ") and the value of the environment variable NAMED
+ * token_env when it is set and not empty. The token's value never enters
+ * Lua and never appears in a cause. */
 static int core_http_get(lua_State *L)
 {
     const char *url = luaL_checkstring(L, 1);
@@ -294,14 +295,17 @@ static int core_http_get(lua_State *L)
     lua_pop(L, 1);
     const char *token_header = opt_string_field(L, 2, "token_header");
     const char *token_env = opt_string_field(L, 2, "token_env");
+    const char *token_prefix = opt_string_field(L, 2, "token_prefix");
     const char *token = token_env ? getenv(token_env) : NULL;
     char *token_line = NULL;
+    if (!token_prefix)
+        token_prefix = "";
     if (token_header && token && *token) {
-        size_t size = strlen(token_header) + strlen(token) + 3;
+        size_t size = strlen(token_header) + strlen(token_prefix) + strlen(token) + 3;
         token_line = malloc(size);
         if (!token_line)
             return luaL_error(L, "not enough memory");
-        snprintf(token_line, size, "%s: %s", token_header, token);
+        snprintf(token_line, size, "%s: %s%s", token_header, token_prefix, token);
         headers[nheaders++] = token_line;
         request.secret = token; /* never shown, even when a server echoes it */
     }
