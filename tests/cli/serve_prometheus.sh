@@ -103,9 +103,12 @@ if [ -f "$DEPLOY/gpuledger.rules.yml" ]; then
     else
         fail "promtool test rules" "${rules_test:0:2000}"
     fi
-    # every metric the rules use is one /metrics has
+    # every metric the rules use is one /metrics has (the fleet's: fleet serve's)
     while read -r name; do
-        expect_in "the rules' $name exists" "$(cat "$WORK/metrics.txt")" "# TYPE $name "
+        case $name in
+        gpuledger_fleet_*) skip "the rules' $name exists" "fleet serve's metric (issue 11), not a node serve's" ;;
+        *) expect_in "the rules' $name exists" "$(cat "$WORK/metrics.txt")" "# TYPE $name " ;;
+        esac
     done < <(grep -o 'gpuledger_[a-z_]*' "$DEPLOY/gpuledger.rules.yml" | sort -u)
 else
     skip "alert rules" "no deploy/prometheus/gpuledger.rules.yml"
