@@ -4,7 +4,8 @@
 # lints /metrics of the demo node, which has every finding; a Prometheus on
 # loopback with its own config and storage scrapes a running serve, and its
 # HTTP API answers gpuledger_up, gpuledger_findings and the increase() of a
-# counter; promtool checks and unit-tests deploy/prometheus's alert rules.
+# counter. (deploy/prometheus's rules and the dashboard are tested against a
+# real Prometheus in report_prometheus.sh.)
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/serve.sh disable=SC1091
@@ -89,30 +90,6 @@ prom_has "the report's queries answer" 20 'sum by (node, state) (increase(gpuled
     '#j.data.result == 4'
 expect_eq "the scrape target is healthy" \
     "$(jq_lua 'j.data.activeTargets[1].health' "$(curl -s "$PROM/api/v1/targets")")" up
-
-# --- the alert rules of deploy/prometheus -----------------------------------------
-DEPLOY=$SRC/deploy/prometheus
-if [ -f "$DEPLOY/gpuledger.rules.yml" ]; then
-    if rules_check=$(promtool check rules "$DEPLOY/gpuledger.rules.yml" 2>&1); then
-        pass "promtool check rules"
-    else
-        fail "promtool check rules" "$rules_check"
-    fi
-    if rules_test=$(cd "$DEPLOY" && promtool test rules gpuledger.rules.test.yml 2>&1); then
-        pass "promtool test rules"
-    else
-        fail "promtool test rules" "${rules_test:0:2000}"
-    fi
-    # every metric the rules use is one /metrics has (the fleet's: fleet serve's)
-    while read -r name; do
-        case $name in
-        gpuledger_fleet_*) skip "the rules' $name exists" "fleet serve's metric (issue 11), not a node serve's" ;;
-        *) expect_in "the rules' $name exists" "$(cat "$WORK/metrics.txt")" "# TYPE $name " ;;
-        esac
-    done < <(grep -o 'gpuledger_[a-z_]*' "$DEPLOY/gpuledger.rules.yml" | sort -u)
-else
-    skip "alert rules" "no deploy/prometheus/gpuledger.rules.yml"
-fi
 
 stop_serve TERM
 expect_eq "serve exits 0" "$SERVE_RC" 0
