@@ -256,7 +256,7 @@ for line in "${panel_queries[@]}"; do
     prom_has "panel \"$title\" $ref: returns data" 10 "$query" '#j.data.result >= 1'
 done
 for variable in node job; do
-    definition=$(jq_lua "(function() for _, v in ipairs(j.templating.list) do if v.name == '$variable' then return v.definition end end end)()" "$(cat "$DASHBOARD")")
+    definition=$(jq_lua "(function() for _, v in ipairs(j.templating.list) do if v.name == '$variable' then return v.query.query end end end)()" "$(cat "$DASHBOARD")")
     metric=$(sed -n 's/^label_values(\([a-z_]*\), \([a-z_]*\))$/\1/p' <<<"$definition")
     label=$(sed -n 's/^label_values(\([a-z_]*\), \([a-z_]*\))$/\2/p' <<<"$definition")
     values=$(curl -s --get --data-urlencode "match[]=$metric" "$PROM/api/v1/label/$label/values")
