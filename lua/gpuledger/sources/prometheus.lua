@@ -31,16 +31,9 @@ function M.queries(window)
   }
 end
 
--- Percent-encodes s for a URL query (RFC 3986: unreserved characters stay).
-function M.urlencode(s)
-  return (s:gsub("[^%w%-%._~]", function(c)
-    return string.format("%%%02X", c:byte())
-  end))
-end
-
 -- The path and query string of an instant query.
 function M.query_path(query)
-  return M.QUERY_PATH .. "?query=" .. M.urlencode(query)
+  return M.QUERY_PATH .. "?query=" .. text.urlencode(query)
 end
 
 -- The first line of a body that is not Prometheus' JSON, short and printable.
