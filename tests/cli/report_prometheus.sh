@@ -250,16 +250,17 @@ expect_eq "the dashboard has its queries" "$((${#panel_queries[@]} >= 14))" 1
 for line in "${panel_queries[@]}"; do
     IFS=$'\t' read -r title ref expr <<<"$line"
     query=${expr//\$node/.*}
+    query=${query//\$gpu/.*}
     query=${query//\$job/.*}
     query=${query//\$__range/10m}
     query=${query//\$__rate_interval/30s}
     prom_has "panel \"$title\" $ref: returns data" 10 "$query" '#j.data.result >= 1'
 done
-for variable in node job; do
+for variable in node gpu job; do
     definition=$(jq_lua "(function() for _, v in ipairs(j.templating.list) do if v.name == '$variable' then return v.query.query end end end)()" "$(cat "$DASHBOARD")")
-    metric=$(sed -n 's/^label_values(\([a-z_]*\), \([a-z_]*\))$/\1/p' <<<"$definition")
-    label=$(sed -n 's/^label_values(\([a-z_]*\), \([a-z_]*\))$/\2/p' <<<"$definition")
-    values=$(curl -s --get --data-urlencode "match[]=$metric" "$PROM/api/v1/label/$label/values")
+    selector=$(sed -n 's/^label_values(\(.*\), \([a-z_]*\))$/\1/p' <<<"$definition")
+    label=$(sed -n 's/^label_values(\(.*\), \([a-z_]*\))$/\2/p' <<<"$definition")
+    values=$(curl -s --get --data-urlencode "match[]=${selector//\$node/.*}" "$PROM/api/v1/label/$label/values")
     expect_lua "variable \$$variable ($definition) has values" "$values" 'j.status == "success" and #j.data >= 2'
 done
 # shellcheck disable=SC2016 # ${datasource} is Grafana's, not the shell's
