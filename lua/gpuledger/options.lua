@@ -54,6 +54,7 @@ local FLAGS = {
   { "prometheus-client-key", "string", "", nil, "report: client key for Prometheus mTLS" },
   { "prometheus-tls-server-name", "string", "", nil, "report: name to verify Prometheus' certificate against" },
   { "since", "string", "7d", nil, "report: window (e.g. 24h, 7d, 4w)" },
+  { "grafana-url", "string", "", nil, "serve: link each node and GPU of the page to gpuledger's Grafana dashboard there" },
   { "rules", "string", "/etc/gpuledger/rules.d", "GPULEDGER_RULES", "site rules directory" },
   { "scripts", "string", "/etc/gpuledger/scripts", "GPULEDGER_SCRIPTS", "site scripts directory" },
   { "demo", "bool", false, nil, "run on the embedded demo node (no GPU needed)" },
@@ -71,6 +72,7 @@ local FLAG_COMMANDS = {
   ["nomad-tls-server-name"] = { NODE, "fleet" },
   docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, node = { NODE },
   ["no-nomad"] = { NODE }, ["no-docker"] = { NODE },
+  ["grafana-url"] = { "serve", "fleet" },
   json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
   listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
@@ -294,6 +296,11 @@ local function validate(opts)
   if opts.command == "fleet" and opts.targets == "" and opts.consul == "" and opts["nomad-service"] == "" then
     return "fleet needs --targets, --consul (or CONSUL_HTTP_ADDR) or --nomad-service to find the nodes"
   end
+  local grafana_base, grafana_problem = require("gpuledger.grafana").base(opts["grafana-url"])
+  if not grafana_base then
+    return grafana_problem
+  end
+  opts["grafana-url"] = grafana_base
   if opts.command == "report" and opts.prometheus == "" then
     return "report needs --prometheus (or PROMETHEUS_URL)"
   end
