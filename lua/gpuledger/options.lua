@@ -485,7 +485,10 @@ function M.config(opts, getenv, terminal_columns)
       client_cert = opts["nomad-client-cert"], client_key = opts["nomad-client-key"],
       tls_server_name = opts["nomad-tls-server-name"],
     },
-    serve = { listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil },
+    serve = {
+      listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil,
+      grafana_url = opts["grafana-url"],
+    },
     policy = M.policy(opts),
     site = {
       rules = opts.rules, scripts = opts.scripts,

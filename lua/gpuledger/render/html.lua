@@ -6,6 +6,7 @@
 -- for where it lands; class names come from fixed sets only.
 local clock = require "gpuledger.clock"
 local gl = require "gpuledger.gl"
+local grafana = require "gpuledger.grafana"
 local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
 
@@ -101,7 +102,15 @@ end
 
 local ROW_CLASS = { BAD = "gpu alarm BAD", ERROR = "gpu alarm ERROR" }
 
-local function gpu_table(ledger, findings, out)
+-- text, escaped, inside a link to url when there is one.
+local function linked(text_value, url)
+  if not url then
+    return M.escape(text_value)
+  end
+  return string.format('<a href="%s">%s</a>', M.escape(url), M.escape(text_value))
+end
+
+local function gpu_table(ledger, findings, out, grafana_url)
   local entries = ledger.entries or {}
   if #entries == 0 then
     if ledger.sources and ledger.sources.nvidia == "failed" or (ledger.errors and #ledger.errors > 0) then
@@ -123,7 +132,8 @@ local function gpu_table(ledger, findings, out)
         .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'
         .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
         .. '<td data-label="state">%s</td><td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
-      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu", M.escape(gpu.index), M.escape(gpu.model),
+      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu",
+      linked(gpu.index, grafana.link(grafana_url, ledger.node, gpu.index)), M.escape(gpu.model),
       bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
       gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), reserved_cell(gpu), tenants_cell(gpu))
   end
@@ -162,7 +172,9 @@ end
 
 -- The node page of a report (judge.lua: the annotated ledger of this
 -- refresh, its findings worst first and their worst level). opts: interval
--- (seconds; the page refreshes at that pace, at least every second) and version.
+-- (seconds; the page refreshes at that pace, at least every second),
+-- version, and grafana_url (the checked --grafana-url: the node and each
+-- GPU link to the dashboard).
 function M.node(report, opts)
   local ledger, findings, worst = report.ledger, report.findings, report.worst
   opts = opts or {}
@@ -182,7 +194,7 @@ function M.node(report, opts)
     "</head>",
     "<body>",
     "<header>",
-    string.format("<h1>%s %s</h1>", M.escape(node), level_badge(worst)),
+    string.format("<h1>%s %s</h1>", linked(node, grafana.link(opts.grafana_url, node)), level_badge(worst)),
     counts_line(report.counts),
     string.format('<p class="meta">%d GPU(s) · read %s · refresh %d s · <a href="ledger">ledger</a> · '
       .. '<a href="findings">findings</a> · <a href="metrics">metrics</a></p>',
@@ -204,7 +216,7 @@ function M.node(report, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>GPUs</h2>"
-  gpu_table(ledger, findings, out)
+  gpu_table(ledger, findings, out, opts.grafana_url)
   out[#out + 1] = "</section>"
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"
