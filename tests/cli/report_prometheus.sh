@@ -13,43 +13,18 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/serve.sh disable=SC1091
 . "$(dirname "$0")/../lib/serve.sh"
+# shellcheck source=../lib/prometheus.sh disable=SC1091
+. "$(dirname "$0")/../lib/prometheus.sh"
 URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID="" out="" err="" rc=0
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS PROMETHEUS_URL
-if ! need_program prometheus prometheus || ! need_program promtool prometheus; then
-    skip "prometheus" "Debian's prometheus is not installed and could not be: $(tail -1 "$WORK/apt.log" 2>/dev/null)"
-    finish
-fi
-for program in curl python3; do
-    command -v "$program" >/dev/null || { skip "prometheus" "$program is not installed"; finish; }
-done
+need_prometheus || finish
 RULES_FILE=$SRC/deploy/prometheus/gpuledger.rules.yml
 RULES_TEST=$SRC/deploy/prometheus/gpuledger.rules.test.yml
 DASHBOARD=$SRC/deploy/grafana/gpuledger.json
-SCRAPE_SECONDS=1
+SCRAPE_SECONDS=1 # start_prometheus scrapes every second; serve refreshes as often
 # Metrics that only `gpuledger fleet serve` emits: no node serve has them.
 FLEET_ONLY=gpuledger_fleet_
-
-# prom_query EXPR: the answer to an instant query, as JSON.
-prom_query() {
-    curl -s --max-time 10 --get --data-urlencode "query=$1" "$PROM/api/v1/query"
-}
-
-# prom_has NAME SECONDS EXPR LUA: polls the query EXPR until the Lua
-# expression LUA over its decoded answer (j) is true.
-prom_has() {
-    local name=$1 seconds=$2 expr=$3 check=$4 answer="" _
-    for _ in $(seq $((seconds * 2))); do
-        answer=$(prom_query "$expr")
-        if [ "$(jq_lua "j.status == 'success' and ($check)" "$answer" 2>/dev/null)" = true ]; then
-            pass "$name"
-            return 0
-        fi
-        sleep 0.5
-    done
-    fail "$name" "query: $expr" "last answer: ${answer:0:600}"
-    return 1
-}
 
 # --- two fixture nodes: gpua changes state mid-run, gpub stays --------------------
 # The demo node: restreamer holds GPU 0 (held), worker reserved GPU 1 and
@@ -84,26 +59,7 @@ fi
 URL_B=$URL PID_B=$SERVE_PID LOG_B=$SERVE_LOG
 
 # --- a real Prometheus scraping both, with the deploy rules -----------------------
-prom_port=$(free_port)
-PROM=http://127.0.0.1:$prom_port
-mkdir -p "$WORK/prometheus/data"
-cat >"$WORK/prometheus/prometheus.yml" <<YAML
-global:
-  scrape_interval: ${SCRAPE_SECONDS}s
-  scrape_timeout: ${SCRAPE_SECONDS}s
-  evaluation_interval: 1s
-rule_files:
-  - $RULES_FILE
-scrape_configs:
-  - job_name: gpuledger
-    static_configs:
-      - targets: ["${URL_A#http://}", "${URL_B#http://}"]
-YAML
-prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-prom_pid=$!
-at_exit "stop_pid $prom_pid"
-wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
+start_prometheus "$RULES_FILE" "${URL_A#http://}" "${URL_B#http://}"
 prom_has "both nodes are scraped" 30 'gpuledger_up' '#j.data.result == 2'
 
 # --- state changes over time: gpua's restreamer stops holding GPU 0 ----------------

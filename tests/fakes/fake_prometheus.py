@@ -31,13 +31,13 @@ Any other path: 404 "404 page not found". Other methods: 405.
 import argparse
 import json
 import os
-import signal
-import ssl
 import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+import fakeserver
 
 JSON_TYPE = "application/json"
 TEXT_PLAIN = "text/plain; charset=utf-8"
@@ -152,20 +152,8 @@ class Handler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_not_allowed
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request, client_address):
-        err = sys.exc_info()[1]
-        sys.stderr.write("fake_prometheus: request failed: %s\n" % (err,))
-
-
-def write_port_file(path, port):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("%d\n" % port)
-    os.replace(tmp, path)
+class Server(fakeserver.Server):
+    name = "fake_prometheus"
 
 
 def main():
@@ -187,25 +175,9 @@ def main():
     Handler.slow_seconds = args.slow_seconds
     server = Server(("127.0.0.1", 0), Handler)
     if args.tls_cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(args.tls_cert, args.tls_key)
-        if args.client_ca:
-            context.verify_mode = ssl.CERT_REQUIRED
-            context.load_verify_locations(args.client_ca)
-        server.socket = context.wrap_socket(server.socket, server_side=True,
-                                            do_handshake_on_connect=False)
-
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              daemon=True)
-    thread.start()
-    write_port_file(args.port_file, server.server_address[1])
-    stop.wait(args.max_seconds)
-    server.shutdown()
-    server.server_close()
+        fakeserver.use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
+    fakeserver.run([server], args.max_seconds,
+                   lambda: fakeserver.write_port_file(args.port_file, server.server_address[1]))
     return 0
 
 

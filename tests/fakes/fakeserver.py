@@ -1,0 +1,61 @@
+"""What the HTTP fakes share (standard library only): a threaded server whose
+failed requests are one quiet line, the port file, TLS, and the run that
+ends on SIGTERM, SIGINT or after --max-seconds."""
+
+import os
+import signal
+import ssl
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+
+
+class Server(ThreadingHTTPServer):
+    """A threaded HTTP server; name says which fake in its stderr lines."""
+    daemon_threads = True
+    allow_reuse_address = True
+    name = "fake"
+
+    def handle_error(self, request, client_address):
+        # a failed TLS handshake or a client that went away: one quiet line
+        sys.stderr.write("%s: request failed: %s\n" % (self.name, sys.exc_info()[1]))
+
+
+def write_port_file(path, value):
+    """Writes value to path through a rename, so a reader never sees half."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("%d\n" % value)
+    os.replace(tmp, path)
+
+
+def use_tls(server, cert, key, client_ca=None):
+    """Makes server speak TLS 1.2+ with cert and key, requiring a client
+    certificate signed by client_ca when given. The handshake happens in
+    the handler thread, so a client that never completes one cannot block
+    accept()."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    if client_ca:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(client_ca)
+    server.socket = context.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
+
+
+def run(servers, max_seconds, listening):
+    """Serves every server on its own thread, calls listening() once they
+    are, and returns (servers shut down and closed) on SIGTERM, SIGINT or
+    after max_seconds. Requests still hanging on purpose do not delay it."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                         daemon=True).start()
+    listening()
+    stop.wait(max_seconds)
+    for server in servers:
+        server.shutdown()
+        server.server_close()
