@@ -48,6 +48,16 @@ function M.trim(s)
   return (s:gsub("^%s+", ""):gsub("%s+$", ""))
 end
 
+-- The first line of s, printable and trimmed, cut to max bytes with "…"
+-- (the gist of an answer in an error message).
+function M.one_line(s, max)
+  local line = M.printable(M.trim(s or ""):match("^[^\n]*") or "")
+  if #line > max then
+    line = line:sub(1, max) .. "…"
+  end
+  return line
+end
+
 -- s percent-encoded for a URL query (RFC 3986: unreserved characters stay).
 function M.urlencode(s)
   return (s:gsub("[^%w%-%._~]", function(c)

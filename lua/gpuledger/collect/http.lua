@@ -1,4 +1,4 @@
--- What the HTTP sources (Docker, Podman, Nomad) share: reading an endpoint
+-- What the HTTP sources (Docker, Podman, Nomad, Prometheus) share: reading an endpoint
 -- ("unix:///run/docker.sock", "http://host:port", "tcp://host:port"), one
 -- GET of a JSON answer through core.http_get, and errors that name the
 -- source, the address, the request and the cause.
@@ -29,11 +29,7 @@ end
 function M.error_text(body)
   local decoded = json.decode(body or "")
   local said = type(decoded) == "table" and type(decoded.message) == "string" and decoded.message or body or ""
-  said = text.printable(text.trim(said):match("^[^\n]*") or "")
-  if #said > 200 then
-    said = said:sub(1, 200) .. "…"
-  end
-  return said
+  return text.one_line(said, 200)
 end
 
 -- The HTTP client names a TLS option it cannot use by its field

@@ -36,15 +36,6 @@ function M.query_path(query)
   return M.QUERY_PATH .. "?query=" .. text.urlencode(query)
 end
 
--- The first line of a body that is not Prometheus' JSON, short and printable.
-local function gist(body)
-  local line = text.printable(text.trim(body or ""):match("^[^\n]*") or "")
-  if #line > 120 then
-    line = line:sub(1, 120) .. "…"
-  end
-  return line
-end
-
 -- What an HTTP status without Prometheus' JSON most likely means.
 local HINTS = {
   [401] = "the server wants credentials: a proxy in front of Prometheus takes the bearer token from the variable --prometheus-token-env names",
@@ -62,7 +53,7 @@ function M.samples(status, body, content_type)
   local answer = json.decode(body or "")
   if type(answer) ~= "table" or type(answer.status) ~= "string" then
     local what = content_type and (" (" .. text.printable(content_type) .. ")") or ""
-    local why = string.format("HTTP %d: the answer is not Prometheus' JSON%s: %s", status, what, gist(body))
+    local why = string.format("HTTP %d: the answer is not Prometheus' JSON%s: %s", status, what, text.one_line(body, 120))
     if HINTS[status] then
       why = why .. " — " .. HINTS[status]
     end
@@ -71,7 +62,7 @@ function M.samples(status, body, content_type)
   if answer.status ~= "success" then
     local kind = type(answer.errorType) == "string" and (" " .. answer.errorType) or ""
     local said = type(answer.error) == "string" and answer.error or "no error text"
-    return nil, string.format("HTTP %d%s: %s", status, kind, gist(said))
+    return nil, string.format("HTTP %d%s: %s", status, kind, text.one_line(said, 200))
   end
   local data = type(answer.data) == "table" and answer.data or {}
   if data.resultType ~= "vector" or type(data.result) ~= "table" then
