@@ -121,6 +121,23 @@ run report --prometheus "$PROM" --since 10m
 expect_in "report (text): the header" "$out" "gpuledger report · the last 10m · 2 job(s), "
 expect_in "report (text): worker first" "$(printf '%s\n' "$out" | sed -n 4p)" "video/worker"
 printf '%s\n' "$out" >"$WORK/report.txt"
+# --- report over federation: a second Prometheus federating the first ---------------
+PROM_NODES=$PROM
+start_prometheus --federate "" "${PROM_NODES#http://}"
+PROM_FEDERATION=$PROM PROM=$PROM_NODES
+PROM=$PROM_FEDERATION prom_has "the federation has the job counters" 30 \
+    'increase(gpuledger_job_gpu_seconds_total{node="gpua",nomad_job="restreamer",use="idle"}[5m])' \
+    '#j.data.result == 1 and tonumber(j.data.result[1].value[2]) > 0 and j.data.result[1].metric.instance ~= nil'
+run report --prometheus "$PROM_FEDERATION" --since 10m --json
+expect_rc "report over federation: exit 0" 0
+expect_lua "report over federation: the same jobs, worker first, nodes gpua and gpub, hours that add up" "$out" '
+    if #j.jobs ~= 2 or j.jobs[1].job ~= "worker" or j.jobs[2].job ~= "restreamer" then return false end
+    if #j.nodes ~= 2 or j.nodes[1].node ~= "gpua" or j.nodes[2].node ~= "gpub" then return false end
+    for _, e in ipairs(j.jobs) do
+      if e.reservedHours <= 0 or math.abs(e.heldHours + e.idleHours - e.reservedHours) > 1e-9 then return false end
+    end
+    return true'
+
 run report --prometheus "$PROM" --since 1s
 expect_rc "report over a window shorter than a scrape: exit 0" 0
 expect_in "report over 1s: no counters, and why" "$out" "no gpuledger counters in Prometheus over the last 1s (increase() needs two scrapes"

@@ -17,28 +17,38 @@ need_prometheus() {
     done
 }
 
-# start_prometheus RULE_FILE TARGET...: starts a Prometheus with its own
-# config and storage under $WORK, scraping each host:port TARGET every
-# second (job "gpuledger") and evaluating RULE_FILE ("" for none) every
-# second; waits until it is ready. Sets PROM (its http:// address) and
-# prom_pid.
+# start_prometheus [--federate] RULE_FILE TARGET...: starts a Prometheus with
+# its own config and storage under $WORK, scraping each host:port TARGET
+# every second (job "gpuledger"; with --federate, TARGET is another
+# Prometheus and its gpuledger_* series are federated, labels kept) and
+# evaluating RULE_FILE ("" for none) every second; waits until it is ready.
+# Sets PROM (its http:// address) and prom_pid.
 start_prometheus() {
-    local rule_file=$1 port targets=""
+    local federate="" rule_file port targets="" dir
+    if [ "$1" = --federate ]; then
+        federate=1
+        shift
+    fi
+    rule_file=$1
     shift
     port=$(free_port)
     PROM=http://127.0.0.1:$port
+    dir=$WORK/prometheus-$port
     for target in "$@"; do targets+="${targets:+, }\"$target\""; done
-    mkdir -p "$WORK/prometheus/data"
+    mkdir -p "$dir/data"
     {
         printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n'
         [ -n "$rule_file" ] && printf 'rule_files:\n  - %s\n' "$rule_file"
-        printf 'scrape_configs:\n  - job_name: gpuledger\n    static_configs:\n      - targets: [%s]\n' "$targets"
-    } >"$WORK/prometheus/prometheus.yml"
-    prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
-        --web.listen-address="127.0.0.1:$port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
+        printf 'scrape_configs:\n  - job_name: gpuledger\n'
+        [ -n "$federate" ] &&
+            printf '    metrics_path: /federate\n    honor_labels: true\n    params:\n      "match[]": [\x27{__name__=~"gpuledger_.*"}\x27]\n'
+        printf '    static_configs:\n      - targets: [%s]\n' "$targets"
+    } >"$dir/prometheus.yml"
+    prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$port" --log.level=warn >"$dir/prometheus.log" 2>&1 &
     prom_pid=$!
     at_exit "stop_pid $prom_pid"
-    wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
+    wait_for "Prometheus${federate:+ (federating)} is ready" 30 curl -sf "$PROM/-/ready"
 }
 
 # prom_query EXPR: the answer to an instant query, as JSON.
