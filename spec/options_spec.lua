@@ -222,7 +222,8 @@ describe("gpuledger.options", function()
 
     describe("--grafana-url", function()
       it("takes an http(s) URL, trailing slashes dropped", function()
-        assert.equal("https://grafana.test", assert(parse({ "serve", "--grafana-url", "https://grafana.test/" }))["grafana-url"])
+        local opts = assert(parse({ "serve", "--grafana-url", "https://grafana.test/" }))
+        assert.equal("https://grafana.test", options.config(opts, function() end).serve.grafana_url)
       end)
 
       it("refuses anything else as a usage error", function()
@@ -234,9 +235,13 @@ describe("gpuledger.options", function()
       it("--prometheus from PROMETHEUS_URL; the TLS flags like Nomad's", function()
         local opts = assert(parse({ "report", "--prometheus-ca-cert", "/ca.pem", "--prometheus-token-env", "PROM_TOKEN" },
           { PROMETHEUS_URL = "http://prom:9090" }))
-        assert.equal("http://prom:9090", opts.prometheus)
-        assert.equal("/ca.pem", opts["prometheus-ca-cert"])
-        assert.equal("PROM_TOKEN", opts["prometheus-token-env"])
+        local report = options.config(opts, function() end).report
+        assert.equal("http://prom:9090", report.prometheus)
+        assert.equal("/ca.pem", report.ca_cert)
+        assert.equal("PROM_TOKEN", report.token_env)
+        assert.is_nil(report.timeout_ms)
+        local given = assert(parse({ "report", "--prometheus", "http://p:9090", "--timeout", "1500ms" }))
+        assert.equal(1500, options.config(given, function() end).report.timeout_ms)
       end)
 
       it("report without a Prometheus is a usage error; --since is checked later (exit 1)", function()
