@@ -13,7 +13,6 @@ import argparse
 import copy
 import json
 import socket
-import sys
 import threading
 import time
 import urllib.parse
@@ -319,9 +318,7 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
     parser.add_argument("--log", help="append one JSON line per request (no header values)")
     parser.add_argument("--max-seconds", type=float, default=300, help="exit after this long")
-    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
-    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
-    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+    fakeserver.add_tls_arguments(parser)
     args = parser.parse_args()
 
     with open(args.config, encoding="utf-8") as f:
@@ -330,18 +327,11 @@ def main():
 
     if ":" in args.host:
         Server.address_family = socket.AF_INET6
-    server = Server((args.host, args.port), Handler)
-    if args.tls_cert:
-        fakeserver.use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
-    elif args.client_ca:
+    if args.client_ca and not args.tls_cert:
         parser.error("--client-ca needs --tls-cert")
-    fakeserver.run([server], args.max_seconds,
-                   lambda: fakeserver.write_port_file(args.port_file, server.server_address[1]))
+    fakeserver.serve_tcp(Server((args.host, args.port), Handler), args)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(0)
+    fakeserver.main(main)

@@ -31,7 +31,6 @@ Any other path: 404 "404 page not found". Other methods: 405.
 import argparse
 import json
 import os
-import sys
 import threading
 import time
 import urllib.parse
@@ -163,9 +162,7 @@ def main():
     parser.add_argument("--log", help="append one JSON line per request (no header values)")
     parser.add_argument("--slow-seconds", type=float, default=60, help="how long /slow waits")
     parser.add_argument("--max-seconds", type=float, default=300, help="exit after this long")
-    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
-    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
-    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+    fakeserver.add_tls_arguments(parser)
     args = parser.parse_args()
 
     if args.answers:
@@ -173,16 +170,9 @@ def main():
             Handler.answers = json.load(f)
     Handler.log_path = args.log
     Handler.slow_seconds = args.slow_seconds
-    server = Server(("127.0.0.1", 0), Handler)
-    if args.tls_cert:
-        fakeserver.use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
-    fakeserver.run([server], args.max_seconds,
-                   lambda: fakeserver.write_port_file(args.port_file, server.server_address[1]))
+    fakeserver.serve_tcp(Server(("127.0.0.1", 0), Handler), args)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(0)
+    fakeserver.main(main)

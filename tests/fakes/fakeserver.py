@@ -44,6 +44,30 @@ def use_tls(server, cert, key, client_ca=None):
                                         do_handshake_on_connect=False)
 
 
+def add_tls_arguments(parser):
+    """The TLS flags of a fake that can speak HTTPS (see use_tls)."""
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
+    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+
+
+def serve_tcp(server, args):
+    """Serves one TCP server as its fake's args say (--tls-cert, --tls-key,
+    --client-ca, --port-file, --max-seconds) until run() returns."""
+    if args.tls_cert:
+        use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
+    run([server], args.max_seconds,
+        lambda: write_port_file(args.port_file, server.server_address[1]))
+
+
+def main(fake_main):
+    """Runs a fake's main() as the program: its status, 0 on Ctrl-C."""
+    try:
+        sys.exit(fake_main())
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
 def run(servers, max_seconds, listening):
     """Serves every server on its own thread, calls listening() once they
     are, and returns (servers shut down and closed) on SIGTERM, SIGINT or
