@@ -3,6 +3,7 @@
 -- the join, temporary site rule directories, and run_rules(), which judges a
 -- ledger with the embedded rule set exactly as `gpuledger check` does.
 local core = require "gpuledger.core"
+local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
 local clock = require "gpuledger.clock"
 local ledger_mod = require "gpuledger.ledger"
@@ -355,6 +356,47 @@ function H.shuffle(t, seed)
     t[i], t[j] = t[j], t[i]
   end
   return t
+end
+
+---------------------------------------------------------------------------
+-- The fleet (fleet.lua, its renderers).
+
+-- A ledger as it comes off the wire: encoded, decoded, made readable.
+function H.wire_ledger(ledger)
+  return assert(fleet.readable(assert(json.decode(json.encode(ledger)))))
+end
+
+-- gpud: one held GPU and one reserved-idle; gpue: an unmanaged tenant and a
+-- free GPU; the row of one unreachable node.
+function H.fleet_rows()
+  local gpud = H.wire_ledger(H.ledger({
+    H.gpu { index = 0, memoryUsedMiB = 1024, reservations = { H.reservation { jobId = "restreamer", namespace = "",
+      allocId = "11111111-aaaa", deviceIds = { H.UUID0 } } },
+      tenants = { H.nomad_tenant { allocId = "11111111-aaaa", jobName = "restreamer" } } },
+    H.gpu { index = 1, reservations = { H.reservation { deviceIds = { H.UUID1 } } } },
+  }, { node = "gpud" }))
+  local gpue = H.wire_ledger(H.ledger({
+    H.gpu { index = 0, memoryUsedMiB = 2048, tenants = { H.docker_tenant() } },
+    H.gpu { index = 1 },
+  }, { node = "gpue" }))
+  return {
+    fleet.node_row({ node = "10.0.0.5", url = "http://10.0.0.5:9877" }, gpue),
+    fleet.unreachable_row({ node = "gpuz", url = "http://10.0.0.9:9877" }, "Connection refused"),
+    fleet.node_row({ node = "10.0.0.4", url = "http://10.0.0.4:9877" }, gpud),
+  }, { gpud = gpud, gpue = gpue }
+end
+
+-- The summary of H.fleet_rows() and its findings, each node judged by the embedded rules.
+function H.fleet_judged()
+  local list, ledgers = H.fleet_rows()
+  local summary = fleet.summarise(list)
+  local node_findings = {}
+  for _, row in ipairs(summary.nodes) do
+    if not row.error then
+      node_findings[row] = H.run_rules(ledgers[row.node])
+    end
+  end
+  return summary, fleet.merge_findings(summary, node_findings)
 end
 
 return H

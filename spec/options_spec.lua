@@ -383,6 +383,12 @@ describe("gpuledger.options", function()
       assert.equal(":9877", assert(parse({ "fleet", "serve", "--targets", "a:1", "--listen", ":9877" })).listen)
     end)
 
+    it("fleet serve polls every 30s unless --interval is given", function()
+      assert.equal(30, assert(parse({ "fleet", "serve", "--targets", "a:1" })).interval)
+      assert.equal(5, assert(parse({ "fleet", "serve", "--targets", "a:1", "--interval", "5s" })).interval)
+      assert.equal(15, assert(parse({ "fleet", "ls", "--targets", "a:1" })).interval)
+    end)
+
     it("serve listens on :9877", function()
       assert.equal(":9877", assert(parse({ "serve" })).listen)
     end)

@@ -190,6 +190,21 @@ describe("gpuledger.rulescmd", function()
       assert.matches("severity: critical", busy, 1, true)
       assert.matches("severity: warning", alert(yaml, "GPULedgerUnmanagedTenant"), 1, true)
     end)
+
+    it("alerts on fleet serve's gpuledger_fleet_findings for a rule that sees the fleet", function()
+      local set = H.site_rules {
+        ["share.lua"] = 'return { code = "fleet-share", level = "WARN", doc = "x", evaluate_fleet = function() end }',
+        ["both.lua"] = 'return { code = "both", level = "BAD", evaluate = function() end, evaluate_fleet = function() end }',
+      }
+      local yaml = rulescmd.prometheus(rows_of(set), { version = "dev", rules = "/r" })
+      local share = alert(yaml, "GPULedgerFleetShare")
+      assert.matches('expr: gpuledger_fleet_findings{code="fleet-share"} > 0', share, 1, true)
+      assert.matches('summary: "gpuledger fleet-share on the fleet: x"', share, 1, true)
+      assert.matches("`gpuledger fleet check` lists them.", share, 1, true)
+      assert.is_nil(yaml:find('gpuledger_findings{code="fleet-share"}', 1, true))
+      assert.matches('expr: gpuledger_findings{code="both"} > 0', alert(yaml, "GPULedgerBoth"), 1, true)
+      assert.matches('expr: gpuledger_fleet_findings{code="both"} > 0', alert(yaml, "GPULedgerBothFleet"), 1, true)
+    end)
   end)
 
   describe("the for field", function()

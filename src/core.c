@@ -24,6 +24,7 @@
 #include "embedded.h"
 #include "host.h"
 #include "http_client.h"
+#include "http_multi.h"
 #include "http_server.h"
 #include "isolate.h"
 #include "procfs.h"
@@ -258,67 +259,89 @@ static const char *opt_string_field(lua_State *L, int index, const char *field)
 
 #define MAX_HEADERS 16
 
-/* core.http_get(url, opts) → status, body, content_type, or nil, cause.
- * opts: unix_socket, headers (array of "Name: value"), timeout_ms,
- * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name,
- * and token_header + token_env (+ token_prefix): the header is sent with
- * token_prefix ("Bearer ") and the value of the environment variable NAMED
- * token_env when it is set and not empty. The token's value never enters
- * Lua and never appears in a cause. */
-static int core_http_get(lua_State *L)
-{
-    const char *url = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    struct http_request request = {0};
-    request.url = url;
-    request.unix_socket = opt_string_field(L, 2, "unix_socket");
-    request.timeout_ms = (long)opt_int_field(L, 2, "timeout_ms", 5000);
-    request.max_bytes = (size_t)opt_int_field(L, 2, "max_bytes", 8 << 20);
-    request.ca_file = opt_string_field(L, 2, "ca_file");
-    request.ca_path = opt_string_field(L, 2, "ca_path");
-    request.client_cert = opt_string_field(L, 2, "client_cert");
-    request.client_key = opt_string_field(L, 2, "client_key");
-    request.tls_server_name = opt_string_field(L, 2, "tls_server_name");
-
+/* A request read from a Lua options table, with the token line it owns. */
+struct lua_request {
+    struct http_request request;
     const char *headers[MAX_HEADERS + 2];
+    char *token_line; /* "<token_header>: <value>", or NULL */
+};
+
+/* Fills *out from the options table at index (strings stay alive in that
+ * table): unix_socket, headers (array of "Name: value"), timeout_ms,
+ * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name, and
+ * token_header + token_env (+ token_prefix): the header is sent with
+ * token_prefix ("Bearer ") and the value of the environment variable NAMED
+ * token_env when it is set and not empty (and
+ * that value is the request's secret, redacted wherever it would show).
+ * Raises on a wrong call. Free with lua_request_clear. */
+static void read_lua_request(lua_State *L, int index, const char *url, struct lua_request *out)
+{
+    memset(out, 0, sizeof *out);
+    struct http_request *request = &out->request;
+    request->url = url;
+    request->unix_socket = opt_string_field(L, index, "unix_socket");
+    request->timeout_ms = (long)opt_int_field(L, index, "timeout_ms", 5000);
+    request->max_bytes = (size_t)opt_int_field(L, index, "max_bytes", 8 << 20);
+    request->ca_file = opt_string_field(L, index, "ca_file");
+    request->ca_path = opt_string_field(L, index, "ca_path");
+    request->client_cert = opt_string_field(L, index, "client_cert");
+    request->client_key = opt_string_field(L, index, "client_key");
+    request->tls_server_name = opt_string_field(L, index, "tls_server_name");
+
     int nheaders = 0;
-    lua_getfield(L, 2, "headers");
+    lua_getfield(L, index, "headers");
     if (lua_istable(L, -1)) {
         lua_Integer count = luaL_len(L, -1);
-        luaL_argcheck(L, count <= MAX_HEADERS, 2, "too many headers");
+        luaL_argcheck(L, count <= MAX_HEADERS, index, "too many headers");
         for (lua_Integer i = 1; i <= count; i++) {
             lua_geti(L, -1, i);
-            headers[nheaders++] = luaL_checkstring(L, -1);
+            out->headers[nheaders++] = luaL_checkstring(L, -1);
             lua_pop(L, 1); /* still referenced by the headers table */
         }
     }
     lua_pop(L, 1);
-    const char *token_header = opt_string_field(L, 2, "token_header");
-    const char *token_env = opt_string_field(L, 2, "token_env");
-    const char *token_prefix = opt_string_field(L, 2, "token_prefix");
+    const char *token_header = opt_string_field(L, index, "token_header");
+    const char *token_env = opt_string_field(L, index, "token_env");
+    const char *token_prefix = opt_string_field(L, index, "token_prefix");
     const char *token = token_env ? getenv(token_env) : NULL;
-    char *token_line = NULL;
     if (!token_prefix)
         token_prefix = "";
     if (token_header && token && *token) {
         size_t size = strlen(token_header) + strlen(token_prefix) + strlen(token) + 3;
-        token_line = malloc(size);
-        if (!token_line)
-            return luaL_error(L, "not enough memory");
-        snprintf(token_line, size, "%s: %s%s", token_header, token_prefix, token);
-        headers[nheaders++] = token_line;
-        request.secret = token; /* never shown, even when a server echoes it */
+        out->token_line = malloc(size);
+        if (!out->token_line)
+            luaL_error(L, "not enough memory");
+        snprintf(out->token_line, size, "%s: %s%s", token_header, token_prefix, token);
+        out->headers[nheaders++] = out->token_line;
+        request->secret = token; /* never shown, even when a server echoes it */
     }
-    headers[nheaders] = NULL;
-    request.headers = headers;
+    out->headers[nheaders] = NULL;
+    request->headers = out->headers;
+}
 
+/* Wipes and frees the token line of a request read by read_lua_request. */
+static void lua_request_clear(struct lua_request *request)
+{
+    if (request->token_line) {
+        memset(request->token_line, 0, strlen(request->token_line));
+        free(request->token_line);
+        request->token_line = NULL;
+    }
+}
+
+/* core.http_get(url, opts) → status, body, content_type, or nil, cause.
+ * opts as read_lua_request reads them. The token's value never enters Lua
+ * and never appears in a cause. */
+static int core_http_get(lua_State *L)
+{
+    const char *url = luaL_checkstring(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    struct lua_request request;
+    read_lua_request(L, 2, url, &request);
     struct http_response response = {0};
     char cause[512];
-    int failed = http_get(&request, &response, cause, sizeof cause);
-    if (token_line) {
-        memset(token_line, 0, strlen(token_line));
-        free(token_line);
-    }
+    int failed = http_get(&request.request, &response, cause, sizeof cause);
+    lua_request_clear(&request);
     if (failed) {
         lua_pushnil(L);
         lua_pushstring(L, cause);
@@ -332,6 +355,113 @@ static int core_http_get(lua_State *L)
         lua_pushnil(L);
     http_response_free(&response);
     return 3;
+}
+
+/* What http_get_many's each callback needs to reach Lua. */
+struct many_context {
+    lua_State *L;
+    int each;    /* stack index of the each function, or 0 */
+    int results; /* stack index of the results table, or 0 */
+};
+
+/* Pushes {status=, body=, content_type=} or {error=} and hands it to the
+ * Lua each function (index from 1), or stores it in the results table.
+ * Returns 1, with the error value on the stack, when each raised. */
+static int many_each(void *context, size_t index, struct http_response *response, const char *cause)
+{
+    struct many_context *many = context;
+    lua_State *L = many->L;
+    luaL_checkstack(L, 4, NULL);
+    lua_createtable(L, 0, 3);
+    if (response) {
+        lua_pushinteger(L, response->status);
+        lua_setfield(L, -2, "status");
+        lua_pushlstring(L, response->body, response->body_len);
+        lua_setfield(L, -2, "body");
+        if (response->content_type) {
+            lua_pushstring(L, response->content_type);
+            lua_setfield(L, -2, "content_type");
+        }
+    } else {
+        lua_pushstring(L, cause);
+        lua_setfield(L, -2, "error");
+    }
+    if (!many->each) {
+        lua_rawseti(L, many->results, (lua_Integer)index + 1);
+        return 0;
+    }
+    lua_pushvalue(L, many->each); /* [result, each] */
+    lua_insert(L, -2);            /* [each, result] */
+    lua_pushinteger(L, (lua_Integer)index + 1);
+    lua_insert(L, -2); /* [each, index, result] */
+    return host_docall(L, 2, 0) == LUA_OK ? 0 : 1;
+}
+
+/* core.http_get_many(requests, {deadline_ms=, each=}) → results, or nothing
+ * with each. requests: an array of tables, each the url plus the options
+ * core.http_get takes. All run at once in this thread; every request keeps
+ * its own timeout and cap and the whole call ends by deadline_ms (default:
+ * the longest timeout and one second). Each result is {status=, body=,
+ * content_type=} or {error=cause}. Without each, the results come back as
+ * an array in the order of the requests; with each, each(index, result) is
+ * called as every result arrives (so an answer can be read and dropped
+ * before the others end) and nothing is returned. An error raised by each
+ * ends the call and is raised again once everything is freed. */
+static int core_http_get_many(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_Integer count = luaL_len(L, 1);
+    luaL_argcheck(L, count >= 0 && count <= 1000000, 1, "too many requests");
+    struct lua_request *requests = calloc(count ? (size_t)count : 1, sizeof *requests);
+    struct http_request *plain = calloc(count ? (size_t)count : 1, sizeof *plain);
+    if (!requests || !plain) {
+        free(requests);
+        free(plain);
+        return luaL_error(L, "not enough memory");
+    }
+    long longest = 0;
+    for (lua_Integer i = 1; i <= count; i++) {
+        lua_geti(L, 1, i);
+        if (!lua_istable(L, -1)) {
+            for (lua_Integer j = 0; j < i - 1; j++)
+                lua_request_clear(&requests[j]);
+            free(requests);
+            free(plain);
+            return luaL_error(L, "http_get_many: request %d is not a table", (int)i);
+        }
+        lua_getfield(L, -1, "url");
+        const char *url = lua_tostring(L, -1);
+        lua_pop(L, 1); /* the url stays alive in the request table */
+        read_lua_request(L, lua_gettop(L), url ? url : "", &requests[i - 1]);
+        lua_pop(L, 1); /* the request table stays alive in the requests array */
+        plain[i - 1] = requests[i - 1].request;
+        if (plain[i - 1].timeout_ms > longest)
+            longest = plain[i - 1].timeout_ms;
+    }
+    long deadline_ms = (long)opt_int_field(L, 2, "deadline_ms", longest + 1000);
+
+    struct many_context many = {.L = L};
+    lua_getfield(L, 2, "each");
+    if (lua_isfunction(L, -1)) {
+        many.each = lua_gettop(L);
+    } else {
+        lua_pop(L, 1);
+        lua_createtable(L, (int)count, 0);
+        many.results = lua_gettop(L);
+    }
+    char cause[256];
+    int said =
+        http_get_many(plain, (size_t)count, deadline_ms, many_each, &many, cause, sizeof cause);
+    for (lua_Integer i = 0; i < count; i++)
+        lua_request_clear(&requests[i]);
+    free(requests);
+    free(plain);
+    if (said == -1)
+        return luaL_error(L, "http_get_many: %s", cause);
+    if (said)
+        return lua_error(L); /* the error each raised, on top of the stack */
+    return many.each ? 0 : 1;
 }
 
 /* core.now() → seconds since the epoch, with fractions (CLOCK_REALTIME). */
@@ -618,6 +748,7 @@ static const luaL_Reg core_functions[] = {
     {"parse_csv", core_parse_csv},
     {"proc_cgroups", core_proc_cgroups},
     {"http_get", core_http_get},
+    {"http_get_many", core_http_get_many},
     {"now", core_now},
     {"monotonic_ms", core_monotonic_ms},
     {"hostname", core_hostname},

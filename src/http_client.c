@@ -291,7 +291,7 @@ out:
     return rc;
 }
 
-/* What the callbacks share with http_get. */
+/* What the body and header callbacks gather. */
 struct transfer {
     struct buffer body;
     size_t max_bytes;
@@ -453,6 +453,14 @@ static void redact_header_values(const struct http_request *request, char *errbu
     }
 }
 
+/* Masks in errbuf every header value of the request and its secret. */
+static void redact_cause(const struct http_request *request, char *errbuf, size_t errlen)
+{
+    redact_header_values(request, errbuf, errlen);
+    if (request->secret && errbuf && errlen)
+        redact(errbuf, errlen, request->secret);
+}
+
 /* Writes the cause of a failed transfer: "answer exceeds 8 MiB", or
  * "<curl_easy_strerror>: <error buffer>" (the buffer part only when it adds
  * something), with "TLS: " in front of a TLS failure whose wording names
@@ -579,34 +587,72 @@ void http_client_init(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* Performs one GET (contract in http_client.h). Owns nothing after it
- * returns except what it put in *response on success; on -1 *response is
- * zeroed and errbuf holds one line. Configuration mistakes (a half client
- * pair, a CA option that cannot be used, a header with a line break, a bad
- * tls_server_name) are reported before any connection is made. */
-int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
-             size_t errlen)
+/* What one GET holds while it is set up and runs: the easy handle, the
+ * lists and strings its options point to, and what the callbacks gather. */
+struct http_transfer {
+    CURL *curl;
+    const struct http_request *request;
+    struct transfer gathered;
+    struct buffer ca_blob;
+    struct curl_slist *headers;
+    struct curl_slist *connect_list;
+    char *routed_url;
+    char *connect_to;
+    char curl_detail[CURL_ERROR_SIZE];
+};
+
+/* Frees the transfer and everything it holds; safe on NULL. */
+void http_transfer_free(struct http_transfer *transfer)
 {
-    memset(response, 0, sizeof *response);
+    if (!transfer)
+        return;
+    curl_easy_cleanup(transfer->curl);
+    curl_slist_free_all(transfer->headers);
+    curl_slist_free_all(transfer->connect_list);
+    curl_free(transfer->routed_url);
+    free(transfer->connect_to);
+    free(transfer->ca_blob.data);
+    free(transfer->gathered.body.data);
+    free(transfer);
+}
+
+/* The easy handle of the transfer, for curl_easy_perform or a multi handle. */
+CURL *http_transfer_curl(struct http_transfer *transfer)
+{
+    return transfer->curl;
+}
+
+/* Builds an easy handle configured for request (borrowed until the transfer
+ * is freed). Returns the transfer, or NULL with one line in errbuf:
+ * configuration mistakes (a half client pair, a CA option that cannot be
+ * used, a header with a line break, a bad tls_server_name) are reported
+ * here, before any connection is made. */
+struct http_transfer *http_transfer_new(const struct http_request *request, char *errbuf,
+                                        size_t errlen)
+{
     if (errbuf && errlen)
         errbuf[0] = '\0';
-    if (!request->url || !*request->url)
-        return fail(errbuf, errlen, "no URL");
-    if (request->timeout_ms <= 0)
-        return fail(errbuf, errlen, "timeout must be > 0");
-
-    struct transfer t = {.max_bytes = request->max_bytes};
-    struct buffer ca_blob = {0};
-    struct curl_slist *headers = NULL;
-    char *routed_url = NULL, *connect_to = NULL;
-    struct curl_slist *connect_list = NULL;
-    char curl_detail[CURL_ERROR_SIZE];
-    curl_detail[0] = '\0';
-    int rc = -1;
-
-    CURL *curl = curl_easy_init();
-    if (!curl)
-        return fail(errbuf, errlen, "curl_easy_init failed");
+    if (!request->url || !*request->url) {
+        fail(errbuf, errlen, "no URL");
+        return NULL;
+    }
+    if (request->timeout_ms <= 0) {
+        fail(errbuf, errlen, "timeout must be > 0");
+        return NULL;
+    }
+    struct http_transfer *t = calloc(1, sizeof *t);
+    if (!t) {
+        fail(errbuf, errlen, "out of memory");
+        return NULL;
+    }
+    t->request = request;
+    t->gathered.max_bytes = request->max_bytes;
+    t->curl = curl_easy_init();
+    if (!t->curl) {
+        fail(errbuf, errlen, "curl_easy_init failed");
+        goto failed;
+    }
+    CURL *curl = t->curl;
 
     for (const char *const *line = request->headers; line && *line; line++) {
         const char *line_break = strpbrk(*line, "\r\n");
@@ -616,14 +662,14 @@ int http_get(const struct http_request *request, struct http_response *response,
             int name_len =
                 colon && colon < line_break && colon - *line <= 64 ? (int)(colon - *line) : 0;
             fail(errbuf, errlen, "header %.*s: the value holds a line break", name_len, *line);
-            goto out;
+            goto failed;
         }
-        struct curl_slist *grown = curl_slist_append(headers, *line);
+        struct curl_slist *grown = curl_slist_append(t->headers, *line);
         if (!grown) {
             fail(errbuf, errlen, "out of memory");
-            goto out;
+            goto failed;
         }
-        headers = grown;
+        t->headers = grown;
     }
 
     const char *url = request->url;
@@ -632,20 +678,20 @@ int http_get(const struct http_request *request, struct http_response *response,
                   (request->client_cert && *request->client_cert) ||
                   (request->client_key && *request->client_key) ||
                   (request->tls_server_name && *request->tls_server_name);
-    if (any_tls && setup_tls(curl, request, &ca_blob, errbuf, errlen) != 0)
-        goto out;
+    if (any_tls && setup_tls(curl, request, &t->ca_blob, errbuf, errlen) != 0)
+        goto failed;
     if (request->tls_server_name && *request->tls_server_name && !request->unix_socket &&
         strncasecmp(url, "https://", 8) == 0) {
-        if (server_name_route(url, request->tls_server_name, &routed_url, &connect_to, errbuf,
+        if (server_name_route(url, request->tls_server_name, &t->routed_url, &t->connect_to, errbuf,
                               errlen) != 0)
-            goto out;
-        connect_list = curl_slist_append(NULL, connect_to);
-        if (!connect_list) {
+            goto failed;
+        t->connect_list = curl_slist_append(NULL, t->connect_to);
+        if (!t->connect_list) {
             fail(errbuf, errlen, "out of memory");
-            goto out;
+            goto failed;
         }
-        url = routed_url;
-        curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_list);
+        url = t->routed_url;
+        curl_easy_setopt(curl, CURLOPT_CONNECT_TO, t->connect_list);
     }
 
     curl_easy_setopt(curl, CURLOPT_URL, url);
@@ -656,61 +702,78 @@ int http_get(const struct http_request *request, struct http_response *response,
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, request->timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_detail);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, t->curl_detail);
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(curl, CURLOPT_USERAGENT, "gpuledger/" GPULEDGER_VERSION);
     curl_easy_setopt(curl, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
     curl_easy_setopt(curl, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-    if (headers)
-        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    if (t->headers)
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, t->headers);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t->gathered);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t->gathered);
+    return t;
 
-    CURLcode code = curl_easy_perform(curl);
+failed:
+    redact_cause(request, errbuf, errlen);
+    http_transfer_free(t);
+    return NULL;
+}
+
+/* Turns the outcome of a finished transfer (code: what curl_easy_perform
+ * returned, or the multi handle's result) into *response (0) or a one-line
+ * cause in errbuf (-1, *response zeroed). The body moves into *response. */
+int http_transfer_finish(struct http_transfer *t, CURLcode code, struct http_response *response,
+                         char *errbuf, size_t errlen)
+{
+    memset(response, 0, sizeof *response);
     if (code != CURLE_OK) {
-        describe_failure(request, curl, code, &t, curl_detail, errbuf, errlen);
-        goto out;
+        describe_failure(t->request, t->curl, code, &t->gathered, t->curl_detail, errbuf, errlen);
+        goto failed;
     }
-    if (buffer_append(&t.body, "", 0) != 0 || /* an empty body is still a string */
-        (request->secret && redact_body(&t.body, request->secret) != 0)) {
+    if (buffer_append(&t->gathered.body, "", 0) != 0 || /* an empty body is still a string */
+        (t->request->secret && redact_body(&t->gathered.body, t->request->secret) != 0)) {
         fail(errbuf, errlen, "out of memory reading the answer");
-        goto out;
+        goto failed;
     }
     const char *content_type = NULL;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
-    curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &content_type);
+    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &response->status);
+    curl_easy_getinfo(t->curl, CURLINFO_CONTENT_TYPE, &content_type);
     if (content_type) {
         response->content_type = strdup(content_type);
         if (!response->content_type) {
             fail(errbuf, errlen, "out of memory reading the answer");
-            goto out;
+            goto failed;
         }
-        if (request->secret)
-            redact(response->content_type, strlen(response->content_type) + 1, request->secret);
+        if (t->request->secret)
+            redact(response->content_type, strlen(response->content_type) + 1, t->request->secret);
     }
-    response->body = t.body.data;
-    response->body_len = t.body.len;
-    t.body.data = NULL;
-    rc = 0;
+    response->body = t->gathered.body.data;
+    response->body_len = t->gathered.body.len;
+    t->gathered.body = (struct buffer){0};
+    return 0;
 
-out:
-    if (rc != 0) {
-        http_response_free(response);
-        response->status = 0;
-        redact_header_values(request, errbuf, errlen);
-        if (request->secret && errbuf && errlen)
-            redact(errbuf, errlen, request->secret);
-    }
-    curl_easy_cleanup(curl);
-    curl_slist_free_all(headers);
-    curl_slist_free_all(connect_list);
-    curl_free(routed_url);
-    free(connect_to);
-    free(ca_blob.data);
-    free(t.body.data);
+failed:
+    http_response_free(response);
+    response->status = 0;
+    redact_cause(t->request, errbuf, errlen);
+    return -1;
+}
+
+/* Performs one GET (contract in http_client.h). Owns nothing after it
+ * returns except what it put in *response on success; on -1 *response is
+ * zeroed and errbuf holds one line. */
+int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
+             size_t errlen)
+{
+    memset(response, 0, sizeof *response);
+    struct http_transfer *t = http_transfer_new(request, errbuf, errlen);
+    if (!t)
+        return -1;
+    int rc = http_transfer_finish(t, curl_easy_perform(t->curl), response, errbuf, errlen);
+    http_transfer_free(t);
     return rc;
 }

@@ -2,6 +2,8 @@
 #define GPULEDGER_HTTP_CLIENT_H
 #include <stddef.h>
 
+#include <curl/curl.h>
+
 /* One GET. Every string is borrowed for the call. */
 struct http_request {
     const char *url;            /* "http://h:p/path" or "https://…"; over a unix
@@ -45,6 +47,27 @@ int http_get(const struct http_request *request, struct http_response *response,
 
 /* Frees what http_get filled in; safe on a zeroed response. */
 void http_response_free(struct http_response *response);
+
+/* One GET set up on a curl easy handle, for callers that run it themselves
+ * (http_multi.c runs many at once). */
+struct http_transfer;
+
+/* Builds an easy handle configured as http_get would (request is borrowed
+ * until the transfer is freed). Returns the transfer, or NULL with the cause
+ * of a configuration mistake in errbuf (nothing to free). */
+struct http_transfer *http_transfer_new(const struct http_request *request, char *errbuf,
+                                        size_t errlen);
+
+/* The transfer's easy handle (owned by the transfer). */
+CURL *http_transfer_curl(struct http_transfer *transfer);
+
+/* After the handle ran to its end with result code: 0 with *response filled
+ * (the body moves into it), or -1 with a cause in errbuf as http_get gives it. */
+int http_transfer_finish(struct http_transfer *transfer, CURLcode code,
+                         struct http_response *response, char *errbuf, size_t errlen);
+
+/* Frees the transfer and its handle; safe on NULL. */
+void http_transfer_free(struct http_transfer *transfer);
 
 /* Once per process, before any thread starts (curl_global_init). */
 void http_client_init(void);

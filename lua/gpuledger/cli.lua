@@ -129,6 +129,11 @@ function commands.serve(config)
   return require("gpuledger.serve").run(core, config, get_snapshot)
 end
 
+-- fleet: gpuledger.fleetcmd runs it, reading the nodes with collect/fleet.lua.
+function commands.fleet(config)
+  return require("gpuledger.fleetcmd").run(core, config, require "gpuledger.collect.fleet")
+end
+
 -- report: --since is checked before any request; any failure of
 -- Prometheus is one line and exit 1.
 function commands.report(config)

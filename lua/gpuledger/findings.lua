@@ -37,6 +37,21 @@ local function add_subject(finding, tenant, reservation)
   end
 end
 
+-- Calls fn (a rule's evaluate or evaluate_fleet) on view under the
+-- policy's budgets. Returns true, or false and the error (errors.lua).
+local function call_rule(core, fn, view, policy, emit)
+  local instructions = math.tointeger(policy.rule_instructions) or 0
+  local bytes = math.tointeger(policy.rule_memory_bytes) or 0
+  local ok, err = core.call_limited(fn, instructions, bytes, view, sandbox.readonly(policy), emit)
+  if not ok then
+    if err == "not enough memory" then
+      err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
+    end
+    return false, errors.of_call(err)
+  end
+  return true
+end
+
 -- Runs one rule. Returns its findings, or nil and the error (errors.lua);
 -- third, why its level function failed (its findings are then ERROR).
 local function run_rule(core, rule, ledger, view, policy, positions)
@@ -65,14 +80,9 @@ local function run_rule(core, rule, ledger, view, policy, positions)
     finding.sort = { gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
     emitted[#emitted + 1] = finding
   end
-  local instructions = math.tointeger(policy.rule_instructions) or 0
-  local bytes = math.tointeger(policy.rule_memory_bytes) or 0
-  local ok, err = core.call_limited(rule.evaluate, instructions, bytes, view, sandbox.readonly(policy), emit)
+  local ok, err = call_rule(core, rule.evaluate, view, policy, emit)
   if not ok then
-    if err == "not enough memory" then
-      err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
-    end
-    return nil, errors.of_call(err), level_error
+    return nil, err, level_error
   end
   return emitted, nil, level_error
 end
@@ -108,6 +118,9 @@ function M.evaluate(core, set, ledger, policy)
     all[#all + 1] = rule_error(ledger, errors.text(err), #all + 1)
   end
   for _, rule in ipairs(set.rules) do
+    if not rule.evaluate then
+      goto next_rule -- a rule of the fleet only (evaluate_fleet)
+    end
     local found, err, level_error = run_rule(core, rule, ledger, view, policy, positions)
     if level_error then -- its findings come out ERROR; say why
       all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error), #all + 1)
@@ -119,10 +132,46 @@ function M.evaluate(core, set, ledger, policy)
     else
       all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, errors.text(err)), #all + 1)
     end
+    ::next_rule::
   end
   table.sort(all, compare)
   for _, finding in ipairs(all) do
     finding.sort = nil
+  end
+  return all
+end
+
+-- Evaluates the rules of the set that see the whole fleet (evaluate_fleet)
+-- on fleet, the read-only view of its summary (gpuledger.fleet.view). Their
+-- findings are about the node "fleet" and have no GPU; a rule that fails
+-- gives a rule-error about "fleet". Returns them in the rules' order.
+function M.evaluate_fleet(core, set, fleet, policy)
+  local view = sandbox.readonly(fleet)
+  local all = {}
+  for _, rule in ipairs(set.rules) do
+    if rule.evaluate_fleet then
+      local level, level_error = ruleset.level_of(rule, policy)
+      local emitted = {}
+      local function emit(f)
+        if type(f) ~= "table" or type(f.message) ~= "string" or f.gpu ~= nil then
+          error("emit takes a table with a message string (and no gpu: a fleet finding is about the fleet)", 2)
+        end
+        emitted[#emitted + 1] = { level = level, code = rule.code, node = "fleet", message = f.message }
+      end
+      local function rule_error_of(why)
+        all[#all + 1] = { level = "ERROR", code = "rule-error", node = "fleet",
+          message = string.format("rule %s (%s): %s", rule.code, rule.origin, why) }
+      end
+      if level_error then
+        rule_error_of(level_error)
+      end
+      local ok, err = call_rule(core, rule.evaluate_fleet, view, policy, emit)
+      if ok then
+        table.move(emitted, 1, #emitted, #all + 1, all)
+      else
+        rule_error_of(errors.text(err))
+      end
+    end
   end
   return all
 end

@@ -58,6 +58,13 @@ function M.judge(core, input, set, policy, h)
   return report
 end
 
+-- Judges a fleet: view is its summary as rules read it (fleet.view); the
+-- rules of set that see the whole fleet (evaluate_fleet) run on it under
+-- policy. Returns their findings, about the node "fleet".
+function M.fleet(core, view, set, policy)
+  return findings.evaluate_fleet(core, set, view, policy)
+end
+
 -- The policy the rules of set judge by: the set's thresholds with the
 -- operator's choices (config.policy: only what was given) over them.
 function M.policy(set, given)

@@ -121,7 +121,7 @@ M.COMMANDS = {
   ls = "print the ledger: who reserved and who holds each GPU (default)",
   check = "judge the ledger: findings worst first, exit status per --exit-on",
   serve = "serve /metrics, /ledger, /findings, /healthz and a page on --listen",
-  fleet = "fleet ls|check|serve: the same for every node of a cluster (not in this version yet)",
+  fleet = "fleet ls|check|serve: the same for every node of a cluster (--targets, --nomad-service or --consul)",
   report = "GPU-hours per job and node from Prometheus over --since",
   snapshot = "print this node's raw source answers as JSON (for --replay)",
   rules = "list the effective finding rules and where each came from",
@@ -308,8 +308,9 @@ local function validate(opts)
   if opts["nomad-addr"] == "" then
     opts["nomad-addr"] = BY_NAME["nomad-addr"].default
   end
-  if opts.command == "fleet" and opts.subcommand == "serve" and not opts.set.listen then
-    opts.listen = ":9878"
+  if opts.command == "fleet" and opts.subcommand == "serve" then
+    opts.listen = opts.set.listen and opts.listen or ":9878"
+    opts.interval = opts.set.interval and opts.interval or 30
   end
 end
 

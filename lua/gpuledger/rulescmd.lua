@@ -38,6 +38,7 @@ function M.rows(set, policy)
     rows[#rows + 1] = {
       code = rule.code, level = level, doc = rule.doc or "", origin = rule.origin,
       file = rule.file, ["for"] = rule["for"],
+      node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges: a node's ledger, the fleet
     }
   end
   return rows, errors
@@ -218,22 +219,32 @@ function M.yaml_string(s, literal_braces)
   return '"' .. s .. '"'
 end
 
--- The lines of one alert for a finding code.
-local function alert_lines(code, level, doc, duration, expr)
+-- Where an alert's findings are and what lists them: a node's (from its
+-- serve's gpuledger_findings) or the fleet's (fleet serve's
+-- gpuledger_fleet_findings, for the rules that see the fleet).
+local SCOPES = {
+  node = { metric = "gpuledger_findings", where = "{{ $labels.node }}", lister = "`gpuledger check` on the node" },
+  fleet = { metric = "gpuledger_fleet_findings", where = "the fleet", lister = "`gpuledger fleet check`" },
+}
+
+-- The lines of one alert named name for a finding code, in scope
+-- (SCOPES.node by default); expr defaults to "<the scope's metric>{code=…} > 0".
+local function alert_lines(name, code, level, doc, duration, scope, expr)
+  scope = scope or SCOPES.node
   local d = doc ~= "" and doc or code
   local function literal(s)
     return M.yaml_string(s, true):sub(2, -2)
   end
   return {
-    "      - alert: " .. M.alert_name(code),
-    "        expr: " .. expr,
+    "      - alert: " .. name,
+    "        expr: " .. (expr or string.format('%s{code="%s"} > 0', scope.metric, code)),
     "        for: " .. duration,
     "        labels:",
     "          severity: " .. M.SEVERITY[level],
     "        annotations:",
-    string.format('          summary: "gpuledger %s on {{ $labels.node }}: %s"', literal(code), literal(d)),
-    string.format('          description: "{{ $value }} %s finding(s), level %s, on {{ $labels.node }} for %s: %s. `gpuledger check` on the node lists them."',
-      literal(code), level, duration, literal(d)),
+    string.format('          summary: "gpuledger %s on %s: %s"', literal(code), scope.where, literal(d)),
+    string.format('          description: "{{ $value }} %s finding(s), level %s, on %s for %s: %s. %s lists them."',
+      literal(code), level, scope.where, duration, literal(d), scope.lister),
     "",
   }
 end
@@ -261,13 +272,19 @@ function M.prometheus(rows, about)
   }
   for _, row in ipairs(rows) do
     if row.level ~= "OK" then
-      local expr = string.format('gpuledger_findings{code="%s"} > 0', row.code)
-      append(lines, alert_lines(row.code, row.level, row.doc, row["for"] or M.DEFAULT_FOR[row.level], expr))
+      local duration = row["for"] or M.DEFAULT_FOR[row.level]
+      local name = M.alert_name(row.code)
+      if row.node then
+        append(lines, alert_lines(name, row.code, row.level, row.doc, duration))
+      end
+      if row.fleet then -- a rule that sees the fleet; "…Fleet" when it also judges nodes
+        append(lines, alert_lines(row.node and (name .. "Fleet") or name, row.code, row.level, row.doc, duration, SCOPES.fleet))
+      end
     end
   end
   append(lines, { "      # The engine's own code: a rule failed to load or to run." })
-  append(lines, alert_lines("rule-error", "ERROR", "a finding rule failed; the message names its file and line",
-    M.DEFAULT_FOR.ERROR, 'gpuledger_findings{code="rule-error"} > 0 or gpuledger_rule_errors > 0'))
+  append(lines, alert_lines(M.alert_name("rule-error"), "rule-error", "ERROR", "a finding rule failed; the message names its file and line",
+    M.DEFAULT_FOR.ERROR, nil, 'gpuledger_findings{code="rule-error"} > 0 or gpuledger_rule_errors > 0'))
   lines[#lines] = nil
   return table.concat(lines, "\n") .. "\n"
 end

@@ -69,7 +69,10 @@ local function check_rule(rule)
   if not (LEVELS[rule.level] or type(rule.level) == "function") then
     return string.format("level of %s must be OK, WARN, BAD, ERROR or a function(policy)", rule.code)
   end
-  if type(rule.evaluate) ~= "function" then
+  if rule.evaluate_fleet ~= nil and type(rule.evaluate_fleet) ~= "function" then
+    return string.format("evaluate_fleet of %s must be a function(fleet, policy, emit)", rule.code)
+  end
+  if type(rule.evaluate) ~= "function" and not (rule.evaluate == nil and rule.evaluate_fleet) then
     return string.format("evaluate of %s must be a function(ledger, policy, emit)", rule.code)
   end
   if rule.order ~= nil and type(rule.order) ~= "number" then

@@ -137,23 +137,56 @@ function M.responses(core, report, h, page, refresh)
     ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
     ["/healthz"] = healthz(report),
     ["/"] = { status = 200, content_type = html.CONTENT_TYPE, body = html.node(report, page) },
-    ["/style.css"] = { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) },
+    ["/style.css"] = M.stylesheet(core),
   }
 end
 
+-- The stylesheet response (the same for serve and fleet serve).
+function M.stylesheet(core)
+  return { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) }
+end
+
 -- What every path answers when a refresh itself failed (a bug, or a site
--- script that raises): an honest 500, and 503 on /healthz.
-local function failed_responses(core, message)
-  local body = "gpuledger: the last refresh failed: " .. text.printable(message) .. "\n"
+-- script that raises): an honest 500 on each of paths, 503 on /healthz,
+-- the stylesheet still; the failure ("<what>: <traceback>") is logged.
+function M.failed_responses(core, what, message, paths)
+  warn(what .. ": " .. message)
+  local body = "gpuledger: the last refresh failed: " .. text.printable(message:match("^[^\n]*")) .. "\n"
   local responses = {}
-  for _, path in ipairs { "/", "/metrics", "/ledger", "/findings" } do
+  for _, path in ipairs(paths) do
     responses[path] = { status = 500, content_type = PLAIN, body = body }
   end
   responses["/healthz"] = { status = 503, content_type = PLAIN, body = body }
-  responses["/style.css"] = {
-    status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)),
-  }
+  responses["/style.css"] = M.stylesheet(core)
   return responses
+end
+
+-- Serves what refresh() returns on listen (core.serve: the first refresh
+-- before listening, then one every interval seconds; reload() on SIGHUP),
+-- saying "gpuledger <version> <banner[1]> on <address> (<banner[2]>
+-- <interval>)" on stderr once it listens. Returns core.serve's answer: true
+-- and why it stopped, or nil and why it could not listen.
+local function serve_until_stopped(core, listen, interval, banner, refresh, reload)
+  local function listening(port)
+    local shown = listen:gsub(":0$", ":" .. port)
+    io.stderr:write(string.format("gpuledger %s %s on %s (%s %s)\n", core.version, banner[1], shown, banner[2],
+      clock.format_duration(interval)))
+    io.stderr:flush()
+  end
+  return core.serve({ listen = listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)) },
+    { refresh = refresh, reload = reload, listening = listening })
+end
+
+-- serve_until_stopped for a command that keeps nothing to save: its exit
+-- status (0 once stopped, 1 when it could not listen).
+function M.listen_and_serve(core, listen, interval, banner, refresh, reload)
+  local ok, why = serve_until_stopped(core, listen, interval, banner, refresh, reload)
+  if not ok then
+    warn(why)
+    return 1
+  end
+  warn(string.format("%s: stopped", why))
+  return 0
 end
 
 -- Runs serve with core and config (options.config); get_snapshot(config)
@@ -211,8 +244,7 @@ function M.run(core, config, get_snapshot)
         { at = now, seconds = core.now() - now })
     end, debug.traceback)
     if not ok then
-      warn("refresh: " .. tostring(responses))
-      return failed_responses(core, tostring(responses):match("^[^\n]*"))
+      return M.failed_responses(core, "refresh", tostring(responses), { "/", "/metrics", "/ledger", "/findings" })
     end
     return responses
   end
@@ -232,19 +264,7 @@ function M.run(core, config, get_snapshot)
     warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
   end
 
-  local function listening(port)
-    local shown = config.serve.listen
-    if shown:match(":0$") then
-      shown = shown:gsub(":0$", ":" .. port)
-    end
-    io.stderr:write(string.format("gpuledger %s serving on %s (refresh %s)\n", core.version, shown,
-      clock.format_duration(interval)))
-    io.stderr:flush()
-  end
-
-  local ok, why = core.serve(
-    { listen = config.serve.listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)) },
-    { refresh = refresh, reload = reload, listening = listening })
+  local ok, why = serve_until_stopped(core, config.serve.listen, interval, { "serving", "refresh" }, refresh, reload)
   if not ok then
     warn(why)
     return 1

@@ -11,4 +11,5 @@ return {
   memory_full_ratio = 0.9, -- memory_nearly_full.lua
   reserved_idle_long_hours = 6, -- reserved_idle_long.lua
   allowed_containers = { "dcgm-exporter" }, -- allow_listed_container.lua
+  fleet_reserved_idle_share = 0.10, -- fleet_reserved_idle.lua
 }

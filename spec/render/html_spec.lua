@@ -1,5 +1,6 @@
 -- The node page and its stylesheet (SPEC §6.2, §11 "HTTP handlers").
 local H = require "helper"
+local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
 
 local HOSTILE = '<script>alert("x")</script>'
@@ -123,5 +124,26 @@ describe("render.html", function()
     assert.truthy(css:find("tr.alarm.ERROR", 1, true))
     assert.truthy(css:find("@media (max-width: 72rem)", 1, true))
     assert.equal("lua/gpuledger/render/style.css", html.STYLESHEET)
+  end)
+end)
+
+describe("render.html: the fleet page", function()
+  it("draws the fleet page: nodes linked, the unreachable across the columns, jobs, findings, escaped", function()
+    local summary, found = H.fleet_judged()
+    local hostile = fleet.node_row({ node = 'gpuf"><b>x', url = "http://10.0.0.6:9877" },
+      H.wire_ledger(H.ledger({ H.gpu { index = 0 } }, { node = 'gpuf"><b>x', schema = 0 })))
+    summary = fleet.summarise { summary.nodes[1], summary.nodes[2], summary.nodes[3], hostile }
+    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, version = "dev" })
+    assert.truthy(text:find('<meta http-equiv="refresh" content="30">', 1, true))
+    assert.truthy(text:find("<title>gpuledger · fleet</title>", 1, true))
+    assert.truthy(text:find('<a href="http://10.0.0.4:9877/">gpud</a>', 1, true))
+    assert.truthy(text:find("4 node(s), 1 unreachable", 1, true))
+    assert.truthy(text:find('<td colspan="6"><span class="level ERROR">unreachable</span> Connection refused</td>', 1, true))
+    assert.truthy(text:find("gpuf&#34;&gt;&lt;b&gt;x</a> <span class=\"mark\">schema 0</span>", 1, true))
+    assert.falsy(text:find('gpuf"><b>', 1, true))
+    assert.truthy(text:find("video/worker", 1, true))
+    assert.truthy(text:find("gpud gpu1 GPU-ac81e44d", 1, true))
+    assert.falsy(text:find("<script", 1, true))
+    assert.falsy(text:find("style=", 1, true))
   end)
 end)

@@ -1,5 +1,7 @@
 -- /metrics (SPEC §5, §11 "metrics").
 local H = require "helper"
+local ruleset = require "gpuledger.ruleset"
+local fleet = require "gpuledger.fleet"
 local history = require "gpuledger.history"
 local metrics = require "gpuledger.render.metrics"
 
@@ -266,5 +268,23 @@ describe("render.metrics", function()
     assert.equal("0.1", metrics.number(0.1))
     assert.equal("7", metrics.number(7))
     assert.equal("1", metrics.number(true))
+  end)
+end)
+
+describe("render.metrics: fleet serve", function()
+  it("writes /metrics of SPEC §5.1 with a zero series for every state and code", function()
+    local summary, found = H.fleet_judged()
+    local set = ruleset.load(H.core, "/nonexistent")
+    local text = metrics.fleet(summary, found, ruleset.codes(set, {}))
+    assert.truthy(text:find("\ngpuledger_fleet_up 1\n", 1, true))
+    assert.truthy(text:find('gpuledger_fleet_nodes{state="read"} 2', 1, true))
+    assert.truthy(text:find('gpuledger_fleet_nodes{state="unreachable"} 1', 1, true))
+    assert.truthy(text:find('gpuledger_fleet_gpus{state="free"} 1', 1, true))
+    assert.truthy(text:find('gpuledger_fleet_job_gpus{namespace="video",nomad_job="worker",use="held"} 0', 1, true))
+    assert.truthy(text:find('gpuledger_fleet_findings{code="hot",level="WARN"} 0', 1, true))
+    assert.truthy(text:find('gpuledger_fleet_findings{code="source-unavailable",level="ERROR"} 1', 1, true))
+    assert.falsy(text:find('node="', 1, true))
+    local down = metrics.fleet(fleet.summarise { fleet.unreachable_row({ node = "a", url = "http://a:1" }, "x") }, {}, {})
+    assert.truthy(down:find("\ngpuledger_fleet_up 0\n", 1, true))
   end)
 end)

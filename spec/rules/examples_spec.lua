@@ -1,8 +1,8 @@
 -- The examples of rules/examples/ (docs/rules.md), each installed the way
 -- its header says and judged on literal ledgers: reserved-idle-long (with
 -- stateSince, which only a history gives), memory-nearly-full, the
--- allow-listed unmanaged-tenant, the thresholds override, and the ls
--- columns override. They are embedded with the binary but never loaded as
+-- allow-listed unmanaged-tenant, the fleet's reserved-idle share (a rule
+-- that sees the fleet), the thresholds override, and the ls columns override. They are embedded with the binary but never loaded as
 -- rules.
 local H = require "helper"
 local ruleset = require "gpuledger.ruleset"
@@ -40,8 +40,8 @@ describe("rules/examples", function()
   it("are embedded but not loaded as rules", function()
     local embedded = H.core.embedded_files("rules/examples/")
     assert.same({
-      "rules/examples/allow_listed_container.lua", "rules/examples/memory_nearly_full.lua",
-      "rules/examples/reserved_idle_long.lua", "rules/examples/scripts/gpuledger/render/columns.lua",
+      "rules/examples/allow_listed_container.lua", "rules/examples/fleet_reserved_idle.lua",
+      "rules/examples/memory_nearly_full.lua", "rules/examples/reserved_idle_long.lua", "rules/examples/scripts/gpuledger/render/columns.lua",
       "rules/examples/thresholds.lua",
     }, embedded)
     local set = ruleset.load(H.core, "")
@@ -51,6 +51,69 @@ describe("rules/examples", function()
       assert.is_nil(rule.code:match("nearly") or rule.code:match("long"), rule.code)
     end
     assert.is_nil(set.thresholds.memory_full_ratio)
+  end)
+
+  describe("fleet_reserved_idle.lua", function()
+    local fleet = require "gpuledger.fleet"
+    local judge_mod = require "gpuledger.judge"
+    local set = installed("fleet_reserved_idle.lua")
+
+    -- The fleet of two nodes: a with `idle` reserved-idle GPUs of job video/worker
+    -- and one free, b with one GPU held by default/restreamer.
+    local function fleet_of(idle)
+      local gpus = { gpu { index = 9 } }
+      for i = 1, idle do
+        gpus[#gpus + 1] = gpu { index = i - 1, reservations = { H.reservation { deviceIds = { H.UUIDS[i - 1] } } } }
+      end
+      local a = ledger(gpus, { node = "a" })
+      local b = ledger({ gpu { index = 0, reservations = { H.reservation { jobId = "restreamer", namespace = "",
+        allocId = "b1", deviceIds = { H.UUID0 } } }, tenants = { H.nomad_tenant { allocId = "b1", jobName = "restreamer" } } } },
+        { node = "b" })
+      return fleet.summarise {
+        fleet.node_row({ node = "a", url = "http://a:1" }, a),
+        fleet.node_row({ node = "b", url = "http://b:1" }, b),
+      }
+    end
+
+    local function judge(summary, given, rules)
+      rules = rules or set
+      return judge_mod.fleet(H.core, fleet.view(summary), rules, H.policy(given, rules))
+    end
+
+    it("warns about the fleet when more than 10 % of its GPUs are reserved and idle, naming the jobs", function()
+      local found = judge(fleet_of(1)) -- 1 of 3: 33 %
+      assert.equal(1, #found)
+      assert.same({ "WARN", "fleet-reserved-idle", "fleet" }, { found[1].level, found[1].code, found[1].node })
+      assert.equal("1 of 3 GPUs (33%) are reserved by Nomad and held by nothing, over 10%: most idle reservations video/worker (1)",
+        found[1].message)
+      assert.is_nil(found[1].gpu)
+    end)
+
+    it("is quiet at or under the share, which the site's thresholds set", function()
+      local loose = installed("fleet_reserved_idle.lua", nil, { ["thresholds.lua"] = "return { fleet_reserved_idle_share = 0.5 }" })
+      assert.same({}, judge(fleet_of(1), nil, loose))
+      local none = fleet.summarise { fleet.node_row({ node = "c", url = "http://c:1" }, ledger { gpu { index = 0 } }) }
+      assert.same({}, judge(none))
+    end)
+
+    it("does not run on a single node, and its code has a zero series like the others", function()
+      assert.same({}, H.with_code(H.run_rules(ledger { reserved_idle() }, nil, set), "fleet-reserved-idle"))
+      local codes = {}
+      for _, entry in ipairs(ruleset.codes(set, H.policy(nil, set))) do
+        codes[entry.code] = entry.level
+      end
+      assert.equal("WARN", codes["fleet-reserved-idle"])
+    end)
+
+    it("a fleet rule that fails is a rule-error about the fleet, and its findings are dropped", function()
+      local broken = H.site_rules { ["fleet_broken.lua"] = [[return { code = "fleet-broken", level = "WARN",
+        evaluate_fleet = function(fleet, policy, emit) emit { message = "half" } error("no " .. fleet.nope.x) end }]] }
+      assert.same({}, broken.errors)
+      local found = judge(fleet_of(1), nil, broken)
+      assert.equal(1, #found)
+      assert.same({ "ERROR", "rule-error", "fleet" }, { found[1].level, found[1].code, found[1].node })
+      assert.truthy(found[1].message:find("fleet_broken.lua", 1, true))
+    end)
   end)
 
   describe("reserved_idle_long.lua", function()

@@ -35,16 +35,6 @@ if ! start_serve page --replay "$WORK/hostile.json" --listen 127.0.0.1:0 --inter
     finish
 fi
 
-# browse NAME ARGS...: headless Chromium with a fresh profile, its console
-# on $WORK/NAME.console; stdout is the command's.
-browse() {
-    local name=$1
-    shift
-    timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
-        --disable-component-update --no-first-run --disable-dev-shm-usage \
-        --user-data-dir="$WORK/profile-$name" --enable-logging=stderr --v=0 "$@" 2>"$WORK/$name.console"
-}
-
 dom=$(browse dom --dump-dom "$URL/")
 expect_in "the DOM is the page" "$dom" "<title>gpuledger · gpu-demo-01</title>"
 expect_eq "four GPU rows" "$(grep -o '<tr id="gpu-[0-9]" class="gpu' <<<"$dom" | wc -l)" 4

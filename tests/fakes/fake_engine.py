@@ -341,7 +341,7 @@ def main():
         if args.ready_file:
             fakeserver.write_port_file(args.ready_file, os.getpid())
 
-    fakeserver.run(servers, args.max_seconds, listening)
+    fakeserver.serve_all(servers, args.max_seconds, listening)
     if args.socket:
         try:
             os.unlink(args.socket)

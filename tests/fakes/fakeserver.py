@@ -1,6 +1,7 @@
-"""What the HTTP fakes share (standard library only): a threaded server whose
-failed requests are one quiet line, the port file, TLS, and the run that
-ends on SIGTERM, SIGINT or after --max-seconds."""
+"""What the HTTP fakes share (standard library only): a threaded server on
+loopback whose failed requests are one quiet line, the flags every fake
+takes, HTTPS with an optional client CA, the port written to a file once
+it listens, and a life of --max-seconds or until SIGTERM or SIGINT."""
 
 import os
 import signal
@@ -19,6 +20,21 @@ class Server(ThreadingHTTPServer):
     def handle_error(self, request, client_address):
         # a failed TLS handshake or a client that went away: one quiet line
         sys.stderr.write("%s: request failed: %s\n" % (self.name, sys.exc_info()[1]))
+
+
+def add_tls_arguments(parser):
+    """The TLS flags of a fake that can speak HTTPS (see use_tls)."""
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
+    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+
+
+def add_arguments(parser, tls=True):
+    """The flags every fake served by run() takes."""
+    parser.add_argument("--port-file", required=True, help="written with the port once listening")
+    parser.add_argument("--max-seconds", type=float, default=300, help="exit after this long")
+    if tls:
+        add_tls_arguments(parser)
 
 
 def write_port_file(path, value):
@@ -44,31 +60,7 @@ def use_tls(server, cert, key, client_ca=None):
                                         do_handshake_on_connect=False)
 
 
-def add_tls_arguments(parser):
-    """The TLS flags of a fake that can speak HTTPS (see use_tls)."""
-    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
-    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
-    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
-
-
-def serve_tcp(server, args):
-    """Serves one TCP server as its fake's args say (--tls-cert, --tls-key,
-    --client-ca, --port-file, --max-seconds) until run() returns."""
-    if args.tls_cert:
-        use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
-    run([server], args.max_seconds,
-        lambda: write_port_file(args.port_file, server.server_address[1]))
-
-
-def main(fake_main):
-    """Runs a fake's main() as the program: its status, 0 on Ctrl-C."""
-    try:
-        sys.exit(fake_main())
-    except KeyboardInterrupt:
-        sys.exit(0)
-
-
-def run(servers, max_seconds, listening):
+def serve_all(servers, max_seconds, listening):
     """Serves every server on its own thread, calls listening() once they
     are, and returns (servers shut down and closed) on SIGTERM, SIGINT or
     after max_seconds. Requests still hanging on purpose do not delay it."""
@@ -83,3 +75,29 @@ def run(servers, max_seconds, listening):
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+def serve_tcp(server, args):
+    """Serves one TCP server as its fake's args say (--tls-cert, --tls-key,
+    --client-ca, --port-file, --max-seconds) until serve_all() returns."""
+    if getattr(args, "tls_cert", None):
+        use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
+    serve_all([server], args.max_seconds,
+              lambda: write_port_file(args.port_file, server.server_address[1]))
+
+
+def run(name, handler, args, host="127.0.0.1"):
+    """Serves handler on host (any free port) as args say (add_arguments);
+    returns 0 at the end."""
+    server = Server((host, 0), handler)
+    server.name = name
+    serve_tcp(server, args)
+    return 0
+
+
+def main(fake_main):
+    """Runs a fake's main() as the program: its status, 0 on Ctrl-C."""
+    try:
+        sys.exit(fake_main())
+    except KeyboardInterrupt:
+        sys.exit(0)

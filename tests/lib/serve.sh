@@ -8,14 +8,22 @@
 # $WORK/NAME.err, and waits for its banner. Sets SERVE_PID, SERVE_LOG and
 # URL (http://HOST:PORT). Returns 1 when no banner came within 30 s.
 start_serve() {
+    local name=$1
+    shift
+    start_serving "$name" serve "$@"
+}
+
+# start_serving NAME COMMAND ARGS...: start_serve for any command that
+# serves (serve, fleet serve): `gpuledger COMMAND ARGS`.
+start_serving() {
     local name=$1 i address=""
     shift
     SERVE_LOG=$WORK/$name.err
-    "$GPULEDGER" serve "$@" 2>"$SERVE_LOG" &
+    "$GPULEDGER" "$@" 2>"$SERVE_LOG" &
     SERVE_PID=$!
     at_exit "kill -9 $SERVE_PID 2>/dev/null"
     for i in $(seq 300); do
-        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$SERVE_LOG" | head -1)
+        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (\(refresh\|poll\) .*)$/\1/p' "$SERVE_LOG" | head -1)
         [ -n "$address" ] && break
         kill -0 "$SERVE_PID" 2>/dev/null || break
         sleep 0.1
@@ -124,4 +132,15 @@ need_program() {
 # free_port: a TCP port free on 127.0.0.1 just now.
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# browse NAME ARGS...: headless Chromium (always under timeout) with a
+# fresh profile, its console on $WORK/NAME.console; stdout is the command's
+# (--dump-dom URL, --screenshot=FILE URL).
+browse() {
+    local name=$1
+    shift
+    timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-component-update --no-first-run --disable-dev-shm-usage \
+        --user-data-dir="$WORK/profile-$name" --enable-logging=stderr --v=0 "$@" 2>"$WORK/$name.console"
 }

@@ -1,4 +1,4 @@
--- serve's node page at / (SPEC §6.2): server-rendered HTML that reads well
+-- serve's node page at / (SPEC §6.2) and fleet serve's (§6.3): server-rendered HTML that reads well
 -- in light and dark (the stylesheet follows prefers-color-scheme), refreshes
 -- itself with <meta http-equiv="refresh">, and has no script and no inline
 -- style, so the Content-Security-Policy can forbid both. Every name that
@@ -140,7 +140,9 @@ local function gpu_table(ledger, findings, out, grafana_url)
   out[#out + 1] = "</tbody></table>"
 end
 
-local function findings_list(findings, out)
+-- The findings table; where_of(finding) says where each is (default: its GPU
+-- label, linked to its row, or the node for a node-level finding).
+local function findings_list(findings, out, where_of)
   if #findings == 0 then
     out[#out + 1] = '<p class="none">none</p>'
     return
@@ -149,9 +151,14 @@ local function findings_list(findings, out)
   out[#out + 1] = "<thead><tr><th>level</th><th>code</th><th>where</th><th>message</th></tr></thead>"
   out[#out + 1] = "<tbody>"
   for _, finding in ipairs(findings) do
-    local where = M.escape(finding.gpu or finding.node)
-    if finding.index ~= nil then -- linked to its GPU's row
-      where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding.index), where)
+    local where
+    if where_of then
+      where = M.escape(where_of(finding))
+    else
+      where = M.escape(finding.gpu or finding.node)
+      if finding.index ~= nil then -- linked to its GPU's row
+        where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding.index), where)
+      end
     end
     out[#out + 1] = string.format('<tr class="finding %s"><td data-label="level">%s</td><td data-label="code">%s</td>'
       .. '<td data-label="where">%s</td><td data-label="message">%s</td></tr>',
@@ -170,6 +177,34 @@ local function counts_line(counts)
   return '<p class="counts">' .. table.concat(parts, " ") .. "</p>"
 end
 
+-- The page's start, up to <body>: a page that refreshes itself every
+-- refresh seconds, titled "gpuledger · <title>", with the stylesheet.
+local function page_head(refresh, title)
+  return {
+    "<!DOCTYPE html>",
+    '<html lang="en">',
+    "<head>",
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="color-scheme" content="light dark">',
+    string.format('<meta http-equiv="refresh" content="%d">', refresh),
+    string.format("<title>gpuledger · %s</title>", M.escape(title)),
+    '<link rel="stylesheet" href="style.css">',
+    "</head>",
+    "<body>",
+  }
+end
+
+-- Closes <main> and the page with the read-only footer; returns the text.
+local function page_foot(out, version)
+  out[#out + 1] = "</main>"
+  out[#out + 1] = string.format("<footer>gpuledger %s · read-only: it reports what it sees and changes nothing.</footer>",
+    M.escape(version or "dev"))
+  out[#out + 1] = "</body>"
+  out[#out + 1] = "</html>"
+  return table.concat(out, "\n") .. "\n"
+end
+
 -- The node page of a report (judge.lua: the annotated ledger of this
 -- refresh, its findings worst first and their worst level). opts: interval
 -- (seconds; the page refreshes at that pace, at least every second),
@@ -181,18 +216,8 @@ function M.node(report, opts)
   local refresh = math.max(1, math.floor(opts.interval or 15))
   local node = ledger.node or ""
   local errors = ledger.errors or {}
-  local out = {
-    "<!DOCTYPE html>",
-    '<html lang="en">',
-    "<head>",
-    '<meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="color-scheme" content="light dark">',
-    string.format('<meta http-equiv="refresh" content="%d">', refresh),
-    string.format("<title>gpuledger · %s</title>", M.escape(node)),
-    '<link rel="stylesheet" href="style.css">',
-    "</head>",
-    "<body>",
+  local out = page_head(refresh, node)
+  for _, line in ipairs {
     "<header>",
     string.format("<h1>%s %s</h1>", linked(node, grafana.link(opts.grafana_url, node)), level_badge(worst)),
     counts_line(report.counts),
@@ -201,7 +226,9 @@ function M.node(report, opts)
       #(ledger.entries or {}), M.escape(clock.format_stamp(clock.parse_time(ledger.at) or 0)), refresh),
     "</header>",
     "<main>",
-  }
+  } do
+    out[#out + 1] = line
+  end
   if #errors > 0 then
     out[#out + 1] = '<section class="sources">'
     out[#out + 1] = "<h2>Sources that could not be read</h2>"
@@ -222,12 +249,86 @@ function M.node(report, opts)
   out[#out + 1] = "<h2>Findings</h2>"
   findings_list(findings, out)
   out[#out + 1] = "</section>"
-  out[#out + 1] = "</main>"
-  out[#out + 1] = string.format("<footer>gpuledger %s · read-only: it reports what it sees and changes nothing.</footer>",
-    M.escape(opts.version or "dev"))
-  out[#out + 1] = "</body>"
-  out[#out + 1] = "</html>"
-  return table.concat(out, "\n") .. "\n"
+  return page_foot(out, opts.version)
+end
+
+-- One node's row of the fleet page: its name linked to its own page when
+-- it was read (with "schema N" when not 1), counts and memory; an
+-- unreachable node's row is the badge and its error across the columns.
+local function fleet_row(row)
+  if row.error then
+    return string.format('<tr><td>%s</td><td colspan="6">%s %s</td></tr>', M.escape(row.node),
+      '<span class="level ERROR">unreachable</span>', M.escape(row.error))
+  end
+  local name = M.escape(row.node)
+  if row.url then
+    name = string.format('<a href="%s/">%s</a>', M.escape(row.url), name)
+  end
+  if row.schema ~= 1 then
+    name = name .. string.format(' <span class="mark">schema %d</span>', row.schema)
+  end
+  return string.format('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td>'
+    .. '<td class="num">%d</td><td class="num">%d</td><td class="num">%d/%d MiB</td></tr>',
+    name, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
+end
+
+-- fleet serve's page (SPEC §6.3). summary: gpuledger.fleet's; findings:
+-- the fleet's, worst first; worst: their worst level; opts: counts (of the
+-- findings per level), at (RFC 3339), interval (seconds) and version.
+function M.fleet(summary, findings, worst, opts)
+  local refresh = math.max(1, math.floor(opts.interval or 30))
+  local total = summary.total
+  local nodes = string.format("%d node(s)", #summary.nodes)
+  if total.unreachable > 0 then
+    nodes = nodes .. string.format(", %d unreachable", total.unreachable)
+  end
+  local out = page_head(refresh, "fleet")
+  for _, line in ipairs {
+    "<header>",
+    string.format("<h1>fleet %s</h1>", level_badge(worst)),
+    counts_line(opts.counts),
+    string.format('<p class="meta">%s · %d GPU(s) · read %s · refresh %d s · <a href="fleet">fleet</a> · '
+      .. '<a href="metrics">metrics</a></p>', M.escape(nodes), total.gpus,
+      M.escape(clock.format_stamp(clock.parse_time(opts.at) or 0)), refresh),
+    "</header>",
+    "<main>",
+    "<section>",
+    "<h2>Nodes</h2>",
+    '<table class="nodes">',
+    '<thead><tr><th>node</th><th class="num">gpus</th><th class="num">held</th><th class="num">reserved-idle</th>'
+      .. '<th class="num">unaccounted</th><th class="num">free</th><th class="num">memory</th></tr></thead>',
+    "<tbody>",
+  } do
+    out[#out + 1] = line
+  end
+  for _, row in ipairs(summary.nodes) do
+    out[#out + 1] = fleet_row(row)
+  end
+  out[#out + 1] = fleet_row { node = "fleet", schema = 1, gpus = total.gpus, held = total.held,
+    reservedIdle = total.reservedIdle, unaccounted = total.unaccounted, free = total.free,
+    memoryUsedMiB = total.memoryUsedMiB, memoryTotalMiB = total.memoryTotalMiB }
+  out[#out + 1] = "</tbody></table>"
+  out[#out + 1] = "</section>"
+  if #summary.jobs > 0 then
+    out[#out + 1] = "<section>"
+    out[#out + 1] = "<h2>Jobs</h2>"
+    out[#out + 1] = '<table class="jobs">'
+    out[#out + 1] = '<thead><tr><th>job</th><th class="num">reserved</th><th class="num">held</th></tr></thead>'
+    out[#out + 1] = "<tbody>"
+    for _, job in ipairs(summary.jobs) do
+      out[#out + 1] = string.format('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td></tr>',
+        M.escape(job.namespace .. "/" .. job.job), job.reserved, job.held)
+    end
+    out[#out + 1] = "</tbody></table>"
+    out[#out + 1] = "</section>"
+  end
+  out[#out + 1] = "<section>"
+  out[#out + 1] = "<h2>Findings</h2>"
+  findings_list(findings, out, function(finding)
+    return finding.gpu and (finding.node .. " " .. finding.gpu) or finding.node
+  end)
+  out[#out + 1] = "</section>"
+  return page_foot(out, opts.version)
 end
 
 return M

@@ -1,6 +1,8 @@
 -- The JSON documents of SPEC §4 (schema 1): the ledger (`ls --json`,
--- /ledger) and the findings (`check --json`, /findings). Arrays are [] when
+-- /ledger), the findings (`check --json`, /findings) and the fleet's
+-- (`fleet ls|check --json`, /fleet). Arrays are [] when
 -- empty (decision D1); keys come out sorted.
+local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
 
@@ -18,17 +20,41 @@ end
 local FINDING_FIELDS = { "level", "code", "node", "message", "gpu", "index", "uuid",
   "namespace", "job", "task", "alloc", "container", "pids" }
 
--- The findings document of a report (judge.lua): {at, findings, node, schema, worst}.
-function M.findings(report)
-  local ledger, worst = report.ledger, report.worst
+-- Findings as the documents show them, in their order.
+local function finding_list(findings)
   local list = json.array()
-  for i, finding in ipairs(report.findings) do
+  for i, finding in ipairs(findings) do
     list[i] = {}
     for _, field in ipairs(FINDING_FIELDS) do
       list[i][field] = finding[field]
     end
   end
-  return json.encode { at = ledger.at, findings = list, node = ledger.node, schema = 1, worst = worst } .. "\n"
+  return list
+end
+
+-- The findings document of a report (judge.lua): {at, findings, node, schema, worst}.
+function M.findings(report)
+  local ledger = report.ledger
+  return json.encode {
+    at = ledger.at, findings = finding_list(report.findings), node = ledger.node, schema = 1, worst = report.worst,
+  } .. "\n"
+end
+
+-- `fleet ls --json`: {at, schema, summary}.
+function M.fleet_ls(at, summary)
+  return json.encode { at = at, schema = 1, summary = fleet.view(summary) } .. "\n"
+end
+
+-- `fleet check --json`: {at, findings, schema, worst}.
+function M.fleet_check(at, findings, worst)
+  return json.encode { at = at, findings = finding_list(findings), schema = 1, worst = worst } .. "\n"
+end
+
+-- fleet serve's /fleet: {at, findings, schema, summary, worst}.
+function M.fleet(at, summary, findings, worst)
+  return json.encode {
+    at = at, findings = finding_list(findings), schema = 1, summary = fleet.view(summary), worst = worst,
+  } .. "\n"
 end
 
 return M

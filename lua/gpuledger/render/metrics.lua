@@ -53,7 +53,8 @@ local function writer()
     for i, label in ipairs(labels) do
       parts[i] = string.format('%s="%s"', label[1], M.escape(label[2]))
     end
-    lines[#lines + 1] = string.format("%s{%s} %s", w.name, table.concat(parts, ","), M.number(value))
+    local set = #parts > 0 and ("{" .. table.concat(parts, ",") .. "}") or ""
+    lines[#lines + 1] = string.format("%s%s %s", w.name, set, M.number(value))
   end
   function w.text()
     return table.concat(lines, "\n") .. "\n"
@@ -194,6 +195,28 @@ local function alert_families(w, node, findings, ledger, refresh)
   end
 end
 
+-- How many findings of each code: [{code, level, count}], every code of
+-- codes (the effective rule set's, zero when absent) first, then any other
+-- code a finding carries (rule-error).
+local function code_counts(findings, codes)
+  local list, by_code = {}, {}
+  local function item(code, level)
+    if not by_code[code] then
+      by_code[code] = { code = code, level = level, count = 0 }
+      list[#list + 1] = by_code[code]
+    end
+    return by_code[code]
+  end
+  for _, entry in ipairs(codes or {}) do
+    item(entry.code, entry.level)
+  end
+  for _, finding in ipairs(findings or {}) do
+    local counted = item(finding.code, finding.level)
+    counted.count = counted.count + 1
+  end
+  return list
+end
+
 -- The node's /metrics from a report (judge.lua): its ledger (annotated),
 -- findings, worst level, codes ({code, level} per code of the rule set,
 -- for the zero series) and rules ({loaded, errors}; nil: no samples).
@@ -210,24 +233,8 @@ function M.node(report, h, refresh)
   w.sample({ { "node", node } }, up and 1 or 0)
 
   w.family("gpuledger_findings", "gauge", "Findings of each code at the last refresh.")
-  local counts, order, levels = {}, {}, {}
-  for _, entry in ipairs(codes or {}) do
-    if not levels[entry.code] then
-      order[#order + 1] = entry.code
-      levels[entry.code] = entry.level
-      counts[entry.code] = 0
-    end
-  end
-  for _, finding in ipairs(findings or {}) do
-    if not levels[finding.code] then
-      order[#order + 1] = finding.code
-      levels[finding.code] = finding.level
-      counts[finding.code] = 0
-    end
-    counts[finding.code] = counts[finding.code] + 1
-  end
-  for _, code in ipairs(order) do
-    w.sample({ { "node", node }, { "code", code }, { "level", levels[code] } }, counts[code])
+  for _, item in ipairs(code_counts(findings, codes)) do
+    w.sample({ { "node", node }, { "code", item.code }, { "level", item.level } }, item.count)
   end
 
   w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
@@ -301,6 +308,37 @@ function M.node(report, h, refresh)
     w.sample({ { "node", node } }, rules.errors)
   end
   alert_families(w, node, findings, ledger, refresh)
+  return w.text()
+end
+
+-- fleet serve's /metrics (SPEC §5.1), without a node label: whether any
+-- node was read, nodes read and unreachable, the fleet's GPUs per state,
+-- each job's reserved and held GPUs, and the fleet's findings per code
+-- (codes: the effective rule set's, each with a series, zero when absent).
+function M.fleet(summary, findings, codes)
+  local w = writer()
+  local total = summary.total
+  local read = #summary.nodes - total.unreachable
+  w.family("gpuledger_fleet_up", "gauge", "1 when at least one node was read at the last poll, else 0.")
+  w.sample({}, read > 0 and 1 or 0)
+  w.family("gpuledger_fleet_nodes", "gauge", "Nodes read and unreachable at the last poll.")
+  w.sample({ { "state", "read" } }, read)
+  w.sample({ { "state", "unreachable" } }, total.unreachable)
+  w.family("gpuledger_fleet_gpus", "gauge", "GPUs of the nodes read, per state.")
+  for _, state in ipairs(ledger_mod.STATES) do
+    local counter = state == "reserved-idle" and "reservedIdle" or state
+    w.sample({ { "state", state } }, total[counter])
+  end
+  w.family("gpuledger_fleet_job_gpus", "gauge", "GPUs Nomad reserved for each job (use=reserved), and those it holds (use=held).")
+  for _, job in ipairs(summary.jobs) do
+    for _, use in ipairs { "reserved", "held" } do
+      w.sample({ { "namespace", job.namespace }, { "nomad_job", job.job }, { "use", use } }, job[use])
+    end
+  end
+  w.family("gpuledger_fleet_findings", "gauge", "Findings of each code across the fleet at the last poll.")
+  for _, item in ipairs(code_counts(findings, codes)) do
+    w.sample({ { "code", item.code }, { "level", item.level } }, item.count)
+  end
   return w.text()
 end
 

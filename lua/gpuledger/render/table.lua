@@ -317,23 +317,69 @@ local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 -- `check`: one line per finding of the report (judge.lua; findings and
 -- counts are what it reads), worst first, then the counts line. Where (the
 -- GPU, or the node) is as wide as the widest; output (config.output):
--- glyphs, whether a coloured emoji leads each line.
-function M.check(report, output)
+-- glyphs, whether a coloured emoji leads each line. With node_column
+-- (fleet check), a node column (at least 6 wide) comes before the GPU label,
+-- which is empty for a finding about a node.
+function M.check(report, output, node_column)
   local findings, counts = report.findings, report.counts
-  local where_width = 0
+  local function where_of(finding)
+    return text.printable(node_column and (finding.gpu or "") or (finding.gpu or finding.node))
+  end
+  local where_width, node_width = 0, 6
   for _, finding in ipairs(findings) do
-    where_width = math.max(where_width, text.width(text.printable(finding.gpu or finding.node)))
+    where_width = math.max(where_width, text.width(where_of(finding)))
+    node_width = math.max(node_width, text.width(text.printable(finding.node)))
   end
   local lines = {}
   for _, finding in ipairs(findings) do
     local glyph = output and output.glyphs and ((GLYPHS[finding.level] or "?") .. " ") or ""
+    local where = text.pad(where_of(finding), where_width)
+    if node_column then
+      where = text.pad(text.printable(finding.node), node_width) .. " " .. where
+    end
     lines[#lines + 1] = glyph .. text.printable(string.format("%s %s %s %s", text.pad(finding.level, 5),
-      text.pad(finding.code, 18), text.pad(text.printable(finding.gpu or finding.node), where_width), finding.message))
+      text.pad(finding.code, 18), where, finding.message))
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",
     #findings, counts.OK, counts.WARN, counts.BAD, counts.ERROR)
   return table.concat(lines, "\n") .. "\n"
+end
+
+-- `fleet ls` (SPEC §8.5): the header line, one row per node (an
+-- unreachable one with dashes and its error), the fleet's totals, and the
+-- job table when any job holds a reservation.
+function M.fleet_ls(summary)
+  local total = summary.total
+  local header = string.format("gpuledger fleet · %d node(s)", #summary.nodes)
+  if total.unreachable > 0 then
+    header = header .. string.format(", %d unreachable", total.unreachable)
+  end
+  header = header .. string.format(" · %d GPU(s)", total.gpus)
+  local rows = {}
+  local function counts_row(name, row)
+    return { name, tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle), tostring(row.unaccounted),
+      tostring(row.free), string.format("%d/%d MiB", row.memoryUsedMiB, row.memoryTotalMiB) }
+  end
+  for _, row in ipairs(summary.nodes) do
+    local name = row.schema ~= 1 and not row.error and string.format("%s (schema %d)", row.node, row.schema) or row.node
+    if row.error then
+      rows[#rows + 1] = { name, "-", "-", "-", "-", "-", "unreachable: " .. row.error }
+    else
+      rows[#rows + 1] = counts_row(name, row)
+    end
+  end
+  rows[#rows + 1] = counts_row("fleet", total)
+  local out = text.printable(header) .. "\n"
+    .. M.draw({ "node", "gpus", "held", "reserved-idle", "unaccounted", "free", "memory" }, rows)
+  if #summary.jobs > 0 then
+    local job_rows = {}
+    for i, job in ipairs(summary.jobs) do
+      job_rows[i] = { job.namespace .. "/" .. job.job, tostring(job.reserved), tostring(job.held) }
+    end
+    out = out .. "\n" .. M.draw({ "job", "reserved", "held" }, job_rows)
+  end
+  return out
 end
 
 return M

@@ -1,6 +1,7 @@
 -- Nomad (SPEC §2.4): read() turns the allocations of this node, as the
 -- snapshot keeps them, into the allocations the token could see (id →
 -- namespace) and the GPU reservations of running and pending ones.
+local consul = require "gpuledger.sources.consul"
 local json = require "gpuledger.json"
 
 local M = {}
@@ -69,6 +70,21 @@ function M.read(source)
     end
   end
   return visible, reservations, nil
+end
+
+-- The fleet's targets {node, url} from Nomad's registrations of a service
+-- (/v1/service/<name>, SPEC §8.1): node = the registration's address, url
+-- http://address:port (an IPv6 address in brackets), sorted by node.
+function M.service_targets(registrations)
+  local targets = {}
+  for _, registration in ipairs(type(registrations) == "table" and registrations or {}) do
+    local address = type(registration) == "table" and registration.Address
+    local port = type(registration) == "table" and math.tointeger(registration.Port)
+    if type(address) == "string" and address ~= "" and port and port > 0 then
+      targets[#targets + 1] = { node = address, url = "http://" .. consul.host_port(address, port) }
+    end
+  end
+  return consul.sorted_by_node(targets)
 end
 
 return M

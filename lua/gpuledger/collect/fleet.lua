@@ -1,0 +1,114 @@
+-- The fleet's nodes, the impure half (SPEC §8.1–8.2): finding them, by
+-- precedence --targets, else Nomad's service discovery, else Consul's
+-- health API; and reading every node's /ledger at once. A discovery that
+-- fails is not a failed command: it gives one pseudo-node named after the
+-- source, with the error, which the fleet counts as unreachable. Tokens are
+-- read by the C core from the variables named; their values never reach
+-- Lua. The answers' parsers are sources/consul.lua and sources/nomad.lua.
+local consul = require "gpuledger.sources.consul"
+local http = require "gpuledger.collect.http"
+local nomad = require "gpuledger.collect.nomad"
+local nomad_parse = require "gpuledger.sources.nomad"
+
+local M = {}
+
+M.MAX_BYTES = 8 * 1024 * 1024
+M.DEADLINE_MARGIN_MS = 1000
+
+-- The one pseudo-node of a failed discovery.
+local function failed(source, address, why)
+  return { { node = source, url = address, error = why } }
+end
+
+-- Nomad's registrations of the service in its namespace (config.fleet),
+-- through the agent config.nomad names.
+local function from_nomad(core, fleet, nomad_config)
+  local address, service, namespace = nomad_config.address, fleet.nomad_service, fleet.nomad_namespace
+  local request, tls_problem = nomad.tls_options(nomad_config)
+  if not request then
+    return failed("nomad", address, "nomad " .. address .. ": " .. tls_problem)
+  end
+  local endpoint, why = http.endpoint(address)
+  if not endpoint then
+    return failed("nomad", address, "nomad " .. why)
+  end
+  local path = string.format("/v1/service/%s?namespace=%s", consul.path_escape(service), consul.path_escape(namespace))
+  local registrations, err, status = http.get_json(core, "nomad", endpoint, path, request)
+  if status == 403 then
+    err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs read-job on namespace %q",
+      err, nomad_config.token_env, namespace)
+  end
+  if not registrations then
+    return failed("nomad", address, err)
+  end
+  local targets = nomad_parse.service_targets(registrations)
+  if #targets == 0 then
+    return failed("nomad", address,
+      string.format("Nomad has no registration of service %q in namespace %q", service, namespace))
+  end
+  return targets
+end
+
+-- Consul's passing instances of the service (config.fleet.consul).
+local function from_consul(core, settings)
+  local base, why = consul.base_url(settings.address, consul.is_true(core.getenv("CONSUL_HTTP_SSL") or ""))
+  local address = settings.address ~= "" and settings.address or consul.DEFAULT_ADDRESS
+  if not base then
+    return failed("consul", address, "consul " .. why)
+  end
+  if (settings.client_cert == "") ~= (settings.client_key == "") then
+    return failed("consul", base, "consul " .. base .. ": --consul-client-cert and --consul-client-key go together")
+  end
+  local request = {
+    ca_file = settings.ca_cert, ca_path = settings.ca_path, client_cert = settings.client_cert,
+    client_key = settings.client_key, tls_server_name = settings.tls_server_name,
+    token_header = "X-Consul-Token", token_env = settings.token_env,
+  }
+  local path = "/v1/health/service/" .. consul.path_escape(settings.service) .. "?passing=true"
+  local entries, err = http.get_json(core, "consul", { address = base, base = base }, path, request)
+  if not entries then
+    return failed("consul", base, err)
+  end
+  local targets = consul.targets(entries)
+  if #targets == 0 then
+    return failed("consul", base, string.format("Consul has no passing instance of service %q", settings.service))
+  end
+  return targets
+end
+
+-- The targets {node, url} to read, or one {node, url, error} when the
+-- discovery failed. config: options.config's (fleet and nomad sections).
+function M.targets(core, config)
+  local fleet = config.fleet
+  if fleet.targets then
+    return fleet.targets
+  end
+  if fleet.nomad_service ~= "" then
+    return from_nomad(core, fleet, config.nomad)
+  end
+  return from_consul(core, fleet.consul)
+end
+
+-- Reads every target's /ledger at once (core.http_get_many, one thread),
+-- each within timeout seconds and M.MAX_BYTES, the whole read within the
+-- timeout and M.DEADLINE_MARGIN_MS. Calls each(target, result) as every
+-- answer arrives ({status, body, content_type} or {error}); targets that
+-- carry an error already (a failed discovery) are not read.
+function M.read(core, targets, timeout, each)
+  local requests, asked = {}, {}
+  local timeout_ms = math.max(1, math.floor(timeout * 1000 + 0.5))
+  for _, target in ipairs(targets) do
+    if not target.error then
+      requests[#requests + 1] = { url = target.url .. "/ledger", timeout_ms = timeout_ms, max_bytes = M.MAX_BYTES }
+      asked[#requests] = target
+    end
+  end
+  core.http_get_many(requests, {
+    deadline_ms = timeout_ms + M.DEADLINE_MARGIN_MS,
+    each = function(index, result)
+      each(asked[index], result)
+    end,
+  })
+end
+
+return M

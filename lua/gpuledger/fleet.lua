@@ -1,0 +1,370 @@
+-- The fleet's arithmetic (SPEC §8.3–8.4), pure: a node's ledger as read
+-- from its /ledger (ours, the original Go gpuledger's with null arrays and
+-- its own states, or a schema-0 one with fields missing) shaped for the
+-- summary, or made readable for the rules; each node reduced to its summary
+-- row and its jobs as soon as it is read, so the fleet never holds every
+-- ledger at once; the rows summed into the fleet's summary; unreachable
+-- nodes as ERROR findings; every finding in the fleet's order.
+local cjson = require "cjson"
+local json = require "gpuledger.json"
+local ledger_mod = require "gpuledger.ledger"
+local ruleset = require "gpuledger.ruleset"
+
+local M = {}
+
+M.SCHEMA = 1
+
+-- The counters of a summary row, in the order the table shows them.
+local COUNTERS = { "gpus", "held", "reservedIdle", "unaccounted", "free", "memoryUsedMiB", "memoryTotalMiB" }
+local COUNTER_OF_STATE = { held = "held", ["reserved-idle"] = "reservedIdle", unaccounted = "unaccounted", free = "free" }
+
+local NUMBER_FIELDS = {
+  "memoryUsedMiB", "memoryTotalMiB", "utilizationPct", "memoryUtilizationPct",
+  "temperatureC", "powerW", "encoderSessions", "encoderAverageFps",
+}
+local STRING_FIELDS = { "uuid", "model", "busId" }
+local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
+local TENANT_TEXT = { "container", "containerId", "image", "allocId", "jobName", "taskName", "namespace" }
+
+-- A number as the node meant it: JSON's 4242 decodes as the float 4242.0.
+local function number_of(value)
+  if type(value) ~= "number" then
+    return nil
+  end
+  return math.tointeger(value) or value
+end
+
+-- value as a JSON array, in place: a JSON null or anything that is not an
+-- array becomes an empty one; with keep, only the items keep(item) accepts
+-- stay (JSON numbers as integers where they are whole).
+local function array_of(value, keep)
+  if type(value) ~= "table" then
+    return json.array()
+  end
+  local n, kept = #value, 0
+  for i = 1, n do
+    local item = value[i]
+    if type(item) == "number" then
+      item = math.tointeger(item) or item
+    end
+    if not keep or keep(item) then
+      kept = kept + 1
+      value[kept] = item
+    end
+  end
+  for i = kept + 1, n do
+    value[i] = nil
+  end
+  return json.array(value)
+end
+
+local function is_table(item)
+  return type(item) == "table"
+end
+
+-- Fields that must be text or absent (JSON null, or any other type, is absent).
+local function text_or_nil(t, fields)
+  for _, field in ipairs(fields) do
+    if type(t[field]) ~= "string" then
+      t[field] = nil
+    end
+  end
+end
+
+-- One tenant made readable for the rules: its texts, arrays and numbers.
+local function tenant_readable(tenant)
+  tenant.kind = type(tenant.kind) == "string" and tenant.kind or "docker"
+  text_or_nil(tenant, TENANT_TEXT)
+  tenant.pids = array_of(tenant.pids)
+  tenant.processes = array_of(tenant.processes)
+  tenant.usedMemoryMiB = number_of(tenant.usedMemoryMiB) or 0
+  tenant.allocVisible = tenant.allocVisible == true
+  tenant.allocFromName = tenant.allocFromName == true or nil
+end
+
+-- One GPU entry made readable for the rules (after shape_entry).
+local function entry_readable(entry)
+  entry.index = number_of(entry.index) or 0
+  for _, field in ipairs(NUMBER_FIELDS) do
+    if type(entry[field]) ~= "number" then
+      entry[field] = 0
+    end
+  end
+  entry.thermalMarginC = number_of(entry.thermalMarginC)
+  if type(entry.thermalSlowdown) ~= "boolean" then
+    entry.thermalSlowdown = nil
+  end
+  for _, field in ipairs(STRING_FIELDS) do
+    if type(entry[field]) ~= "string" then
+      entry[field] = ""
+    end
+  end
+  if type(entry.stateSince) ~= "string" then
+    entry.stateSince = nil
+  end
+  for _, reservation in ipairs(entry.reservations) do
+    for _, field in ipairs(RESERVATION_TEXT) do
+      if type(reservation[field]) ~= "string" then
+        reservation[field] = ""
+      end
+    end
+    reservation.deviceIds = array_of(reservation.deviceIds)
+  end
+  for _, tenant in ipairs(entry.tenants) do
+    tenant_readable(tenant)
+  end
+end
+
+-- What the summary reads of a GPU entry: its reservations and tenants as
+-- arrays, each tenant's reserved flag, and its state, classified here
+-- whatever the node said (older nodes send none, the original its own).
+local function shape_entry(entry)
+  entry.reservations = array_of(entry.reservations, is_table)
+  entry.tenants = array_of(entry.tenants, is_table)
+  for _, tenant in ipairs(entry.tenants) do
+    tenant.reserved = tenant.reserved == true
+  end
+  entry.state = ledger_mod.classify(entry)
+end
+
+-- A decoded /ledger answer (lua-cjson's, JSON nulls as cjson.null, or
+-- gpuledger.json's) shaped in place for the summary (node_row): schema,
+-- node, entries, each entry's arrays and state. Returns the ledger, or nil
+-- and why it is not one.
+function M.shape(decoded)
+  if type(decoded) ~= "table" or json.is_array(decoded) or decoded[1] ~= nil then
+    return nil, "the answer is not a gpuledger ledger (want a JSON object)"
+  end
+  local entries = decoded.entries
+  if entries ~= nil and type(entries) ~= "table" and entries ~= cjson.null then
+    return nil, "the answer is not a gpuledger ledger (entries is not an array)"
+  end
+  decoded.schema = math.tointeger(decoded.schema) or 0
+  decoded.node = type(decoded.node) == "string" and decoded.node or ""
+  decoded.entries = array_of(entries, is_table)
+  for _, entry in ipairs(decoded.entries) do
+    shape_entry(entry)
+  end
+  return decoded
+end
+
+-- The same, and every other field of the contract of its type or absent,
+-- so the rules can read the ledger as they read this node's own.
+function M.readable(decoded)
+  local ledger, why = M.shape(decoded)
+  if not ledger then
+    return nil, why
+  end
+  ledger.at = type(ledger.at) == "string" and ledger.at or nil
+  for _, entry in ipairs(ledger.entries) do
+    entry_readable(entry)
+  end
+  ledger.nomadRead = ledger.nomadRead == true
+  local errors = array_of(ledger.errors, function(item) return type(item) == "string" end)
+  ledger.errors = #errors > 0 and errors or nil
+  return ledger
+end
+
+-- The ledger in one node's answer (core.http_get_many's result for
+-- <url>/ledger): shaped for the summary, or with for_rules readable for
+-- the rules; or nil and why, in SPEC §8.2's words: a transport error as the
+-- HTTP client gives it, "<url>/ledger: HTTP N", "<url>/ledger: the answer
+-- (<type>) is not JSON: …", "<url>/ledger: the answer is not a gpuledger ledger …".
+function M.answer_ledger(url, result, for_rules)
+  if result.error then
+    return nil, result.error
+  end
+  if result.status ~= 200 then
+    return nil, string.format("%s/ledger: HTTP %d", url, result.status)
+  end
+  local decoded, why = json.decode(result.body, true) -- shape and readable check what they read
+  if decoded == nil then
+    local content_type = result.content_type and (" (" .. result.content_type .. ")") or ""
+    return nil, string.format("%s/ledger: the answer%s is not JSON: %s", url, content_type, why)
+  end
+  local ledger, problem = (for_rules and M.readable or M.shape)(decoded)
+  if not ledger then
+    return nil, string.format("%s/ledger: %s", url, problem)
+  end
+  return ledger
+end
+
+-- "namespace/job" key and its parts for a reservation (empty namespace is
+-- "default").
+local function job_key(reservation)
+  local namespace = type(reservation.namespace) == "string" and reservation.namespace or ""
+  namespace = namespace ~= "" and namespace or "default"
+  local job = type(reservation.jobId) == "string" and reservation.jobId or ""
+  return namespace .. "/" .. job, namespace, job
+end
+
+-- The summary row of a node that was read (target: {node, url}; ledger:
+-- shaped, or readable): its name (the ledger's, else the target's), url,
+-- schema, counts and memory, and its jobs ("namespace/job" → {namespace,
+-- job, reserved, held}).
+function M.node_row(target, ledger)
+  local row = {
+    node = ledger.node ~= "" and ledger.node or target.node, url = target.url, schema = ledger.schema,
+    gpus = 0, held = 0, reservedIdle = 0, unaccounted = 0, free = 0, memoryUsedMiB = 0, memoryTotalMiB = 0,
+  }
+  local jobs = {}
+  for _, entry in ipairs(ledger.entries) do
+    row.gpus = row.gpus + 1
+    local counter = COUNTER_OF_STATE[entry.state]
+    row[counter] = row[counter] + 1
+    row.memoryUsedMiB = row.memoryUsedMiB + (tonumber(entry.memoryUsedMiB) or 0)
+    row.memoryTotalMiB = row.memoryTotalMiB + (tonumber(entry.memoryTotalMiB) or 0)
+    local seen = {}
+    for _, reservation in ipairs(entry.reservations) do
+      local key, namespace, job = job_key(reservation)
+      if not seen[key] then
+        seen[key] = true
+        jobs[key] = jobs[key] or { namespace = namespace, job = job, reserved = 0, held = 0 }
+        jobs[key].reserved = jobs[key].reserved + 1
+        for _, tenant in ipairs(entry.tenants) do
+          if tenant.reserved and tenant.allocId == reservation.allocId then
+            jobs[key].held = jobs[key].held + 1
+            break
+          end
+        end
+      end
+    end
+  end
+  row.jobs = jobs
+  return row
+end
+
+-- The summary row of a node that could not be read.
+function M.unreachable_row(target, err)
+  return { node = target.node, url = target.url, schema = 0, error = err, unreachable = 1, jobs = {} }
+end
+
+local function by_namespace_job(a, b)
+  if a.namespace ~= b.namespace then
+    return a.namespace < b.namespace
+  end
+  return a.job < b.job
+end
+
+-- Sorts rows by node name, keeping the order of equal names (a stable sort).
+function M.sort_rows(rows)
+  for i, row in ipairs(rows) do
+    row.position = i
+  end
+  table.sort(rows, function(a, b)
+    if a.node ~= b.node then
+      return a.node < b.node
+    end
+    return a.position < b.position
+  end)
+  for _, row in ipairs(rows) do
+    row.position = nil
+  end
+  return rows
+end
+
+-- The fleet's summary from the rows of every node (read or not): {schema,
+-- nodes (sorted by name), jobs (sorted by namespace, job), total (node
+-- "fleet", unreachable = how many could not be read)}. The rows keep their
+-- url and jobs; the JSON renderer shows only the contract's fields.
+function M.summarise(rows)
+  M.sort_rows(rows)
+  local total = { node = "fleet", schema = M.SCHEMA, unreachable = 0 }
+  for _, counter in ipairs(COUNTERS) do
+    total[counter] = 0
+  end
+  local jobs, job_list = {}, json.array()
+  for _, row in ipairs(rows) do
+    if row.error then
+      total.unreachable = total.unreachable + 1
+    else
+      for _, counter in ipairs(COUNTERS) do
+        total[counter] = total[counter] + row[counter]
+      end
+      for key, job in pairs(row.jobs) do
+        if not jobs[key] then
+          jobs[key] = { namespace = job.namespace, job = job.job, reserved = 0, held = 0 }
+          job_list[#job_list + 1] = jobs[key]
+        end
+        jobs[key].reserved = jobs[key].reserved + job.reserved
+        jobs[key].held = jobs[key].held + job.held
+      end
+    end
+  end
+  table.sort(job_list, by_namespace_job)
+  return { schema = M.SCHEMA, nodes = json.array(rows), jobs = job_list, total = total }
+end
+
+-- The contract's fields of a summary row (SPEC §4.3): unreachable only
+-- when not 0, error only when there is one.
+local ROW_FIELDS = { "node", "schema", "gpus", "held", "reservedIdle", "unaccounted", "free",
+  "memoryUsedMiB", "memoryTotalMiB", "unreachable", "error" }
+
+local function contract_row(row)
+  local out = {}
+  for _, field in ipairs(ROW_FIELDS) do
+    out[field] = row[field]
+  end
+  if out.unreachable == 0 then
+    out.unreachable = nil
+  end
+  for _, counter in ipairs(COUNTERS) do
+    out[counter] = out[counter] or 0
+  end
+  return out
+end
+
+-- The summary as the contract has it (SPEC §4.3) and fleet rules read it:
+-- {schema, nodes, jobs, total}, plain tables with the contract's fields only.
+function M.view(summary)
+  local nodes, jobs = json.array(), json.array()
+  for i, row in ipairs(summary.nodes) do
+    nodes[i] = contract_row(row)
+  end
+  for i, job in ipairs(summary.jobs) do
+    jobs[i] = { namespace = job.namespace, job = job.job, reserved = job.reserved, held = job.held }
+  end
+  return { schema = summary.schema, nodes = nodes, jobs = jobs, total = contract_row(summary.total) }
+end
+
+-- The ERROR finding of a node that could not be read.
+function M.unreachable_finding(row)
+  return {
+    level = "ERROR", code = "source-unavailable", node = row.node,
+    message = string.format("gpuledger at %s could not be read: %s", row.url, row.error),
+  }
+end
+
+-- Every node's findings (node_findings: row → its findings, worst
+-- first) and the fleet rules' (fleet_findings, may be nil) in one list,
+-- worst first across the fleet; within a level, the fleet's first, then
+-- nodes in the summary's order, each in its own order.
+function M.merge_findings(summary, node_findings, fleet_findings)
+  local all = {}
+  for order, finding in ipairs(fleet_findings or {}) do
+    all[#all + 1] = { finding = finding, position = 0, order = order }
+  end
+  for position, row in ipairs(summary.nodes) do
+    local list = row.error and { M.unreachable_finding(row) } or node_findings[row] or {}
+    for order, finding in ipairs(list) do
+      all[#all + 1] = { finding = finding, position = position, order = order }
+    end
+  end
+  table.sort(all, function(a, b)
+    local rank_a, rank_b = ruleset.LEVELS[a.finding.level], ruleset.LEVELS[b.finding.level]
+    if rank_a ~= rank_b then
+      return rank_a > rank_b
+    end
+    if a.position ~= b.position then
+      return a.position < b.position
+    end
+    return a.order < b.order
+  end)
+  local findings = json.array()
+  for i, item in ipairs(all) do
+    findings[i] = item.finding
+  end
+  return findings
+end
+
+return M

@@ -1,0 +1,131 @@
+-- The fleet's arithmetic (SPEC §8.3–8.4, §11 "fleet"): ledgers of every
+-- shape made readable, per-node rows, jobs, totals, the order of nodes and
+-- findings. (The fleet's renderers are specified with the others, in
+-- spec/render/.)
+local H = require "helper"
+local fleet = require "gpuledger.fleet"
+local json = require "gpuledger.json"
+local table_render = require "gpuledger.render.table"
+
+local function fixture(name)
+  local file = assert(io.open(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/fleet/" .. name))
+  local text = file:read("a")
+  file:close()
+  return text
+end
+
+describe("fleet", function()
+  it("counts each node's GPUs per state, memory, and the totals with the unreachable", function()
+    local summary = fleet.summarise((H.fleet_rows()))
+    local names = {}
+    for i, row in ipairs(summary.nodes) do
+      names[i] = row.node
+    end
+    assert.same({ "gpud", "gpue", "gpuz" }, names) -- by the ledger's name, else the target's
+    local gpud, gpue, gpuz = summary.nodes[1], summary.nodes[2], summary.nodes[3]
+    assert.same({ 2, 1, 1, 0, 0, 1024 }, { gpud.gpus, gpud.held, gpud.reservedIdle, gpud.unaccounted, gpud.free, gpud.memoryUsedMiB })
+    assert.same({ 2, 0, 0, 1, 1, 2048 }, { gpue.gpus, gpue.held, gpue.reservedIdle, gpue.unaccounted, gpue.free, gpue.memoryUsedMiB })
+    assert.equal("Connection refused", gpuz.error)
+    local total = summary.total
+    assert.same({ "fleet", 1, 4, 1, 1, 1, 1, 1, 3072, 4 * 23034 },
+      { total.node, total.schema, total.gpus, total.held, total.reservedIdle, total.unaccounted, total.free,
+        total.unreachable, total.memoryUsedMiB, total.memoryTotalMiB })
+  end)
+
+  it("counts each job's reserved and held GPUs, an empty namespace as default, sorted", function()
+    local summary = fleet.summarise((H.fleet_rows()))
+    assert.same({
+      { namespace = "default", job = "restreamer", reserved = 1, held = 1 },
+      { namespace = "video", job = "worker", reserved = 1, held = 0 },
+    }, summary.jobs)
+  end)
+
+  it("calls a GPU with a reserved tenant and a host tenant unaccounted", function()
+    local ledger = H.wire_ledger(H.ledger { H.gpu { index = 0, reservations = { H.reservation() },
+      tenants = { H.nomad_tenant(), H.host_tenant() } } })
+    local row = fleet.node_row({ node = "x", url = "http://x:1" }, ledger)
+    assert.same({ 1, 0 }, { row.unaccounted, row.held })
+    assert.same({ reserved = 1, held = 1, namespace = "video", job = "worker" }, row.jobs["video/worker"])
+  end)
+
+  it("reads the original Go gpuledger's ledger (null arrays, its own states) like ours", function()
+    local ledger = assert(fleet.readable(assert(json.decode(fixture("go-ledger.json"), true))))
+    assert.same({}, ledger.entries[1].tenants)
+    assert.same({}, ledger.entries[3].tenants)
+    assert.same({}, ledger.entries[3].reservations[1].deviceIds)
+    assert.equal(4242, ledger.entries[2].tenants[1].pids[1])
+    assert.equal("held", ledger.entries[2].state) -- the node said unaccounted
+    assert.equal("reserved-idle", ledger.entries[3].state) -- the node said free
+    local row = fleet.node_row({ node = "127.0.0.1", url = "http://127.0.0.1:1" }, ledger)
+    assert.same({ "gpu-go", 1, 3, 1, 1, 0, 1 }, { row.node, row.schema, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free })
+    local found = H.run_rules(ledger)
+    assert.same({ "WARN reserved-idle gpu2 GPU-5e5e5e5e", "OK idle gpu0 GPU-0a1b2c3d", "OK held gpu1 GPU-9f8e7d6c" },
+      H.summary(found))
+  end)
+
+  it("reads a schema-0 ledger and judges it from what it has", function()
+    local ledger = assert(fleet.readable(assert(json.decode(fixture("schema0-ledger.json"), true))))
+    assert.equal(0, ledger.schema)
+    assert.is_false(ledger.nomadRead)
+    assert.equal("unaccounted", ledger.entries[1].state)
+    local row = fleet.node_row({ node = "old", url = "http://old:1" }, ledger)
+    assert.same({ "gpu-old", 0, 1 }, { row.node, row.schema, row.unaccounted })
+    assert.same({ "BAD unmanaged-tenant gpu0 GPU-00000000" }, H.summary((H.run_rules(ledger))))
+    local text = table_render.fleet_ls(fleet.summarise { row })
+    assert.truthy(text:find("gpu-old (schema 0)", 1, true))
+  end)
+
+  it("shapes a ledger for the summary alone to the same row, nulls anywhere", function()
+    local text = fixture("go-ledger.json")
+    local shaped = assert(fleet.shape(assert(json.decode(text, true))))
+    local readable = assert(fleet.readable(assert(json.decode(text, true))))
+    local target = { node = "t", url = "http://t:1" }
+    assert.same(fleet.node_row(target, readable), fleet.node_row(target, shaped))
+    local odd = [[{"schema":1,"node":null,"entries":[null,{"index":null,"memoryUsedMiB":null,
+      "reservations":[null,{"jobId":null,"namespace":null,"allocId":"a"}],
+      "tenants":[null,{"kind":"nomad","allocId":"a","reserved":null,"pids":null,"container":null}]}],
+      "nomadRead":null,"errors":[null,"x"]}]]
+    local ledger = assert(fleet.readable(assert(json.decode(odd, true))))
+    assert.same({ "unaccounted", 0, 0, "x" }, { ledger.entries[1].state, ledger.entries[1].index,
+      ledger.entries[1].memoryUsedMiB, ledger.errors[1] })
+    assert.is_nil(ledger.entries[1].tenants[1].container)
+    local row = fleet.node_row({ node = "odd", url = "http://odd:1" }, assert(fleet.shape(assert(json.decode(odd, true)))))
+    assert.same({ "odd", 1, 1 }, { row.node, row.gpus, row.unaccounted })
+    assert.same({ namespace = "default", job = "", reserved = 1, held = 0 }, row.jobs["default/"])
+    assert.same({}, H.with_code((H.run_rules(ledger)), "rule-error")) -- the rules read it without raising
+  end)
+
+  it("reads a node's answer, or says why not in SPEC §8.2's words", function()
+    local url = "http://10.0.0.4:9877"
+    local ledger = assert(fleet.answer_ledger(url, { status = 200, body = fixture("go-ledger.json") }))
+    assert.equal("gpu-go", ledger.node)
+    assert.same({ nil, "Couldn't connect to server: Connection refused" },
+      { fleet.answer_ledger(url, { error = "Couldn't connect to server: Connection refused" }) })
+    assert.same({ nil, "http://10.0.0.4:9877/ledger: HTTP 302" }, { fleet.answer_ledger(url, { status = 302, body = "" }) })
+    local _, html = fleet.answer_ledger(url, { status = 200, body = "<!DOCTYPE html>", content_type = "text/html" })
+    assert.truthy(html:find("^http://10.0.0.4:9877/ledger: the answer %(text/html%) is not JSON: "))
+    local _, list = fleet.answer_ledger(url, { status = 200, body = "[1,2]" })
+    assert.equal("http://10.0.0.4:9877/ledger: the answer is not a gpuledger ledger (want a JSON object)", list)
+  end)
+
+  it("refuses what is not a ledger", function()
+    assert.is_nil(fleet.readable { 1, 2 })
+    assert.is_nil(fleet.readable("ledger"))
+    local none, why = fleet.readable { entries = "many" }
+    assert.is_nil(none)
+    assert.truthy(why:find("entries", 1, true))
+  end)
+
+  it("puts every node's findings worst first, an unreachable node as an ERROR", function()
+    local _, found = H.fleet_judged()
+    local lines = {}
+    for i, f in ipairs(found) do
+      lines[i] = string.format("%s %s %s", f.level, f.code, f.node)
+    end
+    assert.same({
+      "ERROR source-unavailable gpuz", "BAD unmanaged-tenant gpue", "WARN reserved-idle gpud",
+      "OK held gpud", "OK idle gpue",
+    }, lines)
+    assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", found[1].message)
+  end)
+end)

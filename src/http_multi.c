@@ -1,0 +1,258 @@
+/* Many HTTP GETs at once in one thread (fleet reads every node's /ledger):
+ * libcurl's multi interface driven by curl_multi_socket_action and epoll,
+ * so the cost of a step does not grow with the number of requests still
+ * running. Each request is set up exactly as http_get sets it up
+ * (http_transfer_new), when it starts. Requests start in order, as many at
+ * once as the start window allows: at most START_WINDOW of the running ones
+ * may be younger than YOUNG_MS. A fleet of nodes that answer at once then
+ * never holds more than a few dozen handles and buffers (memory stays flat
+ * however large the fleet), while a node that is slow stops counting after
+ * YOUNG_MS, so slow nodes cannot hold the others back for long: with every
+ * node silent, the last of N starts after about N / START_WINDOW * YOUNG_MS.
+ * See http_multi.h for the contract. */
+#include "http_multi.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EVENTS_PER_WAIT 256
+#define START_WINDOW    128
+#define YOUNG_MS        20.0
+
+/* The state of one run, shared with curl's callbacks. */
+struct multi_run {
+    CURLM *multi;
+    int epoll_fd;
+    double timer_at; /* monotonic ms when curl wants a timeout call; < 0: none */
+    const struct http_request *requests;
+    size_t count;
+    struct http_transfer **transfers; /* by request index; NULL unless running */
+    double *started_at;               /* monotonic ms, by request index */
+    size_t next;                      /* the next request to start */
+    size_t oldest_young;              /* requests before it are not young */
+    size_t young;                     /* running requests from oldest_young on */
+    http_each_fn each;
+    void *context;
+    int stop; /* what the each call that stopped the run returned */
+};
+
+static double monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* curl's socket callback: watch s for what curl waits on, or stop watching. */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
+{
+    (void)easy;
+    (void)socketp;
+    struct multi_run *run = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(run->epoll_fd, EPOLL_CTL_DEL, s, NULL); /* a closed socket is gone already */
+        return 0;
+    }
+    struct epoll_event event = {.data.fd = s};
+    if (what & CURL_POLL_IN)
+        event.events |= EPOLLIN;
+    if (what & CURL_POLL_OUT)
+        event.events |= EPOLLOUT;
+    if (epoll_ctl(run->epoll_fd, EPOLL_CTL_MOD, s, &event) != 0 && errno == ENOENT)
+        epoll_ctl(run->epoll_fd, EPOLL_CTL_ADD, s, &event);
+    return 0;
+}
+
+/* curl's timer callback: when to call curl_multi_socket_action(TIMEOUT). */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    (void)multi;
+    struct multi_run *run = userp;
+    run->timer_at = timeout_ms < 0 ? -1.0 : monotonic_ms() + (double)timeout_ms;
+    return 0;
+}
+
+/* Tells each about request index, unless the run was stopped. */
+static void hear(struct multi_run *run, size_t index, struct http_response *response,
+                 const char *cause)
+{
+    if (run->stop)
+        return;
+    int said = run->each(run->context, index, response, cause);
+    if (said)
+        run->stop = said;
+}
+
+/* Hears every transfer curl has finished. */
+static void hear_finished(struct multi_run *run)
+{
+    CURLMsg *message;
+    int left;
+    while (!run->stop && (message = curl_multi_info_read(run->multi, &left)) != NULL) {
+        if (message->msg != CURLMSG_DONE)
+            continue;
+        CURL *easy = message->easy_handle;
+        CURLcode code = message->data.result;
+        char *slot = NULL;
+        curl_easy_getinfo(easy, CURLINFO_PRIVATE, &slot);
+        size_t index = (size_t)(uintptr_t)slot;
+        struct http_transfer *transfer = run->transfers[index];
+        curl_multi_remove_handle(run->multi, easy);
+        struct http_response response;
+        char cause[512];
+        int failed = http_transfer_finish(transfer, code, &response, cause, sizeof cause);
+        http_transfer_free(transfer);
+        run->transfers[index] = NULL;
+        if (index >= run->oldest_young)
+            run->young--;
+        hear(run, index, failed ? NULL : &response, failed ? cause : NULL);
+        http_response_free(&response);
+    }
+}
+
+/* Moves oldest_young past the requests that are no longer young at now. */
+static void age(struct multi_run *run, double now)
+{
+    while (run->oldest_young < run->next && run->started_at[run->oldest_young] + YOUNG_MS <= now) {
+        if (run->transfers[run->oldest_young])
+            run->young--;
+        run->oldest_young++;
+    }
+}
+
+/* Starts requests in order while the start window has room; a request
+ * that cannot be set up is heard at once with its cause. */
+static void start_more(struct multi_run *run)
+{
+    double now = monotonic_ms();
+    age(run, now);
+    while (run->next < run->count && run->young < START_WINDOW && !run->stop) {
+        size_t i = run->next++;
+        run->started_at[i] = now;
+        char cause[512];
+        struct http_transfer *transfer = http_transfer_new(&run->requests[i], cause, sizeof cause);
+        if (!transfer) {
+            hear(run, i, NULL, cause);
+            continue;
+        }
+        CURL *easy = http_transfer_curl(transfer);
+        curl_easy_setopt(easy, CURLOPT_PRIVATE, (char *)(uintptr_t)i);
+        curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);  /* every node is another server */
+        curl_easy_setopt(easy, CURLOPT_BUFFERSIZE, 4096L); /* a ledger is a few KiB */
+        if (curl_multi_add_handle(run->multi, easy) != CURLM_OK) {
+            http_transfer_free(transfer);
+            hear(run, i, NULL, "curl_multi_add_handle failed");
+            continue;
+        }
+        run->transfers[i] = transfer;
+        run->young++;
+    }
+}
+
+/* Drives the transfers until every request was heard, the deadline
+ * (monotonic ms) passes, or each stops the run. */
+static void drive(struct multi_run *run, double deadline)
+{
+    int running = 0;
+    struct epoll_event events[EVENTS_PER_WAIT];
+    for (;;) {
+        start_more(run);
+        /* what the new ones need first, and the timers that expired */
+        curl_multi_socket_action(run->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        hear_finished(run);
+        if (run->stop || (running == 0 && run->next == run->count))
+            return;
+        double now = monotonic_ms();
+        if (now >= deadline)
+            return;
+        double wait = deadline - now;
+        if (run->timer_at >= 0 && run->timer_at - now < wait)
+            wait = run->timer_at > now ? run->timer_at - now : 0;
+        if (run->next < run->count && run->young >= START_WINDOW) {
+            double ages_at = run->started_at[run->oldest_young] + YOUNG_MS;
+            if (ages_at - now < wait)
+                wait = ages_at > now ? ages_at - now : 0;
+        }
+        int ready = epoll_wait(run->epoll_fd, events, EVENTS_PER_WAIT, (int)(wait + 0.999));
+        if (ready < 0 && errno != EINTR)
+            return;
+        for (int i = 0; i < ready; i++) {
+            int flags = 0;
+            if (events[i].events & EPOLLIN)
+                flags |= CURL_CSELECT_IN;
+            if (events[i].events & EPOLLOUT)
+                flags |= CURL_CSELECT_OUT;
+            if (events[i].events & (EPOLLERR | EPOLLHUP))
+                flags |= CURL_CSELECT_ERR;
+            curl_multi_socket_action(run->multi, events[i].data.fd, flags, &running);
+        }
+        if (run->timer_at >= 0 && monotonic_ms() >= run->timer_at) {
+            run->timer_at = -1.0;
+            curl_multi_socket_action(run->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        }
+        hear_finished(run);
+    }
+}
+
+/* Runs the requests (contract in http_multi.h). Owns every transfer it
+ * starts and frees each one when it is heard or abandoned. */
+int http_get_many(const struct http_request *requests, size_t count, long deadline_ms,
+                  http_each_fn each, void *context, char *errbuf, size_t errlen)
+{
+    if (deadline_ms <= 0) {
+        snprintf(errbuf, errlen, "deadline must be > 0");
+        return -1;
+    }
+    double deadline = monotonic_ms() + (double)deadline_ms;
+    struct multi_run run = {.epoll_fd = -1,
+                            .timer_at = -1.0,
+                            .requests = requests,
+                            .count = count,
+                            .each = each,
+                            .context = context};
+    run.transfers = calloc(count ? count : 1, sizeof *run.transfers);
+    run.started_at = calloc(count ? count : 1, sizeof *run.started_at);
+    run.multi = curl_multi_init();
+    run.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (!run.transfers || !run.started_at || !run.multi || run.epoll_fd < 0) {
+        snprintf(errbuf, errlen, "%s", run.epoll_fd < 0 ? strerror(errno) : "out of memory");
+        free(run.transfers);
+        free(run.started_at);
+        if (run.multi)
+            curl_multi_cleanup(run.multi);
+        if (run.epoll_fd >= 0)
+            close(run.epoll_fd);
+        return -1;
+    }
+    curl_multi_setopt(run.multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(run.multi, CURLMOPT_SOCKETDATA, &run);
+    curl_multi_setopt(run.multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(run.multi, CURLMOPT_TIMERDATA, &run);
+
+    drive(&run, deadline);
+
+    char late[96];
+    snprintf(late, sizeof late, "no answer within the deadline of %ld ms", deadline_ms);
+    for (size_t i = 0; i < count; i++) {
+        int unheard = run.transfers[i] != NULL || i >= run.next;
+        if (run.transfers[i]) {
+            curl_multi_remove_handle(run.multi, http_transfer_curl(run.transfers[i]));
+            http_transfer_free(run.transfers[i]);
+            run.transfers[i] = NULL;
+        }
+        if (unheard)
+            hear(&run, i, NULL, late);
+    }
+    curl_multi_cleanup(run.multi);
+    close(run.epoll_fd);
+    free(run.transfers);
+    free(run.started_at);
+    return run.stop;
+}

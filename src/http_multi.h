@@ -1,0 +1,27 @@
+#ifndef GPULEDGER_HTTP_MULTI_H
+#define GPULEDGER_HTTP_MULTI_H
+#include <stddef.h>
+
+#include "http_client.h"
+
+/* Hears one request's outcome as soon as it is known: index into the
+ * requests; response on an HTTP answer (whatever its status; owned by
+ * http_get_many, freed when this returns), or NULL and a one-line cause as
+ * http_get gives it. Returns 0 to go on; anything else stops the run. */
+typedef int (*http_each_fn)(void *context, size_t index, struct http_response *response,
+                            const char *cause);
+
+/* Runs every GET of requests together, in this thread, with libcurl's multi
+ * interface; each keeps its own timeout and byte cap, and the whole run ends
+ * by deadline_ms (> 0) from the start: a request still running (or never
+ * started) then fails with "no answer within the deadline of N ms".
+ * Requests start in order, a window of them at a time; one that has run
+ * for a few tens of milliseconds leaves the window, so nodes that are slow
+ * never hold back the others by more than that (http_multi.c). each hears every request
+ * exactly once, in the order the outcomes come. Returns 0; the non-zero value
+ * an each call returned (the others are then abandoned unheard); or -1 with
+ * a cause in errbuf when the machinery itself could not start. */
+int http_get_many(const struct http_request *requests, size_t count, long deadline_ms,
+                  http_each_fn each, void *context, char *errbuf, size_t errlen);
+
+#endif

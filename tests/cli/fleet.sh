@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# fleet ls and fleet check (SPEC §8) over real `gpuledger serve` processes
+# (the demo node and a replayed one) and nodes that misbehave: a dead port,
+# one that accepts and never answers, one that drips a byte a second, one
+# answering HTML, one garbage, one a redirect, one serving a schema-0 ledger
+# and one the original Go gpuledger's byte shape (null arrays). Asserts the
+# counts, the job table, the order, the errors, and that the whole run ends
+# within --timeout and a small margin however many nodes are slow.
+# shellcheck source=tests/lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=tests/lib/serve.sh
+. "$SRC/tests/lib/serve.sh"
+# shellcheck source=tests/lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
+
+command -v python3 >/dev/null || { skip "fleet" "needs python3 for the misbehaving nodes"; finish; }
+mkdir "$WORK/rules"
+export GPULEDGER_RULES=$WORK/rules
+
+start_serve demo --demo --node gpua --listen 127.0.0.1:0 --interval 1h || { fail "serve --demo starts" "$(cat "$SERVE_LOG")"; finish; }
+DEMO=${URL#http://}
+start_serve replay --replay "$TESTDATA/site-rules/snapshots/ci-node.json" --listen 127.0.0.1:0 --interval 1h ||
+    { fail "serve --replay starts" "$(cat "$SERVE_LOG")"; finish; }
+REPLAY=${URL#http://}
+
+# node NAME MODE HOST [FILE]: a fake node; sets NODE (host:port).
+node() {
+    local name=$1 mode=$2 host=$3 file=${4:-}
+    local args=(--mode "$mode" --host "$host" --port-file "$WORK/$name.port" --max-seconds 120)
+    [ -n "$file" ] && args+=(--file "$file")
+    if ! fake_start "$WORK/$name.stderr" "$WORK/$name.port" python3 "$FAKES/fake_node.py" "${args[@]}"; then
+        fail "fake node $name starts" "$(cat "$WORK/$name.stderr")"
+        finish
+    fi
+    NODE=$host:$(cat "$WORK/$name.port")
+}
+node go file 127.0.0.1 "$TESTDATA/fleet/go-ledger.json"; GO=$NODE
+node old file 127.0.0.1 "$TESTDATA/fleet/schema0-ledger.json"; OLD=$NODE
+node silent silent 127.0.0.2; SILENT=$NODE
+node drip drip 127.0.0.3; DRIP=$NODE
+node html html 127.0.0.4; HTML=$NODE
+DEAD=127.0.0.5:$(free_port)
+node garbage garbage 127.0.0.6; GARBAGE=$NODE
+node redirect redirect 127.0.0.7; REDIRECT=$NODE
+ALL=$SILENT,$DEMO,$DRIP,$GO,$HTML,$DEAD,$OLD,$GARBAGE,$REPLAY,$REDIRECT
+
+# ---- fleet ls ---------------------------------------------------------------
+started=$(date +%s%N)
+run fleet ls --targets "$ALL" --timeout 2s
+elapsed_ms=$((($(date +%s%N) - started) / 1000000))
+expect_rc "fleet ls exits 0 with nodes down" 0
+expect_no_crash "fleet ls"
+if [ "$elapsed_ms" -lt 4500 ]; then pass "fleet ls ends within --timeout 2s and a margin (${elapsed_ms} ms)"; else
+    fail "fleet ls ends within --timeout 2s and a margin" "took ${elapsed_ms} ms"; fi
+expect_in "header counts nodes, unreachable and GPUs" "$out" "gpuledger fleet · 10 node(s), 6 unreachable · 10 GPU(s)"
+expect_eq "nodes sorted by name, the unreachable by their address" \
+    "$(printf '%s\n' "$out" | sed -n 's/^│ \([^ ]*\) .*/\1/p' | head -11 | tr '\n' ' ')" \
+    "node 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 gpu-ci-02 gpu-go gpu-old gpua "
+row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
+expect_in "the demo node's counts" "$(row gpua)" "│ gpua │ 4 │ 1 │ 1 │ 1 │ 1 │"
+expect_in "the replayed node's counts" "$(row gpu-ci-02)" "│ gpu-ci-02 │ 2 │ 0 │ 1 │ 1 │ 0 │ 22100/38394 MiB │"
+expect_in "the Go-shaped ledger classified locally (held, reserved-idle, free)" "$(row gpu-go)" "│ gpu-go │ 3 │ 1 │ 1 │ 0 │ 1 │ 1024/69102 MiB │"
+expect_in "the schema-0 node, marked" "$(row gpu-old)" "│ gpu-old (schema 0) │ 1 │ 0 │ 0 │ 1 │ 0 │ 2048/15360 MiB │"
+expect_in "fleet totals" "$(row fleet)" "│ fleet │ 10 │ 2 │ 3 │ 3 │ 2 │"
+expect_in "silent node: timed out" "$(row 127.0.0.2)" "unreachable: Timeout was reached"
+expect_in "dripping node: timed out" "$(row 127.0.0.3)" "unreachable: Timeout was reached"
+expect_in "HTML node: not JSON" "$(row 127.0.0.4)" "the answer (text/html; charset=utf-8) is not JSON"
+expect_in "dead port: refused" "$(row 127.0.0.5)" "Connection refused"
+expect_in "garbage node: not JSON" "$(row 127.0.0.6)" "is not JSON"
+expect_in "redirect not followed" "$(row 127.0.0.7)" "/ledger: HTTP 302"
+expect_in "job table: default/restreamer (Go node)" "$out" "│ default/restreamer │ 1        │ 1    │"
+expect_in "job table: video/worker summed over nodes" "$out" "│ video/worker       │ 2        │ 0    │"
+
+run fleet ls --json --targets "$ALL" --timeout 2s
+expect_rc "fleet ls --json exits 0" 0
+expect_lua "fleet ls --json: {at, schema, summary}" "$out" \
+    'j.schema == 1 and type(j.at) == "string" and #j.summary.nodes == 10 and j.summary.total.unreachable == 6'
+expect_lua "fleet ls --json: schema of each node (0 unreachable or old, 1 read)" "$out" \
+    'local s = {} for _, n in ipairs(j.summary.nodes) do s[#s + 1] = n.node .. "=" .. math.tointeger(n.schema) end
+     return table.concat(s, " ") == "127.0.0.2=0 127.0.0.3=0 127.0.0.4=0 127.0.0.5=0 127.0.0.6=0 127.0.0.7=0 gpu-ci-02=1 gpu-go=1 gpu-old=0 gpua=1"'
+expect_lua "fleet ls --json: unreachable only on the unreachable, with its error" "$out" \
+    'return j.summary.nodes[1].unreachable == 1 and j.summary.nodes[1].error ~= nil and j.summary.nodes[8].unreachable == nil and j.summary.nodes[8].error == nil'
+
+# ---- fleet check ------------------------------------------------------------
+run fleet check --targets "$REPLAY,$GO" --json --exit-on bad
+expect_rc "fleet check --exit-on bad over a real serve and a Go-shaped node: worst BAD, exit 2" 2
+expect_lua "fleet check --json: {at, findings, schema, worst}" "$out" 'j.schema == 1 and j.worst == "BAD" and #j.findings > 0'
+expect_lua "every finding names its node" "$out" \
+    'for _, f in ipairs(j.findings) do if f.node ~= "gpu-go" and f.node ~= "gpu-ci-02" then return false end end return true'
+# the node's findings, without the since suffix (serve's history adds it)
+findings_of() {
+    NODE=$1 lua5.4 -e 'local c = require "cjson" local j = c.decode(io.read("a"))
+      local out = {} for _, f in ipairs(j.findings) do if f.node == os.getenv("NODE") then
+        f.message = f.message:gsub(", for [^,]*$", "") out[#out + 1] = f end end
+      print(c.encode({findings = out}))'
+}
+run fleet check --targets "$DEMO" --json
+same_json "fleet check judges a node as check does" "$(printf '%s' "$out" | findings_of gpua)" \
+    "$("$GPULEDGER" check --demo --node gpua --json | findings_of gpua)"
+
+run fleet check --targets "$ALL" --timeout 2s --exit-on warn
+expect_rc "fleet check with unreachable nodes: ERROR, exit 3" 3
+expect_in "the unreachable node is an ERROR naming its address" "$out" "gpuledger at http://$DEAD could not be read"
+expect_in "node column" "$out" "source-unavailable 127.0.0.5"
+expect_in "ERRORs first" "$(printf "%s\n" "$out" | head -1)" "ERROR source-unavailable"
+expect_in "counts line" "$out" "findings:"
+run fleet check --targets "$DEMO" --allow-unmanaged --no-idle --temp-max 0 --encoder-max -1
+expect_in "the policy flags apply to every node: unmanaged is WARN" "$out" "WARN  unmanaged-tenant   gpua"
+expect_not_in "the policy flags apply to every node: no encoder-saturated" "$out" "encoder-saturated"
+
+# ---- a site rule that sees the fleet (rules/examples/fleet_reserved_idle.lua) ----
+mkdir "$WORK/site"
+cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/site/"
+run fleet check --rules "$WORK/site" --targets "$DEMO,$REPLAY,$GO,$OLD"
+expect_in "the fleet rule: 3 of 10 GPUs reserved-idle is over 10 %" "$out" \
+    "WARN  fleet-reserved-idle fleet  "
+expect_in "the fleet rule's message names the jobs" "$out" \
+    "3 of 10 GPUs (30%) are reserved by Nomad and held by nothing, over 10%: most idle reservations video/worker (2), default/ingest (1)"
+expect_eq "the fleet's finding comes first among the WARNs" \
+    "$(printf '%s\n' "$out" | grep -m1 'WARN')" "$(printf '%s\n' "$out" | grep 'fleet-reserved-idle')"
+printf 'return { fleet_reserved_idle_share = 0.5 }\n' >"$WORK/site/thresholds.lua"
+run fleet check --rules "$WORK/site" --targets "$DEMO,$REPLAY,$GO,$OLD"
+expect_not_in "the fleet rule is quiet under the site's threshold (50 %)" "$out" "fleet-reserved-idle"
+run check --demo --rules "$WORK/site"
+expect_not_in "a node's own check skips a rule of the fleet only" "$out" "fleet-reserved-idle"
+
+# ---- bad input --------------------------------------------------------------
+run fleet ls --targets "gpud"
+expect_rc "a target without a port is a usage error" 2
+run fleet ls --targets "ftp://a:1"
+expect_rc "a target with another scheme is a usage error" 2
+finish
