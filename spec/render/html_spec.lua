@@ -146,4 +146,13 @@ describe("render.html: the fleet page", function()
     assert.falsy(text:find("<script", 1, true))
     assert.falsy(text:find("style=", 1, true))
   end)
+
+  it("with --grafana-url, links each node to the dashboard; without, no such link", function()
+    local summary, found = H.fleet_judged()
+    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, grafana_url = "https://grafana.test" })
+    assert.truthy(text:find('<a href="http://10.0.0.4:9877/">gpud</a> '
+      .. '<a class="dashboard" href="https://grafana.test/d/gpuledger/gpuledger?var-node=gpud">dashboard</a>', 1, true))
+    local plain = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    assert.falsy(plain:find('class="dashboard"', 1, true))
+  end)
 end)

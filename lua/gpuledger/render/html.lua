@@ -253,9 +253,10 @@ function M.node(report, opts)
 end
 
 -- One node's row of the fleet page: its name linked to its own page when
--- it was read (with "schema N" when not 1), counts and memory; an
--- unreachable node's row is the badge and its error across the columns.
-local function fleet_row(row)
+-- it was read (with "schema N" when not 1, and a link to the node on the
+-- dashboard with grafana_url), counts and memory; an unreachable node's row
+-- is the badge and its error across the columns.
+local function fleet_row(row, grafana_url)
   if row.error then
     return string.format('<tr><td>%s</td><td colspan="6">%s %s</td></tr>', M.escape(row.node),
       '<span class="level ERROR">unreachable</span>', M.escape(row.error))
@@ -267,6 +268,10 @@ local function fleet_row(row)
   if row.schema ~= 1 then
     name = name .. string.format(' <span class="mark">schema %d</span>', row.schema)
   end
+  local dashboard = grafana.link(grafana_url, row.node)
+  if dashboard then
+    name = name .. string.format(' <a class="dashboard" href="%s">dashboard</a>', M.escape(dashboard))
+  end
   return string.format('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td>'
     .. '<td class="num">%d</td><td class="num">%d</td><td class="num">%d/%d MiB</td></tr>',
     name, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
@@ -274,7 +279,8 @@ end
 
 -- fleet serve's page (SPEC §6.3). summary: gpuledger.fleet's; findings:
 -- the fleet's, worst first; worst: their worst level; opts: counts (of the
--- findings per level), at (RFC 3339), interval (seconds) and version.
+-- findings per level), at (RFC 3339), interval (seconds), version and
+-- grafana_url (the checked --grafana-url: each node links to the dashboard).
 function M.fleet(summary, findings, worst, opts)
   local refresh = math.max(1, math.floor(opts.interval or 30))
   local total = summary.total
@@ -302,7 +308,7 @@ function M.fleet(summary, findings, worst, opts)
     out[#out + 1] = line
   end
   for _, row in ipairs(summary.nodes) do
-    out[#out + 1] = fleet_row(row)
+    out[#out + 1] = fleet_row(row, opts.grafana_url)
   end
   out[#out + 1] = fleet_row { node = "fleet", schema = 1, gpus = total.gpus, held = total.held,
     reservedIdle = total.reservedIdle, unaccounted = total.unaccounted, free = total.free,
