@@ -54,7 +54,7 @@ local FLAGS = {
   { "prometheus-client-key", "string", "", nil, "report: client key for Prometheus mTLS" },
   { "prometheus-tls-server-name", "string", "", nil, "report: name to verify Prometheus' certificate against" },
   { "since", "string", "7d", nil, "report: window (e.g. 24h, 7d, 4w)" },
-  { "grafana-url", "string", "", nil, "serve: link each node and GPU of the page to gpuledger's Grafana dashboard there" },
+  { "grafana-url", "string", "", nil, "serve, fleet serve: link each node (and GPU) of the page to gpuledger's Grafana dashboard there" },
   { "rules", "string", "/etc/gpuledger/rules.d", "GPULEDGER_RULES", "site rules directory" },
   { "scripts", "string", "/etc/gpuledger/scripts", "GPULEDGER_SCRIPTS", "site scripts directory" },
   { "demo", "bool", false, nil, "run on the embedded demo node (no GPU needed)" },
