@@ -220,6 +220,36 @@ describe("gpuledger.options", function()
       end
     end)
 
+    describe("--grafana-url", function()
+      it("takes an http(s) URL, trailing slashes dropped", function()
+        local opts = assert(parse({ "serve", "--grafana-url", "https://grafana.test/" }))
+        assert.equal("https://grafana.test", options.config(opts, function() end).serve.grafana_url)
+      end)
+
+      it("refuses anything else as a usage error", function()
+        assert.matches("--grafana-url", usage_error({ "serve", "--grafana-url", "javascript:alert(1)" }), 1, true)
+      end)
+    end)
+
+    describe("report's flags", function()
+      it("--prometheus from PROMETHEUS_URL; the TLS flags like Nomad's", function()
+        local opts = assert(parse({ "report", "--prometheus-ca-cert", "/ca.pem", "--prometheus-token-env", "PROM_TOKEN" },
+          { PROMETHEUS_URL = "http://prom:9090" }))
+        local report = options.config(opts, function() end).report
+        assert.equal("http://prom:9090", report.prometheus)
+        assert.equal("/ca.pem", report.ca_cert)
+        assert.equal("PROM_TOKEN", report.token_env)
+        assert.is_nil(report.timeout_ms)
+        local given = assert(parse({ "report", "--prometheus", "http://p:9090", "--timeout", "1500ms" }))
+        assert.equal(1500, options.config(given, function() end).report.timeout_ms)
+      end)
+
+      it("report without a Prometheus is a usage error; --since is checked later (exit 1)", function()
+        assert.matches("--prometheus", usage_error({ "report" }), 1, true)
+        assert.equal("7 days", assert(parse({ "report", "--prometheus", "http://p:9090", "--since", "7 days" })).since)
+      end)
+    end)
+
     describe("durations", function()
       it("read Go syntax", function()
         assert.equal(90, assert(parse({ "serve", "--interval", "1m30s" })).interval)

@@ -270,8 +270,9 @@ struct lua_request {
 /* Fills *out from the options table at index (strings stay alive in that
  * table): unix_socket, headers (array of "Name: value"), timeout_ms,
  * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name, and
- * token_header + token_env: the header is sent with the value of the
- * environment variable NAMED token_env when it is set and not empty (and
+ * token_header + token_env (+ token_prefix): the header is sent with
+ * token_prefix ("Bearer ") and the value of the environment variable NAMED
+ * token_env when it is set and not empty (and
  * that value is the request's secret, redacted wherever it would show).
  * Raises on a wrong call. Free with lua_request_clear. */
 static void read_lua_request(lua_State *L, int index, const char *url, struct lua_request *out)
@@ -302,13 +303,16 @@ static void read_lua_request(lua_State *L, int index, const char *url, struct lu
     lua_pop(L, 1);
     const char *token_header = opt_string_field(L, index, "token_header");
     const char *token_env = opt_string_field(L, index, "token_env");
+    const char *token_prefix = opt_string_field(L, index, "token_prefix");
     const char *token = token_env ? getenv(token_env) : NULL;
+    if (!token_prefix)
+        token_prefix = "";
     if (token_header && token && *token) {
-        size_t size = strlen(token_header) + strlen(token) + 3;
+        size_t size = strlen(token_header) + strlen(token_prefix) + strlen(token) + 3;
         out->token_line = malloc(size);
         if (!out->token_line)
             luaL_error(L, "not enough memory");
-        snprintf(out->token_line, size, "%s: %s", token_header, token);
+        snprintf(out->token_line, size, "%s: %s%s", token_header, token_prefix, token);
         out->headers[nheaders++] = out->token_line;
         request->secret = token; /* never shown, even when a server echoes it */
     }

@@ -134,6 +134,24 @@ function commands.fleet(config)
   return require("gpuledger.fleetcmd").run(core, config, require "gpuledger.collect.fleet")
 end
 
+-- report: --since is checked before any request; any failure of
+-- Prometheus is one line and exit 1.
+function commands.report(config)
+  local prometheus = require "gpuledger.sources.prometheus"
+  local report = require "gpuledger.report"
+  local window, why = prometheus.window(config.report.since)
+  if not window then
+    return failure(why)
+  end
+  local answers, problem = require("gpuledger.collect.prometheus").query(core, config.report, window)
+  if not answers then
+    return failure(require("gpuledger.text").printable(problem))
+  end
+  local built = report.build(answers, window, require("gpuledger.clock").format_time(core.now()))
+  say(io.stdout, config.json and report.json(built) or report.text(built))
+  return 0
+end
+
 function commands.version()
   say(io.stdout, "gpuledger " .. core.version .. "\n")
   return 0

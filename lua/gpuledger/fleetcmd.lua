@@ -110,14 +110,16 @@ local function healthz(summary)
   return { status = 503, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
 end
 
--- Every response of fleet serve for one poll.
-function M.responses(core, at, summary, found, codes, interval)
+-- Every response of fleet serve for one poll. page: {interval,
+-- grafana_url} of the fleet page.
+function M.responses(core, at, summary, found, codes, page)
   local worst = findings_mod.worst(found)
   return {
     ["/"] = {
       status = 200, content_type = html.CONTENT_TYPE,
       body = html.fleet(summary, found, worst, {
-        counts = findings_mod.counts(found), at = at, interval = interval, version = core.version,
+        counts = findings_mod.counts(found), at = at, interval = page.interval, version = core.version,
+        grafana_url = page.grafana_url,
       }),
     },
     ["/style.css"] = serve.stylesheet(core),
@@ -133,7 +135,8 @@ function commands.serve(core, collect, config)
   local function refresh()
     local ok, responses = xpcall(function()
       local at, summary, found = poll(core, collect, config, judge)
-      return M.responses(core, at, summary, found, judge.codes, interval)
+      return M.responses(core, at, summary, found, judge.codes,
+        { interval = interval, grafana_url = config.serve.grafana_url })
     end, debug.traceback)
     if not ok then
       return serve.failed_responses(core, "fleet poll", tostring(responses), { "/", "/fleet", "/metrics" })

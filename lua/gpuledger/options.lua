@@ -47,10 +47,16 @@ local FLAGS = {
   { "consul-client-cert", "string", "", "CONSUL_CLIENT_CERT", "client certificate for Consul mTLS" },
   { "consul-client-key", "string", "", "CONSUL_CLIENT_KEY", "client key for Consul mTLS" },
   { "consul-tls-server-name", "string", "", "CONSUL_TLS_SERVER_NAME", "name to verify Consul's certificate against" },
-  { "timeout", "duration", 5, nil, "fleet: per-node read timeout" },
+  { "timeout", "duration", 5, nil, "fleet: per-node read timeout; report: Prometheus' (30s unless given)" },
   { "prometheus", "string", "", "PROMETHEUS_URL", "report: Prometheus base URL" },
   { "prometheus-token-env", "string", "", nil, "report: NAME of the variable holding a bearer token" },
+  { "prometheus-ca-cert", "string", "", nil, "report: CA file for Prometheus TLS" },
+  { "prometheus-ca-path", "string", "", nil, "report: directory of .pem/.crt CA files for Prometheus TLS" },
+  { "prometheus-client-cert", "string", "", nil, "report: client certificate for Prometheus mTLS" },
+  { "prometheus-client-key", "string", "", nil, "report: client key for Prometheus mTLS" },
+  { "prometheus-tls-server-name", "string", "", nil, "report: name to verify Prometheus' certificate against" },
   { "since", "string", "7d", nil, "report: window (e.g. 24h, 7d, 4w)" },
+  { "grafana-url", "string", "", nil, "serve, fleet serve: link each node (and GPU) of the page to gpuledger's Grafana dashboard there" },
   { "rules", "string", "/etc/gpuledger/rules.d", "GPULEDGER_RULES", "site rules directory" },
   { "scripts", "string", "/etc/gpuledger/scripts", "GPULEDGER_SCRIPTS", "site scripts directory" },
   { "demo", "bool", false, nil, "run on the embedded demo node (no GPU needed)" },
@@ -68,14 +74,18 @@ local FLAG_COMMANDS = {
   ["nomad-tls-server-name"] = { NODE, "fleet" },
   docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, node = { NODE },
   ["no-nomad"] = { NODE }, ["no-docker"] = { NODE }, ["no-health"] = { NODE }, ["kernel-log"] = { NODE },
-  json = { "ls", "check", "rules", "fleet" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
+  ["grafana-url"] = { "serve", "fleet" },
+  json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
   listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
   targets = { "fleet" }, ["nomad-service"] = { "fleet" }, ["nomad-namespace"] = { "fleet" },
   consul = { "fleet" }, ["consul-service"] = { "fleet" }, ["consul-token-env"] = { "fleet" },
   ["consul-ca-cert"] = { "fleet" }, ["consul-ca-path"] = { "fleet" }, ["consul-client-cert"] = { "fleet" },
-  ["consul-client-key"] = { "fleet" }, ["consul-tls-server-name"] = { "fleet" }, timeout = { "fleet" },
+  ["consul-client-key"] = { "fleet" }, ["consul-tls-server-name"] = { "fleet" }, timeout = { "fleet", "report" },
   prometheus = { "report" }, ["prometheus-token-env"] = { "report" }, since = { "report" },
+  ["prometheus-ca-cert"] = { "report" }, ["prometheus-ca-path"] = { "report" },
+  ["prometheus-client-cert"] = { "report" }, ["prometheus-client-key"] = { "report" },
+  ["prometheus-tls-server-name"] = { "report" },
   rules = { POLICY, "ls" }, scripts = { "ls", POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
 }
 
@@ -114,7 +124,7 @@ M.COMMANDS = {
   check = "judge the ledger: findings worst first, exit status per --exit-on",
   serve = "serve /metrics, /ledger, /findings, /healthz and a page on --listen",
   fleet = "fleet ls|check|serve: the same for every node of a cluster (--targets, --nomad-service or --consul)",
-  report = "GPU-hours per job and node from Prometheus over --since (not in this version yet)",
+  report = "GPU-hours per job and node from Prometheus over --since",
   snapshot = "print this node's raw source answers as JSON (for --replay)",
   rules = "list the effective finding rules and where each came from",
   version = "print the version",
@@ -291,6 +301,11 @@ local function validate(opts)
   if opts.command == "fleet" and opts.targets == "" and opts.consul == "" and opts["nomad-service"] == "" then
     return "fleet needs --targets, --consul (or CONSUL_HTTP_ADDR) or --nomad-service to find the nodes"
   end
+  local grafana_base, grafana_problem = require("gpuledger.grafana").base(opts["grafana-url"])
+  if not grafana_base then
+    return grafana_problem
+  end
+  opts["grafana-url"] = grafana_base
   if opts.command == "report" and opts.prometheus == "" then
     return "report needs --prometheus (or PROMETHEUS_URL)"
   end
@@ -478,7 +493,10 @@ function M.config(opts, getenv, terminal_columns)
       client_cert = opts["nomad-client-cert"], client_key = opts["nomad-client-key"],
       tls_server_name = opts["nomad-tls-server-name"],
     },
-    serve = { listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil },
+    serve = {
+      listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil,
+      grafana_url = opts["grafana-url"],
+    },
     policy = M.policy(opts),
     site = {
       rules = opts.rules, scripts = opts.scripts,
@@ -494,7 +512,13 @@ function M.config(opts, getenv, terminal_columns)
         client_key = opts["consul-client-key"], tls_server_name = opts["consul-tls-server-name"],
       },
     },
-    report = { prometheus = opts.command ~= "rules" and opts.prometheus or "", token_env = opts["prometheus-token-env"], since = opts.since },
+    report = {
+      prometheus = opts.command ~= "rules" and opts.prometheus or "", token_env = opts["prometheus-token-env"],
+      since = opts.since, timeout_ms = opts.set.timeout and math.ceil(opts.timeout * 1000) or nil,
+      ca_cert = opts["prometheus-ca-cert"], ca_path = opts["prometheus-ca-path"],
+      client_cert = opts["prometheus-client-cert"], client_key = opts["prometheus-client-key"],
+      tls_server_name = opts["prometheus-tls-server-name"],
+    },
   }
 end
 

@@ -128,7 +128,7 @@ local function source_watch()
 end
 
 -- Every response of one refresh, from its report (judge.lua) and the
--- history h. page: {interval, version} of the node page; refresh:
+-- history h. page: {interval, version, grafana_url} of the node page; refresh:
 -- {at, seconds} of this refresh, for /metrics (nil: none).
 function M.responses(core, report, h, page, refresh)
   return {
@@ -242,7 +242,8 @@ function M.run(core, config, get_snapshot)
         { record = h, max_gap = max_gap, observe = true })
       last_node = report.ledger.node
       save()
-      return M.responses(core, report, h, { interval = interval, version = core.version },
+      return M.responses(core, report, h,
+        { interval = interval, version = core.version, grafana_url = config.serve.grafana_url },
         { at = now, seconds = core.now() - now })
     end, debug.traceback)
     if not ok then

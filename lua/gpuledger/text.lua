@@ -1,6 +1,7 @@
--- Text that reaches a terminal or a JSON string: made valid UTF-8 (each bad
--- byte becomes U+FFFD, as Go's encoders do) and, for terminals, free of
--- control characters; widths counted in characters for table padding.
+-- Text that reaches a terminal, a JSON string or a URL: made valid UTF-8
+-- (each bad byte becomes U+FFFD, as Go's encoders do) and, for terminals,
+-- free of control characters; widths counted in characters for table
+-- padding; percent-encoded for a URL's query.
 local M = {}
 
 local REPLACEMENT = "\u{FFFD}"
@@ -45,6 +46,23 @@ end
 -- Trims blanks (space, tab, CR, LF) at both ends.
 function M.trim(s)
   return (s:gsub("^%s+", ""):gsub("%s+$", ""))
+end
+
+-- The first line of s, printable and trimmed, cut to max bytes with "…"
+-- (the gist of an answer in an error message).
+function M.one_line(s, max)
+  local line = M.printable(M.trim(s or ""):match("^[^\n]*") or "")
+  if #line > max then
+    line = line:sub(1, max) .. "…"
+  end
+  return line
+end
+
+-- s percent-encoded for a URL query (RFC 3986: unreserved characters stay).
+function M.urlencode(s)
+  return (s:gsub("[^%w%-%._~]", function(c)
+    return string.format("%%%02X", c:byte())
+  end))
 end
 
 return M

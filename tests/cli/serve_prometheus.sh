@@ -4,43 +4,19 @@
 # lints /metrics of the demo node, which has every finding; a Prometheus on
 # loopback with its own config and storage scrapes a running serve, and its
 # HTTP API answers gpuledger_up, gpuledger_findings and the increase() of a
-# counter; promtool checks and unit-tests deploy/prometheus's alert rules.
+# counter. (deploy/prometheus's rules and the dashboard are tested against a
+# real Prometheus in report_prometheus.sh.)
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/serve.sh disable=SC1091
 . "$(dirname "$0")/../lib/serve.sh"
+# shellcheck source=../lib/prometheus.sh disable=SC1091
+. "$(dirname "$0")/../lib/prometheus.sh"
 status="" headers="" body="" URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 
 unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 mkdir "$WORK/rules"
-if ! need_program prometheus prometheus || ! need_program promtool prometheus; then
-    skip "prometheus" "Debian's prometheus is not installed and could not be: $(tail -1 "$WORK/apt.log" 2>/dev/null)"
-    finish
-fi
-for program in curl python3; do
-    command -v "$program" >/dev/null || { skip "prometheus" "$program is not installed"; finish; }
-done
-
-# prom_query EXPR: the result array of an instant query, as JSON.
-prom_query() {
-    curl -s --max-time 5 --get --data-urlencode "query=$1" "$PROM/api/v1/query"
-}
-
-# prom_has NAME SECONDS EXPR LUA: polls the query EXPR until the Lua
-# expression LUA over its decoded answer (j) is true.
-prom_has() {
-    local name=$1 seconds=$2 expr=$3 check=$4 answer="" _
-    for _ in $(seq $((seconds * 2))); do
-        answer=$(prom_query "$expr")
-        if [ "$(jq_lua "j.status == 'success' and ($check)" "$answer" 2>/dev/null)" = true ]; then
-            pass "$name"
-            return 0
-        fi
-        sleep 0.5
-    done
-    fail "$name" "query: $expr" "last answer: ${answer:0:600}"
-    return 1
-}
+need_prometheus || finish
 
 if ! start_serve prom --demo --listen 127.0.0.1:0 --interval 1s --rules "$WORK/rules"; then
     fail "serve starts" "$(cat "$SERVE_LOG")"
@@ -57,24 +33,7 @@ for code in source-unavailable unreserved-tenant unmanaged-tenant contended rese
 done
 
 # --- a real Prometheus scraping serve ---------------------------------------------
-prom_port=$(free_port)
-PROM=http://127.0.0.1:$prom_port
-mkdir -p "$WORK/prometheus/data"
-cat >"$WORK/prometheus/prometheus.yml" <<YAML
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: gpuledger
-    static_configs:
-      - targets: ["${URL#http://}"]
-YAML
-prometheus --config.file="$WORK/prometheus/prometheus.yml" --storage.tsdb.path="$WORK/prometheus/data" \
-    --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$WORK/prometheus.log" 2>&1 &
-prom_pid=$!
-at_exit "stop_pid $prom_pid"
-wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
+start_prometheus "" "${URL#http://}"
 
 prom_has "gpuledger_up is 1" 30 'gpuledger_up' \
     '#j.data.result == 1 and j.data.result[1].value[2] == "1" and j.data.result[1].metric.node == "gpu-demo-01" and j.data.result[1].metric.job == "gpuledger"'
@@ -89,27 +48,6 @@ prom_has "the report's queries answer" 20 'sum by (node, state) (increase(gpuled
     '#j.data.result == 4'
 expect_eq "the scrape target is healthy" \
     "$(jq_lua 'j.data.activeTargets[1].health' "$(curl -s "$PROM/api/v1/targets")")" up
-
-# --- the alert rules of deploy/prometheus -----------------------------------------
-DEPLOY=$SRC/deploy/prometheus
-if [ -f "$DEPLOY/gpuledger.rules.yml" ]; then
-    if rules_check=$(promtool check rules "$DEPLOY/gpuledger.rules.yml" 2>&1); then
-        pass "promtool check rules"
-    else
-        fail "promtool check rules" "$rules_check"
-    fi
-    if rules_test=$(cd "$DEPLOY" && promtool test rules gpuledger.rules.test.yml 2>&1); then
-        pass "promtool test rules"
-    else
-        fail "promtool test rules" "${rules_test:0:2000}"
-    fi
-    # every metric the rules use is one /metrics has
-    while read -r name; do
-        expect_in "the rules' $name exists" "$(cat "$WORK/metrics.txt")" "# TYPE $name "
-    done < <(grep -o 'gpuledger_[a-z_]*' "$DEPLOY/gpuledger.rules.yml" | sort -u)
-else
-    skip "alert rules" "no deploy/prometheus/gpuledger.rules.yml"
-fi
 
 stop_serve TERM
 expect_eq "serve exits 0" "$SERVE_RC" 0

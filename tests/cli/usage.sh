@@ -88,16 +88,20 @@ run help serve
 expect_in "help serve: --listen and --interval" "$out" "  --interval"
 usage_error "help of a command that does not exist" help nope
 
-# help shows only what this version has: fleet and report are not in it
-# yet, so neither are their flags (they appear with the commands).
+# help shows only what this version has: fleet is not in it yet, so
+# neither are the flags only it reads (they appear with the command);
+# report is, with its flags.
 run fleet --targets a:1
 if [ "$rc" -eq 1 ] && [ -z "$out" ]; then
-    for word in "  fleet " "  report " --targets --consul --nomad-service --since --prometheus-token-env --timeout; do
-        expect_not_in "help: no '$word' while fleet and report are not in this version" "$usage_text" "$word"
+    for word in "  fleet " --targets --consul --nomad-service; do
+        expect_not_in "help: no '$word' while fleet is not in this version" "$usage_text" "$word"
     done
 else
-    skip "help leaves fleet's and report's flags out" "fleet is in this version"
+    skip "help leaves fleet's flags out" "fleet is in this version"
 fi
+for word in "  report " --since --prometheus-token-env --prometheus-ca-cert --timeout; do
+    expect_in "help: report and its flag $word" "$usage_text" "$word"
+done
 
 # --- commands ---------------------------------------------------------------
 run nope

@@ -15,13 +15,14 @@ import argparse
 import json
 import os
 import re
-import signal
 import socketserver
 import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+import fakeserver
 
 MODES = ("ok", "podman", "500", "invalid-json", "huge", "hang-mid-answer", "vanish", "refuse")
 VERSION_PREFIX = re.compile(r"^/v?[0-9.,]+(?=/)")
@@ -297,18 +298,8 @@ class UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
         sys.stderr.write("fake_engine: request failed: %s\n" % (sys.exc_info()[1],))
 
 
-class TcpServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        sys.stderr.write("fake_engine: request failed: %s\n" % (sys.exc_info()[1],))
-
-
-def write_port_file(path, port):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("%d\n" % port)
-    os.replace(tmp, path)
+class TcpServer(fakeserver.Server):
+    name = "fake_engine"
 
 
 def main():
@@ -344,20 +335,13 @@ def main():
     if args.port_file:
         servers.append(TcpServer(("127.0.0.1", 0), Handler))
 
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    for server in servers:
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                         daemon=True).start()
-    if args.port_file:
-        write_port_file(args.port_file, servers[-1].server_address[1])
-    if args.ready_file:
-        write_port_file(args.ready_file, os.getpid())
-    stop.wait(args.max_seconds)
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    def listening():
+        if args.port_file:
+            fakeserver.write_port_file(args.port_file, servers[-1].server_address[1])
+        if args.ready_file:
+            fakeserver.write_port_file(args.ready_file, os.getpid())
+
+    fakeserver.serve_all(servers, args.max_seconds, listening)
     if args.socket:
         try:
             os.unlink(args.socket)
@@ -367,7 +351,4 @@ def main():
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(0)
+    fakeserver.main(main)

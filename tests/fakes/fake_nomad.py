@@ -12,15 +12,13 @@ from a JSON config file. See tests/fakes/README.md for the config format.
 import argparse
 import copy
 import json
-import os
-import signal
 import socket
-import ssl
-import sys
 import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+import fakeserver
 
 TEXT_PLAIN = "text/plain; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -336,21 +334,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, services, pretty, self.blocking_headers(), fault=fault)
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request, client_address):
-        # a failed TLS handshake or a client that went away: one quiet line
-        err = sys.exc_info()[1]
-        sys.stderr.write("fake_nomad: request failed: %s\n" % (err,))
-
-
-def write_port_file(path, port):
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("%d\n" % port)
-    os.replace(tmp, path)
+class Server(fakeserver.Server):
+    name = "fake_nomad"
 
 
 def main():
@@ -361,9 +346,7 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any)")
     parser.add_argument("--log", help="append one JSON line per request (no header values)")
     parser.add_argument("--max-seconds", type=float, default=300, help="exit after this long")
-    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
-    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
-    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+    fakeserver.add_tls_arguments(parser)
     args = parser.parse_args()
 
     with open(args.config, encoding="utf-8") as f:
@@ -372,36 +355,11 @@ def main():
 
     if ":" in args.host:
         Server.address_family = socket.AF_INET6
-    server = Server((args.host, args.port), Handler)
-    if args.tls_cert:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(args.tls_cert, args.tls_key)
-        if args.client_ca:
-            context.verify_mode = ssl.CERT_REQUIRED
-            context.load_verify_locations(args.client_ca)
-        # the handshake happens in the handler thread, so a client that never
-        # completes one cannot block accept()
-        server.socket = context.wrap_socket(server.socket, server_side=True,
-                                            do_handshake_on_connect=False)
-    elif args.client_ca:
+    if args.client_ca and not args.tls_cert:
         parser.error("--client-ca needs --tls-cert")
-
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              daemon=True)
-    thread.start()
-    write_port_file(args.port_file, server.server_address[1])
-    stop.wait(args.max_seconds)
-    server.shutdown()
-    server.server_close()
+    fakeserver.serve_tcp(Server((args.host, args.port), Handler), args)
     return 0
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit(0)
+    fakeserver.main(main)

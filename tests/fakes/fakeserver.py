@@ -1,7 +1,7 @@
-"""What fake_consul.py and fake_node.py share (standard library only): a
-threaded HTTP server on loopback, HTTPS with an optional client CA, the
-port written to a file once it listens, and a life of --max-seconds or
-until SIGTERM."""
+"""What the HTTP fakes share (standard library only): a threaded server on
+loopback whose failed requests are one quiet line, the flags every fake
+takes, HTTPS with an optional client CA, the port written to a file once
+it listens, and a life of --max-seconds or until SIGTERM or SIGINT."""
 
 import os
 import signal
@@ -12,6 +12,7 @@ from http.server import ThreadingHTTPServer
 
 
 class Server(ThreadingHTTPServer):
+    """A threaded HTTP server; name says which fake in its stderr lines."""
     daemon_threads = True
     allow_reuse_address = True
     name = "fake"
@@ -21,39 +22,82 @@ class Server(ThreadingHTTPServer):
         sys.stderr.write("%s: request failed: %s\n" % (self.name, sys.exc_info()[1]))
 
 
+def add_tls_arguments(parser):
+    """The TLS flags of a fake that can speak HTTPS (see use_tls)."""
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
+    parser.add_argument("--tls-key", help="the certificate's key (PEM)")
+    parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+
+
 def add_arguments(parser, tls=True):
-    """The flags every fake takes."""
+    """The flags every fake served by run() takes."""
     parser.add_argument("--port-file", required=True, help="written with the port once listening")
     parser.add_argument("--max-seconds", type=float, default=300, help="exit after this long")
     if tls:
-        parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (PEM)")
-        parser.add_argument("--tls-key", help="the certificate's key (PEM)")
-        parser.add_argument("--client-ca", help="require a client certificate signed by this CA")
+        add_tls_arguments(parser)
+
+
+def write_port_file(path, value):
+    """Writes value to path through a rename, so a reader never sees half."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("%d\n" % value)
+    os.replace(tmp, path)
+
+
+def use_tls(server, cert, key, client_ca=None):
+    """Makes server speak TLS 1.2+ with cert and key, requiring a client
+    certificate signed by client_ca when given. The handshake happens in
+    the handler thread, so a client that never completes one cannot block
+    accept()."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(cert, key)
+    if client_ca:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(client_ca)
+    server.socket = context.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
+
+
+def serve_all(servers, max_seconds, listening):
+    """Serves every server on its own thread, calls listening() once they
+    are, and returns (servers shut down and closed) on SIGTERM, SIGINT or
+    after max_seconds. Requests still hanging on purpose do not delay it."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    for server in servers:
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                         daemon=True).start()
+    listening()
+    stop.wait(max_seconds)
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def serve_tcp(server, args):
+    """Serves one TCP server as its fake's args say (--tls-cert, --tls-key,
+    --client-ca, --port-file, --max-seconds) until serve_all() returns."""
+    if getattr(args, "tls_cert", None):
+        use_tls(server, args.tls_cert, args.tls_key, args.client_ca)
+    serve_all([server], args.max_seconds,
+              lambda: write_port_file(args.port_file, server.server_address[1]))
 
 
 def run(name, handler, args, host="127.0.0.1"):
-    """Serves handler on host (any free port) as args say; returns 0 at the end."""
+    """Serves handler on host (any free port) as args say (add_arguments);
+    returns 0 at the end."""
     server = Server((host, 0), handler)
     server.name = name
-    if getattr(args, "tls_cert", None):
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(args.tls_cert, args.tls_key)
-        if args.client_ca:
-            context.verify_mode = ssl.CERT_REQUIRED
-            context.load_verify_locations(args.client_ca)
-        # the handshake happens in the handler thread, so a client that never
-        # completes one cannot block accept()
-        server.socket = context.wrap_socket(server.socket, server_side=True,
-                                            do_handshake_on_connect=False)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                     daemon=True).start()
-    tmp = args.port_file + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("%d\n" % server.server_address[1])
-    os.replace(tmp, args.port_file)
-    stop.wait(args.max_seconds)
-    server.shutdown()
+    serve_tcp(server, args)
     return 0
+
+
+def main(fake_main):
+    """Runs a fake's main() as the program: its status, 0 on Ctrl-C."""
+    try:
+        sys.exit(fake_main())
+    except KeyboardInterrupt:
+        sys.exit(0)

@@ -1,4 +1,4 @@
--- What the HTTP sources (Docker, Podman, Nomad) share: reading an endpoint
+-- What the HTTP sources (Docker, Podman, Nomad, Prometheus) share: reading an endpoint
 -- ("unix:///run/docker.sock", "http://host:port", "tcp://host:port"), one
 -- GET of a JSON answer through core.http_get, and errors that name the
 -- source, the address, the request and the cause.
@@ -29,11 +29,7 @@ end
 function M.error_text(body)
   local decoded = json.decode(body or "")
   local said = type(decoded) == "table" and type(decoded.message) == "string" and decoded.message or body or ""
-  said = text.printable(text.trim(said):match("^[^\n]*") or "")
-  if #said > 200 then
-    said = said:sub(1, 200) .. "…"
-  end
-  return said
+  return text.one_line(said, 200)
 end
 
 -- The HTTP client names a TLS option it cannot use by its field
@@ -46,29 +42,43 @@ local TLS_FLAGS = {
 -- A cause from core.http_get with TLS option names turned into the flags of
 -- `source` ("--nomad-ca-path /x: …").
 local function with_flag_names(cause, source)
+  local function flag(field)
+    return "--" .. source .. "-" .. TLS_FLAGS[field]
+  end
+  local a, b = cause:match("^(%l+_%l+) and (%l+_%l+) go together")
+  if a and TLS_FLAGS[a] and TLS_FLAGS[b] then
+    return string.format("%s and %s go together", flag(a), flag(b))
+  end
   return (cause:gsub("^(%l[%l_]*)( )", function(field, space)
-    local flag = TLS_FLAGS[field]
-    return flag and ("--" .. source .. "-" .. flag .. space) or nil
-  end):gsub("(%l+_%l+) and (%l+_%l+) go together", function(a, b)
-    if TLS_FLAGS[a] and TLS_FLAGS[b] then
-      return string.format("--%s-%s and --%s-%s go together", source, TLS_FLAGS[a], source, TLS_FLAGS[b])
-    end
+    return TLS_FLAGS[field] and (flag(field) .. space) or nil
   end))
 end
 
--- GETs path from endpoint and decodes the JSON answer. opts are passed to
--- core.http_get (TLS, token). Returns the value, or nil, a message
--- "<source> <address>: GET <path>: <cause>" and the HTTP status (if one came).
-function M.get_json(core, source, endpoint, path, opts)
+-- GETs path from endpoint. opts are passed to core.http_get (TLS, token,
+-- timeout_ms and max_bytes override the defaults here). Returns the status,
+-- body and content type, or nil and a message "<source> <address>: GET
+-- <shown path>: <cause>" (shown_path defaults to path).
+function M.get(core, source, endpoint, path, opts, shown_path)
   local request = { unix_socket = endpoint.unix_socket, timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES }
   for key, value in pairs(opts or {}) do
     request[key] = value
   end
-  local prefix = string.format("%s %s: GET %s", source, endpoint.address, path)
-  local status, body = core.http_get(endpoint.base .. path, request)
+  local status, body, content_type = core.http_get(endpoint.base .. path, request)
   if not status then
-    return nil, string.format("%s: %s", prefix, with_flag_names(body, source))
+    return nil, string.format("%s %s: GET %s: %s", source, endpoint.address, shown_path or path, with_flag_names(body, source))
   end
+  return status, body, content_type
+end
+
+-- GETs path from endpoint and decodes the JSON answer, as M.get. Returns
+-- the value, or nil, a message "<source> <address>: GET <path>: <cause>"
+-- and the HTTP status (if one came).
+function M.get_json(core, source, endpoint, path, opts)
+  local status, body = M.get(core, source, endpoint, path, opts)
+  if not status then
+    return nil, body
+  end
+  local prefix = string.format("%s %s: GET %s", source, endpoint.address, path)
   if status ~= 200 then
     local said = M.error_text(body)
     return nil, string.format("%s: HTTP %d%s", prefix, status, said ~= "" and (" (" .. said .. ")") or ""), status

@@ -6,6 +6,7 @@
 -- for where it lands; class names come from fixed sets only.
 local clock = require "gpuledger.clock"
 local gl = require "gpuledger.gl"
+local grafana = require "gpuledger.grafana"
 local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
 
@@ -115,7 +116,15 @@ end
 
 local ROW_CLASS = { BAD = "gpu alarm BAD", ERROR = "gpu alarm ERROR" }
 
-local function gpu_table(ledger, findings, out)
+-- text, escaped, inside a link to url when there is one.
+local function linked(text_value, url)
+  if not url then
+    return M.escape(text_value)
+  end
+  return string.format('<a href="%s">%s</a>', M.escape(url), M.escape(text_value))
+end
+
+local function gpu_table(ledger, findings, out, grafana_url)
   local entries = ledger.entries or {}
   if #entries == 0 then
     if ledger.sources and ledger.sources.nvidia == "failed" or (ledger.errors and #ledger.errors > 0) then
@@ -138,7 +147,8 @@ local function gpu_table(ledger, findings, out)
         .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
         .. '<td data-label="state">%s</td><td data-label="health">%s</td><td data-label="reserved by">%s</td>'
         .. '<td data-label="tenants">%s</td></tr>',
-      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu", M.escape(table_render.cells.gpu(ledger, gpu)), M.escape(gpu.model),
+      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu",
+      linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gpu.index)), M.escape(gpu.model),
       bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
       gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu), reserved_cell(gpu), tenants_cell(gpu))
   end
@@ -212,7 +222,9 @@ end
 
 -- The node page of a report (judge.lua: the annotated ledger of this
 -- refresh, its findings worst first and their worst level). opts: interval
--- (seconds; the page refreshes at that pace, at least every second) and version.
+-- (seconds; the page refreshes at that pace, at least every second),
+-- version, and grafana_url (the checked --grafana-url: the node and each
+-- GPU link to the dashboard).
 function M.node(report, opts)
   local ledger, findings, worst = report.ledger, report.findings, report.worst
   opts = opts or {}
@@ -222,7 +234,7 @@ function M.node(report, opts)
   local out = page_head(refresh, node)
   for _, line in ipairs {
     "<header>",
-    string.format("<h1>%s %s</h1>", M.escape(node), level_badge(worst)),
+    string.format("<h1>%s %s</h1>", linked(node, grafana.link(opts.grafana_url, node)), level_badge(worst)),
     counts_line(report.counts),
     string.format('<p class="meta">%d GPU(s) · read %s · refresh %d s · <a href="ledger">ledger</a> · '
       .. '<a href="findings">findings</a> · <a href="metrics">metrics</a></p>',
@@ -246,7 +258,7 @@ function M.node(report, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>GPUs</h2>"
-  gpu_table(ledger, findings, out)
+  gpu_table(ledger, findings, out, opts.grafana_url)
   out[#out + 1] = "</section>"
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"
@@ -256,9 +268,10 @@ function M.node(report, opts)
 end
 
 -- One node's row of the fleet page: its name linked to its own page when
--- it was read (with "schema N" when not 1), counts and memory; an
--- unreachable node's row is the badge and its error across the columns.
-local function fleet_row(row)
+-- it was read (with "schema N" when not 1, and a link to the node on the
+-- dashboard with grafana_url), counts and memory; an unreachable node's row
+-- is the badge and its error across the columns.
+local function fleet_row(row, grafana_url)
   if row.error then
     return string.format('<tr><td>%s</td><td colspan="6">%s %s</td></tr>', M.escape(row.node),
       '<span class="level ERROR">unreachable</span>', M.escape(row.error))
@@ -270,6 +283,10 @@ local function fleet_row(row)
   if row.schema ~= 1 then
     name = name .. string.format(' <span class="mark">schema %d</span>', row.schema)
   end
+  local dashboard = grafana.link(grafana_url, row.node)
+  if dashboard then
+    name = name .. string.format(' <a class="dashboard" href="%s">dashboard</a>', M.escape(dashboard))
+  end
   return string.format('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td>'
     .. '<td class="num">%d</td><td class="num">%d</td><td class="num">%d/%d MiB</td></tr>',
     name, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
@@ -277,7 +294,8 @@ end
 
 -- fleet serve's page (SPEC §6.3). summary: gpuledger.fleet's; findings:
 -- the fleet's, worst first; worst: their worst level; opts: counts (of the
--- findings per level), at (RFC 3339), interval (seconds) and version.
+-- findings per level), at (RFC 3339), interval (seconds), version and
+-- grafana_url (the checked --grafana-url: each node links to the dashboard).
 function M.fleet(summary, findings, worst, opts)
   local refresh = math.max(1, math.floor(opts.interval or 30))
   local total = summary.total
@@ -305,7 +323,7 @@ function M.fleet(summary, findings, worst, opts)
     out[#out + 1] = line
   end
   for _, row in ipairs(summary.nodes) do
-    out[#out + 1] = fleet_row(row)
+    out[#out + 1] = fleet_row(row, opts.grafana_url)
   end
   out[#out + 1] = fleet_row { node = "fleet", schema = 1, gpus = total.gpus, held = total.held,
     reservedIdle = total.reservedIdle, unaccounted = total.unaccounted, free = total.free,

@@ -1,0 +1,143 @@
+-- `gpuledger report` (SPEC §4.5, §9): GPU-hours per job (reserved, held,
+-- idle, idle share; most idle first) and per node and GPU state, from the
+-- samples of Prometheus' two queries, as a table or JSON. Pure: the values
+-- come in, the report and its texts go out.
+local json = require "gpuledger.json"
+local table_render = require "gpuledger.render.table"
+
+local M = {}
+
+M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
+
+local function hours(seconds)
+  return seconds / 3600
+end
+
+-- The jobs of the per-job samples ({metric = {namespace, nomad_job, use},
+-- value = seconds}), most idle first, then by namespace/job.
+local function jobs_of(samples)
+  local by_key, list = {}, json.array()
+  for _, sample in ipairs(samples) do
+    local namespace, job = sample.metric.namespace or "", sample.metric.nomad_job or ""
+    local key = namespace .. "/" .. job
+    local entry = by_key[key]
+    if not entry then
+      entry = { namespace = namespace, job = job, heldHours = 0, idleHours = 0 }
+      by_key[key] = entry
+      list[#list + 1] = entry
+    end
+    if sample.metric.use == "held" then
+      entry.heldHours = entry.heldHours + hours(sample.value)
+    elseif sample.metric.use == "idle" then
+      entry.idleHours = entry.idleHours + hours(sample.value)
+    end
+  end
+  for _, entry in ipairs(list) do
+    entry.reservedHours = entry.heldHours + entry.idleHours
+    entry.idleShare = entry.reservedHours > 0 and entry.idleHours / entry.reservedHours or 0
+  end
+  table.sort(list, function(a, b)
+    if a.idleHours ~= b.idleHours then
+      return a.idleHours > b.idleHours
+    end
+    return a.namespace .. "/" .. a.job < b.namespace .. "/" .. b.job
+  end)
+  return list
+end
+
+-- The nodes of the per-node samples ({metric = {node, state}, value =
+-- seconds}): hours per state, every state of SPEC §3.2 present, by node.
+local function nodes_of(samples)
+  local by_node, list = {}, json.array()
+  for _, sample in ipairs(samples) do
+    local name = sample.metric.node or ""
+    local entry = by_node[name]
+    if not entry then
+      entry = { node = name, hours = {} }
+      for _, state in ipairs(M.STATES) do
+        entry.hours[state] = 0
+      end
+      by_node[name] = entry
+      list[#list + 1] = entry
+    end
+    local state = sample.metric.state
+    if state then
+      entry.hours[state] = (entry.hours[state] or 0) + hours(sample.value)
+    end
+  end
+  table.sort(list, function(a, b) return a.node < b.node end)
+  return list
+end
+
+-- The report (SPEC §4.5) of the two answers ({jobs = samples, nodes =
+-- samples}) over the window `since`, made at `at` (RFC 3339).
+function M.build(answers, since, at)
+  return { schema = 1, since = since, at = at, jobs = jobs_of(answers.jobs), nodes = nodes_of(answers.nodes) }
+end
+
+-- Totals over the report's jobs: reserved, held and idle GPU-hours.
+function M.totals(report)
+  local total = { reservedHours = 0, heldHours = 0, idleHours = 0 }
+  for _, entry in ipairs(report.jobs) do
+    for key in pairs(total) do
+      total[key] = total[key] + entry[key]
+    end
+  end
+  return total
+end
+
+local function one_decimal(x)
+  return string.format("%.1f", x)
+end
+
+local function percent(share)
+  return string.format("%.0f%%", share * 100)
+end
+
+-- `report --json`.
+function M.json(report)
+  return json.encode(report) .. "\n"
+end
+
+-- `report`: a header with the totals, the jobs, then the nodes; or, when
+-- Prometheus had no counters over the window, one line saying so and why.
+function M.text(report)
+  if #report.jobs == 0 and #report.nodes == 0 then
+    return string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
+      .. "(increase() needs two scrapes of a counter inside the window: is gpuledger serve scraped, "
+      .. "and for longer than one scrape interval?)\n", report.since)
+  end
+  local total = M.totals(report)
+  local share = total.reservedHours > 0 and total.idleHours / total.reservedHours or 0
+  local out = {
+    string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)\n",
+      report.since, #report.jobs, one_decimal(total.reservedHours), one_decimal(total.idleHours), percent(share)),
+  }
+  if #report.jobs > 0 then
+    local rows = {}
+    for i, entry in ipairs(report.jobs) do
+      rows[i] = {
+        entry.namespace .. "/" .. entry.job, one_decimal(entry.reservedHours), one_decimal(entry.heldHours),
+        one_decimal(entry.idleHours), percent(entry.idleShare),
+      }
+    end
+    out[#out + 1] = table_render.draw({ "job", "reserved GPU-h", "held GPU-h", "idle GPU-h", "idle" }, rows)
+  end
+  if #report.nodes > 0 then
+    local rows = {}
+    for i, entry in ipairs(report.nodes) do
+      rows[i] = { entry.node }
+      for _, state in ipairs(M.STATES) do
+        rows[i][#rows[i] + 1] = one_decimal(entry.hours[state])
+      end
+    end
+    local header = { "node" }
+    for _, state in ipairs(M.STATES) do
+      header[#header + 1] = state
+    end
+    out[#out + 1] = "\nGPU-hours per node and state\n" .. table_render.draw(header, rows)
+  end
+  return table.concat(out)
+end
+
+return M

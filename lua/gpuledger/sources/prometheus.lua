@@ -1,0 +1,81 @@
+-- Prometheus' HTTP API as `report` reads it (SPEC §9, API-SHAPES.md §10):
+-- the --since window, the two instant queries over gpuledger's counters,
+-- the request path, and the answer turned into samples or one clear error.
+-- Pure: the request itself is collect/prometheus.lua's.
+local json = require "gpuledger.json"
+local text = require "gpuledger.text"
+
+local M = {}
+
+M.QUERY_PATH = "/api/v1/query"
+
+local WINDOW_UNITS = { ms = true, s = true, m = true, h = true, d = true, w = true, y = true }
+
+-- Validates a --since window: a whole number above 0 and one unit of
+-- ms, s, m, h, d, w, y (PromQL's own). Returns it, or nil and why.
+function M.window(since)
+  local number, unit = tostring(since):match("^([1-9]%d*)(%a+)$")
+  if not number or not WINDOW_UNITS[unit] then
+    return nil, string.format("--since %q: want a whole number and one unit, e.g. 24h, 7d or 4w (units ms, s, m, h, d, w, y)", since)
+  end
+  return since
+end
+
+-- The two queries of SPEC §9 over window: GPU-seconds per job and use, and
+-- per node and GPU state. Both sum away instance and job, so a Prometheus
+-- that scrapes many nodes, fleet ledgers or a federation answers the same.
+function M.queries(window)
+  return {
+    jobs = string.format("sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[%s]))", window),
+    nodes = string.format("sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[%s]))", window),
+  }
+end
+
+-- The path and query string of an instant query.
+function M.query_path(query)
+  return M.QUERY_PATH .. "?query=" .. text.urlencode(query)
+end
+
+-- What an HTTP status without Prometheus' JSON most likely means.
+local HINTS = {
+  [401] = "the server wants credentials: a proxy in front of Prometheus takes the bearer token from the variable --prometheus-token-env names",
+  [403] = "the server refused the credentials (--prometheus-token-env names the variable with the bearer token)",
+  [404] = "no Prometheus API there: --prometheus is the base URL (with its --web.route-prefix, if any)",
+  [503] = "Prometheus is starting or stopping",
+}
+
+-- Turns an answer to an instant query into its samples: an array of
+-- {metric = {label = value}, value = number}; values that are not finite
+-- numbers ("NaN", "+Inf") are left out. Returns the samples, or nil and why
+-- (without the source prefix): Prometheus' own error, an answer that is not
+-- its JSON (an HTML page, a proxy's text), or a result that is not a vector.
+function M.samples(status, body, content_type)
+  local answer = json.decode(body or "")
+  if type(answer) ~= "table" or type(answer.status) ~= "string" then
+    local what = content_type and (" (" .. text.printable(content_type) .. ")") or ""
+    local why = string.format("HTTP %d: the answer is not Prometheus' JSON%s: %s", status, what, text.one_line(body, 120))
+    if HINTS[status] then
+      why = why .. " — " .. HINTS[status]
+    end
+    return nil, why
+  end
+  if answer.status ~= "success" then
+    local kind = type(answer.errorType) == "string" and (" " .. answer.errorType) or ""
+    local said = type(answer.error) == "string" and answer.error or "no error text"
+    return nil, string.format("HTTP %d%s: %s", status, kind, text.one_line(said, 200))
+  end
+  local data = type(answer.data) == "table" and answer.data or {}
+  if data.resultType ~= "vector" or type(data.result) ~= "table" then
+    return nil, string.format("HTTP %d: want a vector result, got %s", status, tostring(data.resultType))
+  end
+  local samples = {}
+  for _, series in ipairs(data.result) do
+    local value = type(series) == "table" and type(series.value) == "table" and tonumber(series.value[2])
+    if value and value == value and value ~= math.huge and value ~= -math.huge then
+      samples[#samples + 1] = { metric = type(series.metric) == "table" and series.metric or {}, value = value }
+    end
+  end
+  return samples
+end
+
+return M
