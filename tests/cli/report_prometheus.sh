@@ -81,10 +81,19 @@ URL_FLEET=$URL PID_FLEET=$SERVE_PID LOG_FLEET=$SERVE_LOG
 # --- a real Prometheus scraping both, with the deploy rules -----------------------
 start_prometheus "$RULES_FILE" "${URL_A#http://}" "${URL_B#http://}"
 prom_has "both nodes are scraped" 30 'gpuledger_up' '#j.data.result == 2'
+# A second Prometheus federating the first from now on, so that it holds the
+# same history (the counters before and after the state change below) when
+# report asks it.
+PROM_NODES=$PROM
+start_prometheus --federate "" "${PROM_NODES#http://}"
+PROM_FEDERATION=$PROM PROM=$PROM_NODES
 
 # --- state changes over time: gpua's restreamer stops holding GPU 0 ----------------
 prom_has "the job counters grow" 30 'increase(gpuledger_job_gpu_seconds_total{node="gpua",nomad_job="restreamer",use="held"}[5m])' \
     '#j.data.result == 1 and tonumber(j.data.result[1].value[2]) >= 5'
+PROM=$PROM_FEDERATION prom_has "the federation sees the held counter grow too" 30 \
+    'increase(gpuledger_job_gpu_seconds_total{node="gpua",nomad_job="restreamer",use="held"}[5m])' \
+    '#j.data.result == 1 and tonumber(j.data.result[1].value[2]) > 0'
 cp "$WORK/idle.json" "$WORK/gpua.next.json"
 mv "$WORK/gpua.next.json" "$WORK/gpua.json"
 prom_has "gpua's GPU 0 turns reserved-idle" 20 'gpuledger_gpu_state{node="gpua",gpu="0"}' \
@@ -141,13 +150,10 @@ run report --prometheus "$PROM" --since 10m
 expect_in "report (text): the header" "$out" "gpuledger report · the last 10m · 2 job(s), "
 expect_in "report (text): worker first" "$(printf '%s\n' "$out" | sed -n 4p)" "video/worker"
 printf '%s\n' "$out" >"$WORK/report.txt"
-# --- report over federation: a second Prometheus federating the first ---------------
-PROM_NODES=$PROM
-start_prometheus --federate "" "${PROM_NODES#http://}"
-PROM_FEDERATION=$PROM PROM=$PROM_NODES
-PROM=$PROM_FEDERATION prom_has "the federation has the job counters" 30 \
-    'increase(gpuledger_job_gpu_seconds_total{node="gpua",nomad_job="restreamer",use="idle"}[5m])' \
-    '#j.data.result == 1 and tonumber(j.data.result[1].value[2]) > 0 and j.data.result[1].metric.instance ~= nil'
+# --- report over federation: the second Prometheus, federating the first ----------
+PROM=$PROM_FEDERATION prom_has "the federation has restreamer's held and idle counters" 30 \
+    'increase(gpuledger_job_gpu_seconds_total{node="gpua",nomad_job="restreamer"}[10m]) > 0' \
+    '#j.data.result == 2 and j.data.result[1].metric.instance ~= nil'
 run report --prometheus "$PROM_FEDERATION" --since 10m --json
 expect_rc "report over federation: exit 0" 0
 expect_lua "report over federation: the same jobs, worker first, nodes gpua and gpub, hours that add up" "$out" '
