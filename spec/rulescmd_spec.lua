@@ -72,19 +72,34 @@ describe("gpuledger.rulescmd", function()
     end)
   end)
 
+  -- rulescmd.run_check with `files` ({name = text}) as the site rules
+  -- directory (none: the embedded set).
+  local function run_check(files, inputs)
+    local dir = ""
+    if files then
+      dir = H.tempdir()
+      for name, text in pairs(files) do
+        H.write(dir .. "/" .. name, text)
+      end
+    end
+    local set, results, errors = rulescmd.run_check(H.core, dir, {}, inputs)
+    if files then
+      H.remove(dir)
+    end
+    return set, results, errors
+  end
+
   describe("run_check", function()
     it("runs the set on every input; rule-errors come out once each, in order", function()
-      local set = H.site_rules {
-        ["broken.lua"] = "return { code = ",
-        ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }',
-      }
-      local policy = H.policy(nil, set)
       local inputs = {
         { name = "demo", snapshot = snapshot.demo(H.core) },
         { name = "/tmp/x.json", snapshot = H.snapshot {} },
         { name = "/tmp/missing.json", error = "/tmp/missing.json: No such file or directory" },
       }
-      local results, errors = rulescmd.run_check(H.core, set, policy, inputs)
+      local _, results, errors = run_check({
+        ["broken.lua"] = "return { code = ",
+        ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }',
+      }, inputs)
       assert.equal(3, #results)
       assert.equal("gpu-demo-01", results[1].node)
       assert.equal(4, results[1].gpus)
@@ -97,9 +112,7 @@ describe("gpuledger.rulescmd", function()
     end)
 
     it("a clean set on the demo node has no errors and every default finding", function()
-      local set = H.rule_set()
-      local results, errors = rulescmd.run_check(H.core, set, H.policy(nil, set),
-        { { name = "demo", snapshot = snapshot.demo(H.core) } })
+      local _, results, errors = run_check(nil, { { name = "demo", snapshot = snapshot.demo(H.core) } })
       assert.same({}, errors)
       assert.equal(19, #results[1].findings)
     end)
@@ -107,14 +120,11 @@ describe("gpuledger.rulescmd", function()
 
   describe("check_report", function()
     it("names each input, lists its findings and every error, and ends FAIL", function()
-      local set = H.site_rules { ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }' }
-      local policy = H.policy(nil, set)
-      local rows = rulescmd.rows(set, policy)
-      local results, errors = rulescmd.run_check(H.core, set, policy, {
+      local set, results, errors = run_check({ ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }' }, {
         { name = "demo", snapshot = snapshot.demo(H.core) },
         { name = "/x.json", error = "/x.json: gone" },
       })
-      local report = rulescmd.check_report("/site", rows, results, errors)
+      local report = rulescmd.check_report("/site", rulescmd.rows(set), results, errors)
       assert.matches(string.format("gpuledger rules --check /site: %d rules, 1 from the site directory", #H.DEFAULT_CODES + 1), report, 1, true)
       assert.matches("== the embedded demo node (node gpu-demo-01, 4 GPU(s))", report, 1, true)
       assert.matches("== /x.json: cannot be read: /x.json: gone", report, 1, true)
@@ -124,10 +134,8 @@ describe("gpuledger.rulescmd", function()
     end)
 
     it("ends ok when nothing failed", function()
-      local set = H.rule_set()
-      local policy = H.policy(nil, set)
-      local results, errors = rulescmd.run_check(H.core, set, policy, { { name = "demo", snapshot = snapshot.demo(H.core) } })
-      local report = rulescmd.check_report("/none", rulescmd.rows(set, policy), results, errors)
+      local set, results, errors = run_check(nil, { { name = "demo", snapshot = snapshot.demo(H.core) } })
+      local report = rulescmd.check_report("/none", rulescmd.rows(set), results, errors)
       local last = "ok: no rule errors over 1 input(s)\n"
       assert.equal(last, report:sub(-#last))
     end)

@@ -70,13 +70,18 @@ local function judged(config, with_rules)
   if config.serve.history and (config.input.demo or config.input.replay) then
     snap.at = require("gpuledger.clock").format_time(core.now())
   end
-  local judge = require "gpuledger.judge"
-  local set, policy
-  if with_rules then
-    set = require("gpuledger.ruleset").load(core, config.site.rules)
-    policy = judge.policy(set, config.policy)
+  local sources = with_rules and require("gpuledger.ruleset").read(core, config.site.rules) or nil
+  return require("gpuledger.isolated").judge(core, snap, sources, config.policy, read_history(config))
+end
+
+-- Renders with render() (isolated.render: in a child when there is a scripts
+-- directory) and prints the result; returns nil, or why it could not render.
+local function print_rendered(config, render)
+  local out, why = require("gpuledger.isolated").render(core, config.site.scripts, render)
+  if not out then
+    return "rendering: " .. why
   end
-  return judge.judge(core, snap, set, policy, read_history(config))
+  say(io.stdout, out)
 end
 
 local commands = {}
@@ -87,11 +92,17 @@ function commands.ls(config)
     return failure(why)
   end
   local ledger = report.ledger
-  if config.json then
-    say(io.stdout, require("gpuledger.render.json").ledger(ledger))
+  local bad_render = print_rendered(config, function()
+    if config.json then
+      return require("gpuledger.render.json").ledger(ledger)
+    end
+    return require("gpuledger.render.table").ls(ledger, config.output)
+  end)
+  if bad_render then
+    return failure(bad_render)
+  elseif config.json then
     return 0
   end
-  say(io.stdout, require("gpuledger.render.table").ls(ledger, config.output))
   for _, err in ipairs(ledger.errors or {}) do
     say(io.stderr, "gpuledger: " .. require("gpuledger.text").printable(err) .. "\n")
   end
@@ -103,10 +114,14 @@ function commands.check(config)
   if not report then
     return failure(why)
   end
-  if config.json then
-    say(io.stdout, require("gpuledger.render.json").findings(report))
-  else
-    say(io.stdout, require("gpuledger.render.table").check(report, config.output))
+  local bad_render = print_rendered(config, function()
+    if config.json then
+      return require("gpuledger.render.json").findings(report)
+    end
+    return require("gpuledger.render.table").check(report, config.output)
+  end)
+  if bad_render then
+    return failure(bad_render)
   end
   return require("gpuledger.findings").exit_status(report.worst, config.exit_on)
 end
@@ -172,8 +187,8 @@ function commands.help(config)
 end
 
 -- Runs the command line args (argv without the program name); returns the
--- exit status. The host's entry point: it sets up the sandbox and, once the
--- command line names the scripts directory, the searcher of site scripts.
+-- exit status. The host's entry point: it sets up the sandbox; site scripts
+-- run only in the children of isolated.lua, never here.
 function M.main(args)
   sandbox.setup()
   local opts, problem = options.parse(args, core.getenv)
@@ -192,7 +207,6 @@ function M.main(args)
   if why then
     return usage_error(why)
   end
-  sandbox.install_searcher(core, config.site.scripts) -- site scripts run sandboxed (docs/rules.md)
   if config.node == "" then
     config.node = core.hostname() or ""
   end

@@ -21,11 +21,12 @@ local RULE_ERROR_ORDER = 0
 -- GPU, everything else.
 local HEALTH_ON_TAKEN, HEALTH_ON_FREE, OTHER_RANK = 0, 1, 2
 
--- A rule-error finding; seq keeps rule-errors in the order they happened.
-local function rule_error(ledger, message, seq)
+-- A rule-error finding about ledger (M.ordered numbers them in the order
+-- they came).
+function M.rule_error(ledger, message)
   return {
     level = "ERROR", code = "rule-error", node = ledger.node, message = message,
-    sort = { OTHER_RANK, 0, RULE_ERROR_ORDER, 0, seq or 0 },
+    sort = { OTHER_RANK, 0, RULE_ERROR_ORDER, 0, 0 },
   }
 end
 
@@ -78,7 +79,7 @@ local function run_rule(core, rule, ledger, view, policy, positions)
       finding.gpu = gl.label(gpu)
       finding.index, finding.uuid = gpu.index, gpu.uuid
       if rule.health then
-        finding.entry = gpu
+        finding.health_gpu = gpu_position -- a position, not the entry: findings may come through JSON (isolated.lua)
         rank = gpu.state == "free" and HEALTH_ON_FREE or HEALTH_ON_TAKEN
       end
     end
@@ -119,7 +120,7 @@ local function give_health_verdicts(ledger, sorted)
     end
   end
   for _, finding in ipairs(sorted) do
-    local gpu = finding.entry
+    local gpu = finding.health_gpu and ledger.entries[finding.health_gpu]
     if gpu then
       local verdict = gpu.healthVerdict or { level = "OK", codes = {} }
       if LEVELS[finding.level] > LEVELS[verdict.level] then
@@ -133,12 +134,14 @@ local function give_health_verdicts(ledger, sorted)
   end
 end
 
--- Evaluates the rule set on the ledger with core (core.call_limited).
--- Returns the findings, each {level, code, node, message} and, when about a
--- GPU, gpu (its label), index and uuid, and about a tenant or reservation
--- (add_subject) namespace, job, task, alloc, container and pids where
--- known; worst first.
-function M.evaluate(core, set, ledger, policy)
+-- Runs every rule of set on the ledger with core (core.call_limited).
+-- Returns the findings in the order they came, each {level, code, node,
+-- message, sort, health_gpu?} and, when about a GPU, gpu (its label), index
+-- and uuid, and about a tenant or reservation (add_subject) namespace, job,
+-- task, alloc, container and pids where known: first a rule-error per error
+-- of the set, then each rule's findings or its rule-error. M.ordered puts
+-- them in order.
+function M.run(core, set, ledger, policy)
   local positions = {}
   for i, gpu in ipairs(ledger.entries) do
     positions[gpu] = i
@@ -149,7 +152,7 @@ function M.evaluate(core, set, ledger, policy)
   local view = sandbox.readonly(ledger)
   local all = {}
   for _, err in ipairs(set.errors) do
-    all[#all + 1] = rule_error(ledger, errors.text(err), #all + 1)
+    all[#all + 1] = M.rule_error(ledger, errors.text(err))
   end
   for _, rule in ipairs(set.rules) do
     if not rule.evaluate then
@@ -157,23 +160,43 @@ function M.evaluate(core, set, ledger, policy)
     end
     local found, err, level_error = run_rule(core, rule, ledger, view, policy, positions)
     if level_error then -- its findings come out ERROR; say why
-      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error), #all + 1)
+      all[#all + 1] = M.rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error))
     end
     if found then
       for _, finding in ipairs(found) do
         all[#all + 1] = finding
       end
     else
-      all[#all + 1] = rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, errors.text(err)), #all + 1)
+      all[#all + 1] = M.rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, errors.text(err)))
     end
     ::next_rule::
+  end
+  return all
+end
+
+-- The findings of M.run on ledger (from one or more runs, concatenated)
+-- worst first, rule-errors in the order they came, each GPU given its
+-- healthVerdict; takes their sort keys off.
+function M.ordered(all, ledger)
+  local seq = 0
+  for _, finding in ipairs(all) do
+    if finding.code == "rule-error" then
+      seq = seq + 1
+      finding.sort[5] = seq
+    end
   end
   table.sort(all, compare)
   give_health_verdicts(ledger, all)
   for _, finding in ipairs(all) do
-    finding.sort, finding.entry = nil, nil
+    finding.sort, finding.health_gpu = nil, nil
   end
   return all
+end
+
+-- Evaluates the rule set on the ledger with core (core.call_limited).
+-- Returns the findings of M.run, worst first, without their sort keys.
+function M.evaluate(core, set, ledger, policy)
+  return M.ordered(M.run(core, set, ledger, policy), ledger)
 end
 
 -- Evaluates the rules of the set that see the whole fleet (evaluate_fleet)

@@ -3,7 +3,8 @@
 -- node and on each --replay snapshot and fails on any rule-error (what a
 -- site runs in CI before deploying); and `rules --prometheus`, a Prometheus
 -- rule group with one alert per finding code.
-local error_text = require("gpuledger.errors").text
+local findings = require "gpuledger.findings"
+local isolated = require "gpuledger.isolated"
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
@@ -22,7 +23,8 @@ local function say(stream, s)
 end
 
 -- The rules of set as rows {code, level, doc, origin, file, for?} under
--- policy, in the order of ruleset.codes, and the errors of level functions.
+-- policy, in the order of ruleset.codes, and the errors of level functions
+-- (a rule of isolated.judge_rules has its level and level_error already).
 function M.rows(set, policy)
   local by_code = {}
   for _, rule in ipairs(set.rules) do
@@ -32,6 +34,7 @@ function M.rows(set, policy)
   for _, entry in ipairs(ruleset.codes(set, policy)) do
     local rule = by_code[entry.code]
     local level, why = ruleset.level_of(rule, policy)
+    why = why or rule.level_error
     if why then
       errors[#errors + 1] = string.format("rule %s (%s): %s", rule.code, rule.origin, why)
     end
@@ -44,13 +47,11 @@ function M.rows(set, policy)
   return rows, errors
 end
 
--- The set's load errors as people read them.
-local function set_errors(set)
-  local texts = {}
-  for i, err in ipairs(set.errors) do
-    texts[i] = error_text(err)
-  end
-  return texts
+-- The effective rule set of rules_dir, every file run in a child
+-- (isolated.judge_rules) on each of ledgers under the policy choices
+-- given. Returns the set and the findings of each ledger.
+local function judged_set(core, rules_dir, given, ledgers)
+  return isolated.judge_rules(core, ruleset.read(core, rules_dir), given, ledgers or {})
 end
 
 -- Appends the items of each list to out; returns out.
@@ -74,9 +75,9 @@ end
 
 -- `gpuledger rules [--json]`: the effective set. Exit 1 when a rule failed.
 function M.list(core, config)
-  local set = ruleset.load(core, config.site.rules)
-  local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
-  local errors = append(json.array(), set_errors(set), level_errors)
+  local set = judged_set(core, config.site.rules, config.policy)
+  local rows, level_errors = M.rows(set)
+  local errors = append(json.array(), set.errors, level_errors)
   if config.json then
     say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
   else
@@ -100,29 +101,42 @@ local function check_inputs(core, config)
   return inputs
 end
 
--- Runs set on every input under policy. Returns the results
--- [{input, node, gpus, findings, worst, counts} or {input, error}] and the
--- rule-error messages, each once, in the order first seen.
-function M.run_check(core, set, policy, inputs)
-  local results, errors, seen = json.array(), json.array(), {}
+-- Runs the rules of dir on every input under the policy choices given.
+-- Returns the set, the results [{input, node, gpus, findings, worst,
+-- counts} or {input, error}] and the rule-error messages, each once, in the
+-- order first seen.
+function M.run_check(core, dir, given, inputs)
+  local ledgers, read = {}, {}
   for _, input in ipairs(inputs) do
     if input.snapshot then
-      local report = judge.judge(core, input.snapshot, set, policy)
-      for _, finding in ipairs(report.findings) do
+      ledgers[#ledgers + 1] = judge.judge(core, input.snapshot).ledger
+      read[#read + 1] = input
+    end
+  end
+  local set, found = judged_set(core, dir, given, ledgers)
+  local by_input = {}
+  for i, input in ipairs(read) do
+    by_input[input] = { ledger = ledgers[i], findings = found[i] }
+  end
+  local results, errors, seen = json.array(), json.array(), {}
+  for _, input in ipairs(inputs) do
+    local judged = by_input[input]
+    if judged then
+      for _, finding in ipairs(judged.findings) do
         if finding.code == "rule-error" and not seen[finding.message] then
           seen[finding.message] = true
           errors[#errors + 1] = finding.message
         end
       end
       results[#results + 1] = {
-        input = input.name, node = report.ledger.node, gpus = #report.ledger.entries,
-        findings = report.findings, worst = report.worst, counts = report.counts,
+        input = input.name, node = judged.ledger.node, gpus = #judged.ledger.entries,
+        findings = judged.findings, worst = findings.worst(judged.findings), counts = findings.counts(judged.findings),
       }
     else
       results[#results + 1] = { input = input.name, error = input.error }
     end
   end
-  return results, errors
+  return set, results, errors
 end
 
 -- The text report of --check.
@@ -170,15 +184,13 @@ function M.check(core, config)
     say(io.stderr, string.format("gpuledger: rules --check %s: no such directory\n", dir))
     return 2
   end
-  local set = ruleset.load(core, dir)
-  local policy = judge.policy(set, config.policy)
-  local rows, level_errors = M.rows(set, policy)
-  local results, errors = M.run_check(core, set, policy, check_inputs(core, config))
+  local set, results, errors = M.run_check(core, dir, config.policy, check_inputs(core, config))
+  local rows, level_errors = M.rows(set)
   local seen = {}
   for _, err in ipairs(errors) do
     seen[err] = true
   end
-  for _, err in ipairs(append({}, set_errors(set), level_errors)) do
+  for _, err in ipairs(append({}, set.errors, level_errors)) do
     if not seen[err] then
       seen[err] = true
       errors[#errors + 1] = err
@@ -293,10 +305,10 @@ end
 -- the errors on stderr) when a rule failed to load.
 function M.print_prometheus(core, config)
   local rules_dir = config.site.rules
-  local set = ruleset.load(core, rules_dir)
-  local rows, level_errors = M.rows(set, judge.policy(set, config.policy))
+  local set = judged_set(core, rules_dir, config.policy)
+  local rows, level_errors = M.rows(set)
   say(io.stdout, M.prometheus(rows, { version = core.version or "dev", rules = rules_dir ~= "" and rules_dir or "(none)" }))
-  local errors = append({}, set_errors(set), level_errors)
+  local errors = append({}, set.errors, level_errors)
   for _, err in ipairs(errors) do
     say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
   end

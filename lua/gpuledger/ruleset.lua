@@ -145,20 +145,23 @@ end
 -- Budget keys of the thresholds: positive integers, or a site could lift them.
 local BUDGET_KEYS = { "rule_instructions", "rule_memory_bytes" }
 
+-- The data files of the rules directory (not rules): M.read reads them.
+M.DATA_FILES = { "thresholds", "xid_catalogue" }
+
 -- Loads the data file rules/<stem>.lua: the embedded default, and the
--- site's copy in rules_dir when there is one. Returns the default, then the
--- site's table (nil when there is none, or it is broken), its path, and why
--- it is broken (errors.lua; `what` names what the table should hold).
-local function load_data_file(core, rules_dir, stem, what)
+-- site's copy (site_file: {path, text} or {path, error} from M.read, or
+-- nil for none). Returns the default, then the site's table (nil when there
+-- is none, or it is broken), its path, and why it is broken (errors.lua;
+-- `what` names what the table should hold).
+local function load_data_file(core, site_file, stem, what)
   local text, chunkname = core.embedded_text("rules/" .. stem .. ".lua")
   local default = assert(run_file(core, text, chunkname, sandbox.environment(), "embedded"))
-  local site_path = rules_dir ~= "" and string.format("%s/%s.lua", rules_dir, stem)
-  if not (site_path and core.stat(site_path) == "file") then
+  if not site_file then
     return default
   end
-  local site_text, read_error = core.read_file(site_path, 1024 * 1024)
+  local site_path, site_text = site_file.path, site_file.text
   if not site_text then
-    return default, nil, site_path, errors.new(nil, nil, read_error)
+    return default, nil, site_path, errors.new(nil, nil, site_file.error)
   end
   local site, why = run_file(core, site_text, "@" .. site_path, sandbox.environment(), "site")
   if type(site) ~= "table" then
@@ -169,8 +172,8 @@ end
 
 -- Loads the thresholds: the embedded defaults, then the site's file over
 -- them. Returns thresholds and a list of errors.
-local function load_thresholds(core, rules_dir)
-  local thresholds, site, site_path, broken = load_data_file(core, rules_dir, "thresholds", "thresholds")
+local function load_thresholds(core, site_file)
+  local thresholds, site, site_path, broken = load_data_file(core, site_file, "thresholds", "thresholds")
   local problems = { broken }
   if site then
     local default_budget = {}
@@ -208,8 +211,8 @@ end
 -- xid_catalogue.lua over it (the fields the site sets replace those of the
 -- code; a new code is added). Returns the catalogue and a list of errors
 -- (a broken site file, or entry, leaves the defaults in place).
-local function load_xid_catalogue(core, rules_dir)
-  local catalogue, site, site_path, broken = load_data_file(core, rules_dir, "xid_catalogue", "Xid codes")
+local function load_xid_catalogue(core, site_file)
+  local catalogue, site, site_path, broken = load_data_file(core, site_file, "xid_catalogue", "Xid codes")
   if not site then
     return catalogue, { broken }
   end
@@ -232,52 +235,109 @@ local function load_xid_catalogue(core, rules_dir)
   return catalogue, problems
 end
 
--- Loads the effective rule set with core (embedded_text, embedded_files, read_file, …)
--- from rules_dir ("" for none). Returns {rules = {…}, thresholds = {…},
--- xid_catalogue = {[code] = {class, meaning, action, nonfatal?}},
--- errors = {{file, line, message} (errors.lua), …}}; each rule is the file's table plus
--- file (the stem) and origin (a site path or "embedded").
-function M.load(core, rules_dir)
-  rules_dir = rules_dir or ""
-  local set = { rules = {}, errors = {} }
-  local thresholds, threshold_errors = load_thresholds(core, rules_dir)
-  set.thresholds = thresholds
-  for _, err in ipairs(threshold_errors) do
-    set.errors[#set.errors + 1] = err
-  end
-  local catalogue, catalogue_errors = load_xid_catalogue(core, rules_dir)
-  set.xid_catalogue = catalogue
-  for _, err in ipairs(catalogue_errors) do
-    set.errors[#set.errors + 1] = err
-  end
-  local stems, name_errors = rule_stems(core, rules_dir)
-  for _, err in ipairs(name_errors) do
-    set.errors[#set.errors + 1] = err
-  end
+-- The embedded thresholds and Xid catalogue alone (the program's): the
+-- data M.compile takes.
+function M.embedded_data(core)
+  return { thresholds = (load_thresholds(core, nil)), xid_catalogue = (load_xid_catalogue(core, nil)) }
+end
 
-  local by_code = {}
-  for _, stem in ipairs(stems) do
+-- Reads the texts of the effective rule set with core (embedded_text,
+-- embedded_files, read_file, search_script …) from rules_dir ("" for none),
+-- running none of them. Returns the sources M.compile takes: {dir, stems
+-- (sorted), files = {[stem] = {text, chunkname, found_in} or {error}},
+-- data = {[thresholds|xid_catalogue] = {path, text} or {path, error}},
+-- problems (errors of badly named files)}.
+function M.read(core, rules_dir)
+  rules_dir = rules_dir or ""
+  local sources = { dir = rules_dir, files = {}, data = {} }
+  sources.stems, sources.problems = rule_stems(core, rules_dir)
+  for _, stem in ipairs(M.DATA_FILES) do
+    local site_path = rules_dir ~= "" and string.format("%s/%s.lua", rules_dir, stem)
+    if site_path and core.stat(site_path) == "file" then
+      local text, why = core.read_file(site_path, 1024 * 1024)
+      sources.data[stem] = { path = site_path, text = text, error = why }
+    end
+  end
+  for _, stem in ipairs(sources.stems) do
     -- the site's copy in rules_dir, else the embedded default; nil and why
     -- when the site's copy cannot be read
     local text, chunkname, found_in = core.search_script(stem, rules_dir, "rules/")
-    if not text then
-      set.errors[#set.errors + 1] = errors.new(nil, nil, chunkname) -- the read's cause, naming the file
+    sources.files[stem] = text and { text = text, chunkname = chunkname, found_in = found_in }
+      or { error = chunkname } -- the read's cause, naming the file
+  end
+  return sources
+end
+
+-- Where a rule file of sources comes from, for people: the site path, or
+-- "embedded rules/<stem>.lua".
+function M.file_name(sources, stem)
+  local file = sources.files[stem]
+  if file and file.found_in == "site" then
+    return file.chunkname:sub(2)
+  end
+  return string.format("embedded rules/%s.lua", stem)
+end
+
+-- A rule as the set keeps it: a copy of the fields the file's table had
+-- when it was checked, so that nothing the rule does to its own table later
+-- (a new level, a metatable) changes it.
+local function frozen(rule, stem, where)
+  return {
+    code = rule.code, level = rule.level, evaluate = rule.evaluate, evaluate_fleet = rule.evaluate_fleet,
+    health = rule.health, order = rule.order, doc = rule.doc, ["for"] = rule["for"], file = stem, origin = where,
+  }
+end
+
+-- Compiles the rule set from sources (M.read), running each file in its
+-- sandbox under the load budget. only: nil for every file, or the list of
+-- stems to load; with a list, the set's errors are only those files' (not
+-- the data files' nor the names'). data: nil to load the thresholds and
+-- the Xid catalogue from sources, or {thresholds, xid_catalogue} to take as
+-- they are. Returns {rules = {…}, thresholds = {…}, xid_catalogue = {…},
+-- errors = {{file, line, message} (errors.lua), …}}; each rule is a frozen
+-- copy of the file's table plus file (the stem) and origin (a site path or
+-- "embedded").
+function M.compile(core, sources, only, data)
+  local set = { rules = {}, errors = {} }
+  local data_errors = {}
+  if data then
+    set.thresholds, set.xid_catalogue = data.thresholds, data.xid_catalogue
+  else
+    local threshold_errors, catalogue_errors
+    set.thresholds, threshold_errors = load_thresholds(core, sources.data.thresholds)
+    set.xid_catalogue, catalogue_errors = load_xid_catalogue(core, sources.data.xid_catalogue)
+    table.move(threshold_errors, 1, #threshold_errors, 1, data_errors)
+    table.move(catalogue_errors, 1, #catalogue_errors, #data_errors + 1, data_errors)
+  end
+  if not only then
+    for _, err in ipairs(data_errors) do
+      set.errors[#set.errors + 1] = err
+    end
+    for _, err in ipairs(sources.problems) do
+      set.errors[#set.errors + 1] = err
+    end
+  end
+
+  local by_code = {}
+  for _, stem in ipairs(only or sources.stems) do
+    local file = sources.files[stem]
+    if file.error then
+      set.errors[#set.errors + 1] = errors.new(nil, nil, file.error)
     else
       local env = sandbox.environment { gl = sandbox.readonly(gl) }
-      local rule, why = run_file(core, text, chunkname, env, found_in)
-      local where = found_in == "site" and chunkname:sub(2) or "embedded" -- the site path, for people
+      local rule, why = run_file(core, file.text, file.chunkname, env, file.found_in)
+      local where = file.found_in == "site" and file.chunkname:sub(2) or "embedded" -- the site path, for people
       if rule == nil then
         set.errors[#set.errors + 1] = why
       elseif rule ~= false then
         local problem = check_rule(rule)
         if problem then
-          set.errors[#set.errors + 1] = errors.new(chunkname:sub(2), nil, problem)
+          set.errors[#set.errors + 1] = errors.new(file.chunkname:sub(2), nil, problem)
         elseif by_code[rule.code] then
           set.errors[#set.errors + 1] = errors.new(where, nil,
             string.format("code %s is already defined by %s", rule.code, by_code[rule.code].origin))
         else
-          rule.file = stem
-          rule.origin = where
+          rule = frozen(rule, stem, where)
           if type(rule.level) == "function" then
             rule.level = limited_level(core, rule.level)
           end
@@ -288,6 +348,13 @@ function M.load(core, rules_dir)
     end
   end
   return set
+end
+
+-- Loads the effective rule set from rules_dir ("" for none) in this
+-- process: M.compile of M.read (the specs' way; the program runs site files
+-- in children, isolated.lua).
+function M.load(core, rules_dir)
+  return M.compile(core, M.read(core, rules_dir))
 end
 
 -- The level a rule gives its findings under policy; when its level

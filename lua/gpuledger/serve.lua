@@ -8,13 +8,9 @@
 -- it, and the history is saved once more. A source that starts failing,
 -- and one read again, is one line on stderr.
 local clock = require "gpuledger.clock"
-local errors = require "gpuledger.errors"
-local error_text = errors.text
 local history = require "gpuledger.history"
 local html = require "gpuledger.render.html"
-local metrics = require "gpuledger.render.metrics"
-local render_json = require "gpuledger.render.json"
-local judge = require "gpuledger.judge"
+local isolated = require "gpuledger.isolated"
 local ruleset = require "gpuledger.ruleset"
 local snapshot = require "gpuledger.snapshot"
 local text = require "gpuledger.text"
@@ -67,24 +63,14 @@ local function healthz(report)
   return { status = status, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
 end
 
--- The rule set to judge with after a refused reload: the last good set,
--- with the refused set's errors added, so that they show as rule-error
--- findings, in gpuledger_rule_errors, /healthz and the page until a
--- reload succeeds.
-local function with_refused(set, refused)
-  local judged = {}
-  for key, value in pairs(set) do
-    judged[key] = value
+-- The errors of a refused reload as the rule-error findings show them
+-- until a reload succeeds (with gpuledger_rule_errors, /healthz and the page).
+local function refused_errors(refused)
+  local texts = {}
+  for i, err in ipairs(refused) do
+    texts[i] = "SIGHUP reload refused, the last good rule set stays in use: " .. err
   end
-  judged.errors = {}
-  for _, err in ipairs(set.errors) do
-    judged.errors[#judged.errors + 1] = err
-  end
-  for _, err in ipairs(refused) do
-    judged.errors[#judged.errors + 1] = errors.new(nil, nil,
-      "SIGHUP reload refused, the last good rule set stays in use: " .. error_text(err))
-  end
-  return judged
+  return texts
 end
 
 -- Watches the sources refresh after refresh: says on stderr, once, when a
@@ -129,8 +115,12 @@ end
 
 -- Every response of one refresh, from its report (judge.lua) and the
 -- history h. page: {interval, version, grafana_url} of the node page; refresh:
--- {at, seconds} of this refresh, for /metrics (nil: none).
+-- {at, seconds} of this refresh, for /metrics (nil: none). The renderers
+-- are required here, where they run (isolated.render: perhaps the site's).
 function M.responses(core, report, h, page, refresh)
+  local page_html = require "gpuledger.render.html"
+  local metrics = require "gpuledger.render.metrics"
+  local render_json = require "gpuledger.render.json"
   return {
     ["/metrics"] = {
       status = 200, content_type = metrics.CONTENT_TYPE,
@@ -139,7 +129,7 @@ function M.responses(core, report, h, page, refresh)
     ["/ledger"] = { status = 200, content_type = JSON, body = render_json.ledger(report.ledger) },
     ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
     ["/healthz"] = healthz(report),
-    ["/"] = { status = 200, content_type = html.CONTENT_TYPE, body = html.node(report, page) },
+    ["/"] = { status = 200, content_type = page_html.CONTENT_TYPE, body = page_html.node(report, page) },
     ["/style.css"] = M.stylesheet(core),
   }
 end
@@ -147,6 +137,28 @@ end
 -- The stylesheet response (the same for serve and fleet serve).
 function M.stylesheet(core)
   return { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) }
+end
+
+-- The message handler of a refresh without GPULEDGER_DEBUG: the message
+-- alone, no traceback.
+local function message_only(message)
+  return message
+end
+
+-- The last good responses (made at `made`, core.now()) again after a
+-- refresh failed with message: /healthz says they are stale, and answers
+-- 503 once they are older than max_gap seconds.
+local function stale_responses(core, last, made, max_gap, message)
+  local responses = {}
+  for path, response in pairs(last) do
+    responses[path] = response
+  end
+  local age = core.now() - made
+  local note = string.format("stale: the last good report is %s old (from %s); the last refresh failed: %s\n",
+    clock.format_duration(math.floor(age)), clock.format_time(made), text.printable(message))
+  local healthz_status = age > max_gap and 503 or last["/healthz"].status
+  responses["/healthz"] = { status = healthz_status, content_type = PLAIN, body = note .. last["/healthz"].body }
+  return responses
 end
 
 -- What every path answers when a refresh itself failed (a bug, or a site
@@ -199,9 +211,10 @@ function M.run(core, config, get_snapshot)
   local interval, rules_dir = config.serve.interval, config.site.rules
   local max_gap = 3 * interval
   local path = config.serve.history
-  local set = ruleset.load(core, rules_dir)
+  local sources = ruleset.read(core, rules_dir)
+  local set = isolated.judge_rules(core, sources, config.policy, {})
   for _, err in ipairs(set.errors) do
-    warn("rule-error: " .. error_text(err))
+    warn("rule-error: " .. err)
   end
   local h = history.new()
   if path then
@@ -226,6 +239,9 @@ function M.run(core, config, get_snapshot)
     end
   end
 
+  local debugging = core.getenv("GPULEDGER_DEBUG")
+  local last_good, last_good_made
+
   local function refresh()
     local ok, responses = xpcall(function()
       local now = core.now()
@@ -237,33 +253,41 @@ function M.run(core, config, get_snapshot)
       elseif config.input.demo or config.input.replay then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local judged_set = refused and with_refused(set, refused) or set
-      local report = judge.judge(core, snap, judged_set, judge.policy(set, config.policy),
-        { record = h, max_gap = max_gap, observe = true })
+      local report = isolated.judge(core, snap, sources, config.policy,
+        { record = h, max_gap = max_gap, observe = true }, refused and refused_errors(refused))
       last_node = report.ledger.node
       save()
-      return M.responses(core, report, h,
-        { interval = interval, version = core.version, grafana_url = config.serve.grafana_url },
-        { at = now, seconds = core.now() - now })
-    end, debug.traceback)
+      local page = { interval = interval, version = core.version, grafana_url = config.serve.grafana_url }
+      local timing = { at = now, seconds = core.now() - now }
+      return assert(isolated.render(core, config.site.scripts, function()
+        return M.responses(core, report, h, page, timing)
+      end))
+    end, debugging and debug.traceback or message_only)
     if not ok then
-      return M.failed_responses(core, "refresh", tostring(responses), { "/", "/metrics", "/ledger", "/findings" })
+      local message = type(responses) == "string" and responses or "(error object is not a string)"
+      if last_good then
+        warn("refresh: " .. message)
+        return stale_responses(core, last_good, last_good_made, max_gap, message:match("^[^\n]*"))
+      end
+      return M.failed_responses(core, "refresh", message, { "/", "/metrics", "/ledger", "/findings" })
     end
+    last_good, last_good_made = responses, core.now()
     return responses
   end
 
   local function reload()
-    local fresh = ruleset.load(core, rules_dir)
-    if #fresh.errors > 0 then
+    local fresh = ruleset.read(core, rules_dir)
+    local fresh_set = isolated.judge_rules(core, fresh, config.policy, {})
+    if #fresh_set.errors > 0 then
       warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
-        rules_dir, #fresh.errors, #set.rules))
-      for _, err in ipairs(fresh.errors) do
-        warn("rule-error: " .. error_text(err))
+        rules_dir, #fresh_set.errors, #set.rules))
+      for _, err in ipairs(fresh_set.errors) do
+        warn("rule-error: " .. err)
       end
-      refused = fresh.errors
+      refused = fresh_set.errors
       return
     end
-    set, refused = fresh, nil
+    sources, set, refused = fresh, fresh_set, nil
     warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
   end
 
