@@ -234,6 +234,51 @@ describe("history file", function()
     assert.same(history.new(), assert(history.load(H.core, path)))
   end)
 
+  it("does not believe a record dated in the future (issue 10: seen in 2099)", function()
+    local h = observe_all { at(0, "held") }
+    local r = record(h)
+    r.seen, r.since = "2099-01-01T00:00:00Z", "2099-01-01T00:00:00Z"
+    assert.is_nil(since_of(h, at(15, "held")))
+    history.observe(h, at(15, "held"), MAX_GAP)
+    assert.equal(at(15, "held").at, record(h).since)
+    r = record(h)
+    r.since = "2099-01-01T00:00:00Z" -- since to come, seen now
+    assert.is_nil(since_of(h, at(15, "held")))
+    history.observe(h, at(30, "held"), MAX_GAP)
+    assert.equal(at(30, "held").at, record(h).since)
+  end)
+
+  it("counts nothing of a negative or absurd counter in the file", function()
+    local h = assert(history.decode([[{"schema":1,"gpus":{"GPU-a":{"state":"free","since":"2026-11-29T07:00:00Z",
+      "seen":"2026-11-29T08:00:00Z","seconds":{"free":-5,"held":1e300}}},"jobs":{}}]]))
+    assert.same({ free = 0, held = 0 }, h.gpus["GPU-a"].seconds)
+  end)
+
+  it("bounds the number of records: a file with too many is refused as a bad file, observing forgets the oldest", function()
+    local saved = history.MAX_GPUS
+    history.MAX_GPUS = 2
+    local gpus = {}
+    for i = 1, 3 do
+      gpus[#gpus + 1] = string.format('"GPU-%d":{"state":"free","since":"2026-11-29T07:00:00Z","seen":"2026-11-29T07:0%d:00Z"}', i, i)
+    end
+    local text = '{"schema":1,"gpus":{' .. table.concat(gpus, ",") .. '},"jobs":{}}'
+    local h, why = history.decode(text)
+    assert.is_nil(h)
+    assert.equal("3 gpu records, more than the 2 a history keeps", why)
+    local path = dir .. "/many.json"
+    H.write(path, text)
+    local _, _, bad_file = history.load(H.core, path)
+    assert.is_true(bad_file)
+    h = history.new()
+    for i = 1, 3 do
+      h.gpus["GPU-" .. i] = { state = "free", since = H.ago(100 - i), seen = H.ago(100 - i), seconds = {}, uses = {} }
+    end
+    history.observe(h, H.ledger {}, MAX_GAP)
+    history.MAX_GPUS = saved
+    assert.is_nil(h.gpus["GPU-1"])
+    assert.truthy(h.gpus["GPU-2"] and h.gpus["GPU-3"])
+  end)
+
   it("reads the original's files, null arrays included", function()
     local h = assert(history.decode([[{"schema":1,"gpus":{"GPU-a":{"node":"n","index":0,"state":"free",
       "since":"2026-11-29T07:00:00Z","seen":"2026-11-29T08:00:00Z","seconds":{"free":30},"uses":null}},"jobs":null}]]))

@@ -17,14 +17,19 @@ local M = {}
 M.SCHEMA = 1
 M.RETAIN = 7 * 86400
 M.MAX_BYTES = 64 * 1024 * 1024
+M.MAX_GPUS = 4096 -- records kept; past them, those seen longest ago go
+M.MAX_JOBS = 16384
 
 -- An empty history.
 function M.new()
   return { schema = M.SCHEMA, gpus = {}, jobs = {} }
 end
 
+-- A count of seconds from the file: a number from 0 to the retention
+-- period's worth of many years, else 0 (a forged or broken counter counts
+-- nothing).
 local function number_or_zero(v)
-  return type(v) == "number" and v or 0
+  return type(v) == "number" and v >= 0 and v < 100 * 365 * 86400 and v or 0
 end
 
 -- Checks and normalises a decoded file (null arrays, missing tables, the
@@ -34,7 +39,17 @@ local function normalise(doc)
     return nil, "not a history object"
   end
   local h = M.new()
-  for uuid, record in pairs(type(doc.gpus) == "table" and doc.gpus or {}) do
+  local gpus, jobs = type(doc.gpus) == "table" and doc.gpus or {}, type(doc.jobs) == "table" and doc.jobs or {}
+  for _, kind in ipairs { { "gpu", gpus, M.MAX_GPUS }, { "job", jobs, M.MAX_JOBS } } do
+    local count = 0
+    for _ in pairs(kind[2]) do
+      count = count + 1
+    end
+    if count > kind[3] then
+      return nil, string.format("%d %s records, more than the %d a history keeps", count, kind[1], kind[3])
+    end
+  end
+  for uuid, record in pairs(gpus) do
     if type(record) ~= "table" or type(record.state) ~= "string" then
       return nil, string.format("gpu %s: want an object with a state", tostring(uuid))
     end
@@ -62,7 +77,7 @@ local function normalise(doc)
       interrupted = clock.parse_time(record.interrupted) and record.interrupted or nil,
     }
   end
-  for key, job in pairs(type(doc.jobs) == "table" and doc.jobs or {}) do
+  for key, job in pairs(jobs) do
     if type(job) ~= "table" or not clock.parse_time(job.seen) then
       return nil, string.format("job %s: want an object with seen", tostring(key))
     end
@@ -108,7 +123,9 @@ end
 
 -- Reads the history file at path with core. A missing file is an empty
 -- history. Returns the history, or nil and why (unreadable, not JSON, not
--- a history, or refused: a file another user could have written).
+-- a history, or refused: a file another user could have written); third,
+-- true when the file itself is bad (too big, not JSON, not a history), so
+-- that serve keeps it aside rather than writing over it.
 function M.load(core, path)
   local private, refused = core.check_private_file(path)
   if not private then
@@ -121,13 +138,13 @@ function M.load(core, path)
     end
     return nil, stat_error
   end
-  local text, why = core.read_file(path, M.MAX_BYTES)
+  local text, why, read_errno = core.read_file(path, M.MAX_BYTES)
   if not text then
-    return nil, why
+    return nil, why, read_errno == "EFBIG"
   end
   local h, err = M.decode(text)
   if not h then
-    return nil, string.format("%s: %s", path, err)
+    return nil, string.format("%s: %s", path, err), true
   end
   return h
 end
@@ -169,6 +186,28 @@ local function has_errors(ledger)
   return ledger.errors ~= nil and #ledger.errors > 0
 end
 
+-- Forgets the records (by key) seen longer than RETAIN before `at`, and,
+-- past `most` records, those seen longest ago.
+local function forget(records, at, most)
+  local kept = {}
+  for key, record in pairs(records) do
+    local seen = clock.parse_time(record.seen) or at
+    if at - seen > M.RETAIN then
+      records[key] = nil
+    else
+      kept[#kept + 1] = { key = key, seen = seen }
+    end
+  end
+  if #kept > most then
+    table.sort(kept, function(a, b)
+      return a.seen > b.seen
+    end)
+    for i = most + 1, #kept do
+      records[kept[i].key] = nil
+    end
+  end
+end
+
 -- Records one refresh's ledger, with max_gap seconds (3 × interval) as the
 -- longest silence that still counts as continuous. A ledger with an error
 -- is not an observation (D2): it accrues nothing and ends the continuity of
@@ -198,7 +237,8 @@ function M.observe(h, ledger, max_gap)
       h.gpus[entry.uuid] = record
     end
     local dt = at - (clock.parse_time(record.seen) or at)
-    local continuous = not record.interrupted and dt >= 0 and dt <= max_gap
+    local since_past = (clock.parse_time(record.since) or at) <= at -- a record from the future is not continued
+    local continuous = not record.interrupted and since_past and dt >= 0 and dt <= max_gap
     if continuous and dt > 0 then
       record.seconds[record.state] = (record.seconds[record.state] or 0) + dt
       for _, use in ipairs(record.uses) do
@@ -232,16 +272,8 @@ function M.observe(h, ledger, max_gap)
     end
     ::next_entry::
   end
-  for uuid, record in pairs(h.gpus) do
-    if at - (clock.parse_time(record.seen) or at) > M.RETAIN then
-      h.gpus[uuid] = nil
-    end
-  end
-  for key, job in pairs(h.jobs) do
-    if at - (clock.parse_time(job.seen) or at) > M.RETAIN then
-      h.jobs[key] = nil
-    end
-  end
+  forget(h.gpus, at, M.MAX_GPUS)
+  forget(h.jobs, at, M.MAX_JOBS)
 end
 
 -- Sets entry.stateSince on each GPU of the ledger whose state the history
@@ -255,7 +287,9 @@ function M.annotate(h, ledger, max_gap)
   for _, entry in ipairs(ledger.entries or {}) do
     local record = h.gpus[entry.uuid]
     local seen = record and clock.parse_time(record.seen)
-    if record and not record.interrupted and record.state == entry.state and seen and at - seen <= max_gap then
+    local since = record and clock.parse_time(record.since)
+    local believable = seen and since and since <= seen and seen <= at -- a time to come is not believed
+    if believable and not record.interrupted and record.state == entry.state and at - seen <= max_gap then
       entry.stateSince = record.since
     else
       entry.stateSince = nil

@@ -218,9 +218,13 @@ function M.run(core, config, get_snapshot)
   end
   local h = history.new()
   if path then
-    local loaded, why = history.load(core, path)
+    local loaded, why, bad_file = history.load(core, path)
     if loaded then
       h = loaded
+    elseif bad_file then -- kept, not written over: nothing is lost silently
+      local aside, aside_error = core.keep_aside(path)
+      warn(string.format("history %s: %s; %s; starting a fresh history", path, why,
+        aside and ("kept aside as " .. aside) or ("could not keep it aside: " .. tostring(aside_error))))
     else
       warn(string.format("history %s: %s; starting a fresh history", path, why))
     end
