@@ -1,5 +1,6 @@
 local H = require "helper"
 local ledger = require "gpuledger.ledger"
+local text_mod = require "gpuledger.text"
 local json = require "gpuledger.json"
 local render_json = require "gpuledger.render.json"
 
@@ -105,6 +106,23 @@ describe("gpuledger.ledger", function()
   end)
 
   describe("build", function()
+    it("cuts names past NAME_MAX bytes and marks them, and the node's name too (issue 10)", function()
+      local long = ("x"):rep(1024 * 1024)
+      local snap = H.snapshot {
+        gpus = { H.smi_row() },
+        apps = { H.app(H.UUID0, 4242, 100) },
+        pids = { [4242] = H.cid("d") },
+        containers = { H.container { id = H.cid("d"), name = "evil" .. long, image = long } },
+      }
+      snap.node = long
+      local l = ledger.build(snap)
+      local tenant = l.entries[1].tenants[1]
+      assert.equal(ledger.NAME_MAX + #text_mod.CUT_MARK, #tenant.container)
+      assert.equal("evil", tenant.container:sub(1, 4))
+      assert.equal(text_mod.CUT_MARK, tenant.image:sub(-#text_mod.CUT_MARK))
+      assert.equal(ledger.NAME_MAX + #text_mod.CUT_MARK, #l.node)
+    end)
+
     it("joins the fixture: gpu0 docker > nomad (reserved) > host; gpu1 reserved with no tenants", function()
       local l = ledger.build(fixture())
       assert.equal(2, #l.entries)

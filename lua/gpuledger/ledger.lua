@@ -229,6 +229,24 @@ local function source_states(sources)
   return states
 end
 
+-- The longest name or label (a container's, a job's, a model …) and the
+-- longest source error a ledger keeps, in bytes: longer ones are cut
+-- (text.cut), so that no source can make every output huge.
+M.NAME_MAX = 256
+M.ERROR_MAX = 1024
+
+-- value with every string in it (recursively) cut to max bytes.
+local function cut_strings(value, max)
+  if type(value) == "string" then
+    return text.cut(value, max)
+  elseif type(value) == "table" then
+    for k, v in pairs(value) do
+      value[k] = cut_strings(v, max)
+    end
+  end
+  return value
+end
+
 -- Builds the ledger of a snapshot (SPEC §3.1), the Xid catalogue
 -- (rules/xid_catalogue.lua) grading its Xid events. Returns
 -- {schema, node, at, entries, nomadRead, processesRead, errors?, sources},
@@ -288,19 +306,19 @@ function M.build(snapshot, catalogue)
     table.sort(tenants, tenant_order)
     entry.tenants = json.array(tenants)
     entry.state = M.classify(entry)
-    entries[#entries + 1] = entry
+    entries[#entries + 1] = cut_strings(entry, M.NAME_MAX)
   end
   gpu_health.attach(entries, health, catalogue or {})
 
   local apps = sources.nvidia and sources.nvidia.compute_apps
   local ledger = {
     schema = M.SCHEMA,
-    node = snapshot.node or "",
+    node = text.cut(snapshot.node or "", M.NAME_MAX),
     at = snapshot.at,
     entries = entries,
     nomadRead = visible ~= nil,
     processesRead = apps ~= nil and apps.error == nil,
-    errors = #errors > 0 and json.array(errors) or nil,
+    errors = #errors > 0 and json.array(cut_strings(errors, M.ERROR_MAX)) or nil,
     sources = source_states(sources),
   }
   M.give_verdicts(ledger)

@@ -26,11 +26,29 @@ function M.valid_utf8(s)
 end
 
 -- Returns s safe to print on a terminal: valid UTF-8, with control characters
--- (escape sequences, newlines, DEL, C1) replaced by U+FFFD.
+-- (escape sequences, newlines, DEL, C1) and the bidirectional controls that
+-- reorder what follows (U+202A–U+202E, U+2066–U+2069) replaced by U+FFFD.
 function M.printable(s)
   s = M.valid_utf8(tostring(s))
   s = s:gsub("[%c\127]", REPLACEMENT)
+  s = s:gsub("\xE2\x80[\xAA-\xAE]", REPLACEMENT):gsub("\xE2\x81[\xA6-\xA9]", REPLACEMENT)
   return (s:gsub("\xC2[\x80-\x9F]", REPLACEMENT))
+end
+
+-- The mark a string cut by M.cut ends with.
+M.CUT_MARK = "…[cut]"
+
+-- s when it has at most max bytes; else its first max bytes or fewer (never
+-- half a character) followed by M.CUT_MARK, so that a reader sees it was cut.
+function M.cut(s, max)
+  if #s <= max then
+    return s
+  end
+  local keep = max
+  while keep > 0 and (s:byte(keep + 1) & 0xC0) == 0x80 do
+    keep = keep - 1
+  end
+  return s:sub(1, keep) .. M.CUT_MARK
 end
 
 -- Number of characters (code points) in a valid UTF-8 string.

@@ -101,6 +101,10 @@ describe("render.metrics", function()
     assert.truthy(render(l, nil):find('gpuledger_up{node="evil\\"\\nnode\\\\"} 1', 1, true))
   end)
 
+  it("replaces control and bidirectional characters in label values", function()
+    assert.equal("job\u{FFFD}]0;x\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}", metrics.escape("job\27]0;x\7\0\r\u{202E}"))
+  end)
+
   it("never puts a process name, pid, image or path in a label, nor job or instance", function()
     local text = render(busy_node(), nil)
     for _, secret in ipairs { "HandBrakeCLI", "ffmpeg", "python3", "777", "6060", "secret/image", "/" } do

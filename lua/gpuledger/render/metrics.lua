@@ -14,11 +14,12 @@ local M = {}
 
 M.CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
--- A label value escaped for the text format: \ → \\, " → \", newline → \n
--- (and valid UTF-8, which Prometheus requires).
+-- A label value escaped for the text format: \ → \\, " → \", newline → \n,
+-- then made printable (text.printable: valid UTF-8, which Prometheus
+-- requires, and no other control or bidirectional character).
 function M.escape(value)
-  local s = text.valid_utf8(tostring(value == nil and "" or value))
-  return (s:gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" }))
+  local s = tostring(value == nil and "" or value)
+  return text.printable((s:gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" })))
 end
 
 -- A sample value: integers plain, floats in their shortest exact form
