@@ -51,6 +51,7 @@ local function run_files(core, sources, stems, data, given, ledgers)
     out.rules[#out.rules + 1] = {
       code = rule.code, level = level, level_error = why, doc = rule.doc, order = rule.order,
       ["for"] = rule["for"], file = rule.file, origin = rule.origin,
+      node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges
     }
   end
   local without_errors = { rules = set.rules, errors = {} }
@@ -119,14 +120,15 @@ end
 
 -- Judges each of ledgers (built ledgers, judge.lua) with the rule set of
 -- sources (ruleset.read) under the operator's policy choices `given`, site
--- code only in children: the thresholds in one, the embedded rules in one,
+-- code only in children: the data files in one, the embedded rules in one,
 -- each site file in its own, under FILE_DEADLINE_MS each and
 -- SET_DEADLINE_MS for the site files together. A child that fails is a
 -- rule-error naming its file(s). Returns the set as the program shows it
 -- ({rules = rows {code, level, level_error?, doc, order, for, file,
--- origin}, errors = [text]}, levels already given) and the findings of each
--- ledger, in order. extra_errors: more errors (text) of the set, nil for
--- none; data: {data, errors} of M.data_of when already had, nil to get them.
+-- origin, node, fleet}, errors = [text]}, levels already given) and the
+-- findings of each ledger, in order. extra_errors: more errors (text) of the
+-- set, nil for none; data: {data, errors} of M.data_of when already had, nil
+-- to get them.
 function M.judge_rules(core, sources, given, ledgers, extra_errors, data)
   local set = { rules = {}, errors = {} }
   local all = {}

@@ -41,7 +41,8 @@ function M.rows(set, policy)
     rows[#rows + 1] = {
       code = rule.code, level = level, doc = rule.doc or "", origin = rule.origin,
       file = rule.file, ["for"] = rule["for"],
-      node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges: a node's ledger, the fleet
+      -- what it judges: a node's ledger, the fleet (isolated.judge_rules says so in node and fleet)
+      node = rule.node or rule.evaluate ~= nil, fleet = rule.fleet or rule.evaluate_fleet ~= nil,
     }
   end
   return rows, errors
