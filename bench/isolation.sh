@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The cost of running site code in children (issue 10, isolated.lua), not a
+# test; results go in bench/README.md:
+#   1. one core.run_isolated round trip (fork, a trivial function, JSON
+#      back, reap), from Lua with the C core as a module, ROUNDS times;
+#   2. `check --demo` wall time, RUNS runs each: no site rules (two
+#      children: thresholds, embedded rules), and five trivial site rules
+#      (seven children); `ls --demo` (no rules, no child) as the floor;
+#   3. serve's refresh: CPU milliseconds per refresh, the children's
+#      included (utime+stime+cutime+cstime), over REFRESH_SECONDS at
+#      --interval 100ms, without and with the five site rules.
+# usage: bench/isolation.sh   (GPULEDGER=path/to/gpuledger; the C module is
+# taken from the binary's build directory, lua/gpuledger/core.so)
+# Environment: ROUNDS (500), RUNS (50), REFRESH_SECONDS (10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-500}
+RUNS=${RUNS:-50}
+REFRESH_SECONDS=${REFRESH_SECONDS:-10}
+GPULEDGER=${GPULEDGER:-build/gpuledger}
+BUILD=$(dirname "$GPULEDGER")
+[ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first or set GPULEDGER" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
+SERVE_PID=""
+trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+mkdir "$WORK/none" "$WORK/five"
+for i in 1 2 3 4 5; do
+    printf 'return { code = "site-%d", level = "WARN", evaluate = function(ledger, policy, emit) for _, gpu in ipairs(ledger.entries) do if gpu.utilizationPct > 101 then emit { gpu = gpu, message = "x" } end end end }\n' "$i" >"$WORK/five/site$i.lua"
+done
+
+now_ms() { date +%s%3N; }
+
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "binary:  $GPULEDGER ($("$GPULEDGER" version))"
+echo
+
+echo "== core.run_isolated round trip, $ROUNDS times"
+LUA_PATH="lua/?.lua;;" LUA_CPATH="$BUILD/lua/?.so;;" lua5.4 -e "
+  local core = require 'gpuledger.core'
+  local json = require 'gpuledger.json'
+  local started = core.now()
+  for _ = 1, $ROUNDS do
+    assert(core.run_isolated(function() return json.encode({ ok = true }) end, { deadline_ms = 2000 }))
+  end
+  print(string.format('%.2f ms per round trip', (core.now() - started) * 1000 / $ROUNDS))"
+echo
+
+# wall NAME ARGS...: the mean wall time of RUNS runs of gpuledger ARGS.
+wall() {
+    local name=$1 started
+    shift
+    started=$(now_ms)
+    for _ in $(seq "$RUNS"); do "$GPULEDGER" "$@" >/dev/null; done
+    echo "$name: $(awk -v t=$(($(now_ms) - started)) -v n="$RUNS" 'BEGIN { printf "%.1f", t / n }') ms per run"
+}
+echo "== wall time, mean of $RUNS runs"
+wall "ls --demo (no child)          " ls --demo --rules "$WORK/none"
+wall "check --demo, no site rules   " check --demo --rules "$WORK/none"
+wall "check --demo, five site rules " check --demo --rules "$WORK/five"
+echo
+
+# cpu_ms PID: CPU time of PID and its reaped children, in milliseconds.
+cpu_ms() {
+    local ticks
+    ticks=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat")
+    echo $((ticks * 1000 / $(getconf CLK_TCK)))
+}
+refresh_cost() {
+    local name=$1 rules=$2 address="" before after
+    "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval 100ms --rules "$rules" 2>"$WORK/serve.err" &
+    SERVE_PID=$!
+    for _ in $(seq 100); do
+        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$WORK/serve.err")
+        [ -n "$address" ] && break
+        sleep 0.1
+    done
+    sleep 2
+    before=$(cpu_ms "$SERVE_PID")
+    sleep "$REFRESH_SECONDS"
+    after=$(cpu_ms "$SERVE_PID")
+    kill "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null || true
+    SERVE_PID=""
+    echo "$name: $(awk -v c=$((after - before)) -v n=$((REFRESH_SECONDS * 10)) 'BEGIN { printf "%.2f", c / n }') ms CPU per refresh"
+}
+echo "== serve refresh cost (--interval 100ms, ${REFRESH_SECONDS}s, children included)"
+refresh_cost "no site rules   " "$WORK/none"
+refresh_cost "five site rules " "$WORK/five"
