@@ -8,6 +8,7 @@ local docker = require "gpuledger.sources.docker"
 local gpu_health = require "gpuledger.gpu_health"
 local nomad = require "gpuledger.sources.nomad"
 local nvidia = require "gpuledger.sources.nvidia"
+local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -77,14 +78,58 @@ end
 -- judge gives each GPU its healthVerdict from the health rules' findings).
 M.DERIVED = { verdict = true, healthVerdict = true }
 
--- Containers known to the engines, by full id: Docker's first, then Podman's.
-local function known_containers(sources)
+-- The shapes of the sources' answers as a snapshot keeps them (shape.lua);
+-- an engine's containers and Nomad's allocations are checked one by one.
+local PROC_RECORD = {
+  container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
+  unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
+}
+local SOURCE_SHAPES = {
+  nvidia = {
+    ok = "boolean", error = "string", binary = "string",
+    query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
+  },
+  proc = { ok = "boolean", error = "string", root = "string", pids = { map = PROC_RECORD } },
+  docker = { ok = "boolean", error = "string", endpoint = "string", containers = { list = "table" } },
+  podman = { ok = "boolean", error = "string", endpoint = "string", containers = { list = "table" } },
+  nomad = { ok = "boolean", error = "string", node_id = "string", allocations = { list = "table" } },
+  health = { ok = "boolean", error = "string", binary = "string", health = shape.ROWS, remapped_rows = shape.ROWS },
+  kernel_log = { ok = "boolean", error = "string", via = "string", records = { list = { at = "string", text = "string" } } },
+  nomad_devices = {
+    ok = "boolean", error = "string",
+    devices = { list = { Name = "string", Instances = { list = { ID = "string", Healthy = "boolean", HealthDescription = "string", PciBusID = "string" } } } },
+  },
+}
+
+-- The snapshot's sources, each of the wrong shape replaced by a failed
+-- source whose error names it and the field.
+local function checked_sources(sources)
+  local checked = {}
+  for name, source in pairs(sources) do
+    local why = SOURCE_SHAPES[name] and shape.check(source, SOURCE_SHAPES[name], name)
+    if why then
+      checked[name] = { ok = false, error = string.format("%s: unexpected answer: %s", name, why) }
+    else
+      checked[name] = source
+    end
+  end
+  return checked
+end
+
+-- Containers known to the engines, by full id: Docker's first, then
+-- Podman's. A container whose inspect has a field of the wrong type is left
+-- out, an error (appended to errors) naming the engine and the field.
+local function known_containers(sources, errors)
   local by_id, order = {}, {}
   for _, engine in ipairs { "docker", "podman" } do
     local source = sources[engine]
-    for _, inspect in ipairs(source and source.containers or {}) do
-      local container = docker.describe(inspect)
-      if container.id ~= "" and not by_id[container.id] then
+    for i, inspect in ipairs(source and source.ok and source.containers or {}) do
+      local why = shape.check(inspect, docker.SHAPE, string.format("containers[%d]", i))
+        or (inspect.Unreadable and string.format("containers[%d] (%s): %s", i, tostring(inspect.Id), inspect.Unreadable))
+      local container = not why and docker.describe(inspect)
+      if why then
+        errors[#errors + 1] = string.format("%s %s: unexpected answer: %s", engine, tostring(source.endpoint or ""), why)
+      elseif container.id ~= "" and not by_id[container.id] then
         by_id[container.id] = container
         order[#order + 1] = container
       end
@@ -255,7 +300,7 @@ end
 -- processesRead is false when nvidia-smi's process list could not be read,
 -- so that no GPU is called idle for want of an answer.
 function M.build(snapshot, catalogue)
-  local sources = snapshot.sources or {}
+  local sources = checked_sources(snapshot.sources or {})
   local gpus, processes, errors = nvidia.read(sources.nvidia)
   local health, health_errors = gpu_health.read(sources)
   for _, err in ipairs(health_errors) do
@@ -278,7 +323,7 @@ function M.build(snapshot, catalogue)
   end
 
   local pid_owners = proc and proc.ok and proc.pids or {}
-  local containers, container_order = known_containers(sources)
+  local containers, container_order = known_containers(sources, errors)
 
   table.sort(gpus, function(a, b) return a.index < b.index end)
   if sources.nvidia and sources.nvidia.ok then

@@ -3,6 +3,7 @@
 -- image, Nomad allocation (from the com.hashicorp.nomad.* labels, else from a
 -- "<task>-<alloc uuid>" name) and the GPUs it was given.
 local json = require "gpuledger.json"
+local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -11,6 +12,13 @@ local LABEL = "com.hashicorp.nomad."
 local UUID = string.rep("[0-9a-f]", 8) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-"
   .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 12)
 local TASK_ALLOC_NAME = "^(.+)%-(" .. UUID .. ")$"
+
+-- The shape of an inspect answer as the snapshot keeps it (shape.lua).
+M.SHAPE = {
+  Id = "string", Name = "string", Unreadable = "string",
+  Config = { Image = "string", Labels = { map = "string" }, Env = { list = "string" } },
+  HostConfig = { DeviceRequests = { list = { Count = "number", DeviceIDs = { list = "string" } } } },
+}
 
 -- Splits a device list ("GPU-1,GPU-2") into trimmed, non-empty ids.
 local function split_ids(list)
@@ -67,7 +75,13 @@ end
 -- Reduces a container's inspect answer to what gpuledger may keep: id,
 -- name, image, the com.hashicorp.nomad.* labels, NVIDIA_VISIBLE_DEVICES
 -- (the only environment value read) and the DeviceRequests' counts and ids.
+-- An answer with a field of the wrong type is reduced to its id and why it
+-- cannot be read ({Id, Unreadable}), which the ledger reports.
 function M.reduce(inspect)
+  local why = shape.check(inspect, M.SHAPE, "container")
+  if why then
+    return { Id = type(inspect.Id) == "string" and inspect.Id or nil, Unreadable = why }
+  end
   local config, host = inspect.Config or {}, inspect.HostConfig or {}
   local labels = {}
   for key, value in pairs(config.Labels or {}) do

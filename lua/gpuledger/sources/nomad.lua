@@ -3,14 +3,28 @@
 -- namespace) and the GPU reservations of running and pending ones.
 local consul = require "gpuledger.sources.consul"
 local json = require "gpuledger.json"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
 
 local RESERVING = { running = true, pending = true }
 
+-- The shape of an allocation as the snapshot keeps it (shape.lua).
+M.SHAPE = {
+  Unreadable = "string", ID = "string", JobID = "string", Namespace = "string", TaskGroup = "string", ClientStatus = "string",
+  AllocatedResources = {
+    Tasks = { map = { Devices = { list = { Vendor = "string", Type = "string", Name = "string", DeviceIDs = { list = "string" } } } } },
+  },
+}
+
 -- Reduces an allocation to the fields gpuledger reads (the real answer
--- carries the whole job spec).
+-- carries the whole job spec). An allocation with a field of the wrong
+-- type is reduced to its id and why ({ID, Unreadable}), which read reports.
 function M.reduce(alloc)
+  local why = shape.check(alloc, M.SHAPE, "allocation")
+  if why then
+    return { ID = type(alloc.ID) == "string" and alloc.ID or nil, Unreadable = why }
+  end
   local tasks = {}
   local resources = alloc.AllocatedResources
   for task, resource in pairs(type(resources) == "table" and type(resources.Tasks) == "table" and resources.Tasks or {}) do
@@ -42,8 +56,14 @@ function M.read(source)
   if not source.ok then
     return nil, {}, source.error
   end
-  local visible, reservations = {}, {}
-  for _, alloc in ipairs(source.allocations or {}) do
+  local visible, reservations, problems = {}, {}, {}
+  for i, alloc in ipairs(source.allocations or {}) do
+    local why = shape.check(alloc, M.SHAPE, string.format("allocations[%d]", i))
+      or (alloc.Unreadable and string.format("allocations[%d]: %s", i, alloc.Unreadable))
+    if why then
+      problems[#problems + 1] = why
+      goto next_alloc
+    end
     local namespace = alloc.Namespace or ""
     visible[alloc.ID or ""] = { namespace = namespace ~= "" and namespace or "default", jobId = alloc.JobID or "" }
     local resources = alloc.AllocatedResources
@@ -68,6 +88,10 @@ function M.read(source)
         end
       end
     end
+    ::next_alloc::
+  end
+  if #problems > 0 then -- the other allocations stand
+    return visible, reservations, "nomad: unexpected answer: " .. table.concat(problems, "; ")
   end
   return visible, reservations, nil
 end

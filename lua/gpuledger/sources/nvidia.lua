@@ -57,7 +57,7 @@ end
 -- True when an optional answer is usable: it came, has rows, and every row
 -- has exactly as many fields as were asked for (SPEC §2.1).
 function M.usable_optional(answer)
-  if not answer or not answer.rows or #answer.rows == 0 then
+  if not answer or not answer.rows or #answer.rows == 0 or not answer.fields then
     return false
   end
   for _, row in ipairs(answer.rows) do
@@ -83,7 +83,7 @@ local NOT_A_NUMBER = { [""] = true, ["[N/A]"] = true, ["N/A"] = true, ["[Not Sup
 -- Integer rule: trimmed; empty, [N/A], N/A, [Not Supported] and anything
 -- unparsable are 0; otherwise parsed as a float and truncated.
 function M.int_value(raw)
-  raw = text.trim(raw or "")
+  raw = text.trim(type(raw) == "string" and raw or "")
   if NOT_A_NUMBER[raw] then
     return 0
   end
@@ -96,11 +96,16 @@ end
 
 -- Float rule: unparsable (including [N/A]) is 0.
 function M.float_value(raw)
-  local value = tonumber(text.trim(raw or ""))
+  local value = tonumber(text.trim(type(raw) == "string" and raw or ""))
   if not value or value ~= value or value == math.huge or value == -math.huge then
     return 0
   end
   return value + 0.0
+end
+
+-- Cell i of a row, trimmed; "" when it is missing or not text.
+local function cell(row, i)
+  return type(row[i]) == "string" and text.trim(row[i]) or ""
 end
 
 -- Reads a snapshot's nvidia source. Returns gpus (records named as in the
@@ -116,6 +121,10 @@ function M.read(source)
     return gpus, processes, errors
   end
   local main = source.query_gpu
+  if not (main and main.rows) then
+    errors[1] = "nvidia-smi: unexpected answer: the snapshot has no query_gpu rows"
+    return gpus, processes, errors
+  end
   local short = M.short_row(main)
   if short then
     errors[1] = string.format("nvidia-smi query-gpu: expected %d fields, got %d", #M.GPU_FIELDS, short)
@@ -125,9 +134,9 @@ function M.read(source)
   for _, row in ipairs(main.rows) do
     local gpu = {
       index = M.int_value(row[1]),
-      uuid = text.trim(row[2]),
-      model = text.trim(row[3]),
-      busId = text.trim(row[4]),
+      uuid = cell(row, 2),
+      model = cell(row, 3),
+      busId = cell(row, 4),
       memoryUsedMiB = M.int_value(row[5]),
       memoryTotalMiB = M.int_value(row[6]),
       utilizationPct = M.int_value(row[7]),
@@ -138,12 +147,12 @@ function M.read(source)
       encoderAverageFps = M.float_value(row[12]),
     }
     gpus[#gpus + 1] = gpu
-    by_index[text.trim(row[1])] = gpu
+    by_index[cell(row, 1)] = gpu
   end
 
   if M.usable_optional(source.tlimit) then
     for _, row in ipairs(source.tlimit.rows) do
-      local gpu, margin = by_index[text.trim(row[1])], text.trim(row[2])
+      local gpu, margin = by_index[cell(row, 1)], cell(row, 2)
       if gpu and margin:match("^[+-]?%d+$") then
         gpu.thermalMarginC = math.tointeger(tonumber(margin))
       end
@@ -152,8 +161,8 @@ function M.read(source)
   local FLAG = { Active = true, ["Not Active"] = false }
   if M.usable_optional(source.slowdown) then
     for _, row in ipairs(source.slowdown.rows) do
-      local gpu = by_index[text.trim(row[1])]
-      local hw, sw = FLAG[text.trim(row[2])], FLAG[text.trim(row[3])]
+      local gpu = by_index[cell(row, 1)]
+      local hw, sw = FLAG[cell(row, 2)], FLAG[cell(row, 3)]
       if gpu and hw ~= nil and sw ~= nil then
         gpu.thermalSlowdown = hw or sw
       end
@@ -167,7 +176,7 @@ function M.read(source)
   for _, row in ipairs(apps.rows or {}) do
     if #row >= 4 then
       processes[#processes + 1] = {
-        gpu_uuid = text.trim(row[1]),
+        gpu_uuid = cell(row, 1),
         pid = M.int_value(row[2]),
         used_memory_mib = M.int_value(row[3]),
         process = M.process_binary(row[4]),
