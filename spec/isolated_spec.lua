@@ -45,6 +45,9 @@ describe("isolated.judge_rules", function()
     local _, found = judged {}
     local here = H.run_rules(require("gpuledger.judge").judge(H.core, snapshot.demo(H.core)).ledger)
     assert.same(here, found)
+    for _, finding in ipairs(found) do -- through JSON and back: a GPU's index stays an integer (gpu="2", not "2.0")
+      assert.is_true(finding.index == nil or math.type(finding.index) == "integer")
+    end
   end)
 
   it("makes a rule that loops in its message handler a rule-error naming its file; the others stand", function()

@@ -23,8 +23,21 @@ M.FILE_DEADLINE_MS = 2000
 M.SET_DEADLINE_MS = 10000
 M.RENDER_DEADLINE_MS = 5000
 
+-- value with every float that is a whole number made an integer again
+-- (JSON gives floats; a GPU's index, the budgets must be integers).
+local function integers(value)
+  if type(value) == "table" then
+    for k, v in pairs(value) do
+      value[k] = integers(v)
+    end
+    return value
+  end
+  return math.type(value) == "float" and math.tointeger(value) or value
+end
+
 -- Runs fn() in a child under deadline_ms; returns what it returned (a
--- JSON-encodable value), or nil and why it did not.
+-- JSON-encodable value, whole numbers as integers), or nil and why it did
+-- not.
 local function in_child(core, deadline_ms, fn)
   local answer, why = core.run_isolated(function()
     return json.encode(fn())
@@ -32,7 +45,11 @@ local function in_child(core, deadline_ms, fn)
   if not answer then
     return nil, why
   end
-  return json.decode(answer)
+  local value, bad = json.decode(answer)
+  if value == nil then
+    return nil, bad
+  end
+  return integers(value)
 end
 
 -- The child's work for the rule files `stems` of sources: load them with
@@ -61,18 +78,6 @@ local function run_files(core, sources, stems, data, given, ledgers)
   return out
 end
 
--- value with every float that is a whole number made an integer again
--- (JSON gives floats; the budgets must be integers).
-local function integers(value)
-  if type(value) == "table" then
-    for k, v in pairs(value) do
-      value[k] = integers(v)
-    end
-    return value
-  end
-  return math.type(value) == "float" and math.tointeger(value) or value
-end
-
 -- The data files of sources (the embedded thresholds and Xid catalogue
 -- with the site's files over them), loaded in a child and brought back as
 -- plain data, so that no site code comes with them: {thresholds,
@@ -99,7 +104,7 @@ function M.data_of(core, sources)
   for code, entry in pairs(out.xid_catalogue or {}) do
     catalogue[math.tointeger(tonumber(code)) or code] = entry
   end
-  return { thresholds = integers(out.thresholds), xid_catalogue = catalogue }, out.errors
+  return { thresholds = out.thresholds, xid_catalogue = catalogue }, out.errors
 end
 
 -- The groups of stems that run in a child each: the embedded rules (the
