@@ -159,6 +159,10 @@ fi
 expect_lua "optional queries hang: the GPUs are there" "$out" '#j.findings >= 1'
 expect_lua "optional queries hang: compute-apps named as not started" "$out" \
     'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("query-compute-apps", 1, true) and f.message:find("deadline", 1, true) then return true end end return false'
+for kind in tlimit clocks_; do
+    expect_lua "optional queries hang: $kind named as not answered in time" "$out" \
+        "for _, f in ipairs(j.findings) do if f.code == 'source-unavailable' and f.message:find('nvidia-smi $kind', 1, true) then return true end end return false"
+done
 expect_eq "optional queries hang: no nvidia-smi left running" "$(leftovers "$hang_smi")" ""
 
 # --- garbage, too much, short rows ---------------------------------------------

@@ -169,6 +169,14 @@ function M.read(source)
     end
   end
 
+  -- An optional query that did not answer in time is named; one the driver
+  -- does not know (an older driver) is not an error: the field stays unknown.
+  for _, answer in ipairs { source.tlimit, source.slowdown } do
+    local why = answer and answer.error
+    if why and (why:find("timed out", 1, true) or why:find("deadline", 1, true)) then
+      errors[#errors + 1] = why
+    end
+  end
   local apps = source.compute_apps or {}
   if apps.error then
     errors[#errors + 1] = apps.error
