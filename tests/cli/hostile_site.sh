@@ -92,22 +92,7 @@ mkdir "$RULES"
 printf '%s\n' "$GOOD" >"$RULES/good.lua"
 if ! start_serve hostile --demo --interval 1s --listen 127.0.0.1:0 --rules "$RULES" --scripts "$SCRIPTS"; then
     fail "serve starts" "$(cat "$SERVE_LOG")"
-    # --- serve: a corrupt history is kept aside, not written over -----------------
-mkdir -m 0700 "$WORK/state"
-HISTORY=$WORK/state/history.json
-printf '{"schema": 1, "gpus": {"GPU-x": "not a record"}}\n' >"$HISTORY"
-chmod 0600 "$HISTORY"
-if start_serve history --demo --interval 1s --listen 127.0.0.1:0 --rules "$RULES" --history "$HISTORY"; then
-    wait_for "serve: says the history was kept aside" 10 grep -q "kept aside as $HISTORY.corrupt-" "$SERVE_LOG"
-    aside=$(find "$WORK/state" -name 'history.json.corrupt-*' | head -1)
-    expect_eq "serve: the corrupt history is kept, as it was" "$(cat "$aside" 2>/dev/null)" '{"schema": 1, "gpus": {"GPU-x": "not a record"}}'
-    wait_for "serve: a fresh history is written" 10 grep -q '"GPU-3f8a2c1e' "$HISTORY"
-    stop_serve TERM
-else
-    fail "serve with a corrupt history starts" "$(cat "$SERVE_LOG")"
-fi
-
-finish
+    finish
 fi
 wait_for "serve: the good rule's finding" 10 body_has "$URL/findings" "the good rule ran"
 printf '%s\n' "${CASES[handler]}" >"$RULES/handler.lua"
