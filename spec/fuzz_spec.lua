@@ -73,6 +73,16 @@ local function mutated(text, random)
 end
 
 -- Runs a snapshot through the whole pipeline; returns nil or the error.
+-- A generator of its own (math.random is shared with the code under test):
+-- seeded(seed)(n) → 1..n, the same sequence for the same seed.
+local function seeded(seed)
+  local state = seed
+  return function(n)
+    state = (state * 1103515245 + 12345) % 2147483648
+    return state % n + 1
+  end
+end
+
 local function through_pipeline(snap)
   local ok, why = xpcall(function()
     local report = select(3, H.run_rules(judge.judge(H.core, snap).ledger))
@@ -89,13 +99,7 @@ end
 describe("fuzz: mutated snapshots", function()
   it(string.format("go through the whole pipeline without an internal error (%d cases, seed %d)", CASES, SEED), function()
     local text = json.encode(snapshot.demo(H.core))
-    local state = SEED
-    -- A generator of its own (math.random is shared with the code under
-    -- test): random(n) → 1..n, the same sequence for the same seed.
-    local function generator(n)
-      state = (state * 1103515245 + 12345) % 2147483648
-      return state % n + 1
-    end
+    local generator = seeded(SEED)
     local failures, first = 0, {}
     for case = 1, CASES do
       local snap = mutated(text, generator)
@@ -161,11 +165,7 @@ describe("fuzz: mutated API answers", function()
   it(string.format("are reduced without an internal error (%d cases, seed %d)", CASES, SEED), function()
     local demo = snapshot.demo(H.core)
     local inspects, allocs = json.encode(demo.sources.docker.containers), json.encode(demo.sources.nomad.allocations)
-    local state = SEED
-    local function generator(n)
-      state = (state * 1103515245 + 12345) % 2147483648
-      return state % n + 1
-    end
+    local generator = seeded(SEED)
     local failures, first = 0, {}
     for case = 1, CASES do
       local answers = json.decode(case % 2 == 0 and inspects or allocs)
