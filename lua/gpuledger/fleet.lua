@@ -16,7 +16,8 @@ M.SCHEMA = 1
 
 -- The counters of a summary row, in the order the table shows them.
 local COUNTERS = { "gpus", "held", "reservedIdle", "unaccounted", "free", "memoryUsedMiB", "memoryTotalMiB" }
-local COUNTER_OF_STATE = { held = "held", ["reserved-idle"] = "reservedIdle", unaccounted = "unaccounted", free = "free" }
+-- The summary counter each GPU state counts in (metrics names them by state).
+M.COUNTER_OF_STATE = { held = "held", ["reserved-idle"] = "reservedIdle", unaccounted = "unaccounted", free = "free" }
 
 local NUMBER_FIELDS = {
   "memoryUsedMiB", "memoryTotalMiB", "utilizationPct", "memoryUtilizationPct",
@@ -210,7 +211,7 @@ function M.node_row(target, ledger)
   local jobs = {}
   for _, entry in ipairs(ledger.entries) do
     row.gpus = row.gpus + 1
-    local counter = COUNTER_OF_STATE[entry.state]
+    local counter = M.COUNTER_OF_STATE[entry.state]
     row[counter] = row[counter] + 1
     row.memoryUsedMiB = row.memoryUsedMiB + (tonumber(entry.memoryUsedMiB) or 0)
     row.memoryTotalMiB = row.memoryTotalMiB + (tonumber(entry.memoryTotalMiB) or 0)

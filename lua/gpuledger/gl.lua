@@ -18,6 +18,12 @@ function M.label(gpu)
   return string.format("gpu%d %s", gpu.index, uuid)
 end
 
+-- A GPU's index as shown in tables and metric labels: "?" for a GPU
+-- nvidia-smi no longer lists (index -1).
+function M.index_text(gpu)
+  return gpu.index < 0 and "?" or tostring(gpu.index)
+end
+
 -- The first 8 characters of an allocation id.
 function M.alloc8(alloc_id)
   return (alloc_id or ""):sub(1, 8)

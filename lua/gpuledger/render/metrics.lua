@@ -4,6 +4,8 @@
 -- when absent). No label carries a process name, pid, image, path or
 -- command, and none is named job or instance (Nomad's job is nomad_job).
 local clock = require "gpuledger.clock"
+local fleet = require "gpuledger.fleet"
+local gl = require "gpuledger.gl"
 local history = require "gpuledger.history"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
@@ -65,8 +67,7 @@ end
 
 -- {node, gpu, uuid} of a GPU, plus extra label pairs.
 local function gpu_labels(node, gpu, ...)
-  local index = gpu.index < 0 and "?" or tostring(gpu.index) -- ?: nvidia-smi no longer lists it
-  local labels = { { "node", node }, { "gpu", index }, { "uuid", gpu.uuid } }
+  local labels = { { "node", node }, { "gpu", gl.index_text(gpu) }, { "uuid", gpu.uuid } }
   for _, extra in ipairs { ... } do
     labels[#labels + 1] = extra
   end
@@ -407,8 +408,7 @@ function M.fleet(summary, findings, codes)
   w.sample({ { "state", "unreachable" } }, total.unreachable)
   w.family("gpuledger_fleet_gpus", "gauge", "GPUs of the nodes read, per state.")
   for _, state in ipairs(ledger_mod.STATES) do
-    local counter = state == "reserved-idle" and "reservedIdle" or state
-    w.sample({ { "state", state } }, total[counter])
+    w.sample({ { "state", state } }, total[fleet.COUNTER_OF_STATE[state]])
   end
   w.family("gpuledger_fleet_job_gpus", "gauge", "GPUs Nomad reserved for each job (use=reserved), and those it holds (use=held).")
   for _, job in ipairs(summary.jobs) do

@@ -112,7 +112,7 @@ end
 -- columns (gpuledger.render.columns, which a site may override) pick them.
 M.cells = {
   gpu = function(_, gpu)
-    return gpu.index < 0 and "?" or tostring(gpu.index) -- ?: nvidia-smi no longer lists it
+    return gl.index_text(gpu)
   end,
   model = function(_, gpu)
     return gpu.model
