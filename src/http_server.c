@@ -30,6 +30,8 @@
 
 #include <microhttpd.h>
 
+#include "spawn_capture.h"
+
 #define THREADS          2
 #define CONNECTION_LIMIT 1024u /* lowered to fit RLIMIT_NOFILE */
 #define PER_IP_LIMIT     64u   /* one flooding client cannot take every slot */
@@ -298,14 +300,6 @@ struct http_server {
     pthread_t watchdog;
 };
 
-/* Milliseconds on the monotonic clock. */
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The watch of connection (NULL when none could be made). */
 static struct head_watch *watch_of(struct MHD_Connection *connection)
 {
@@ -342,7 +336,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
         if (!watch)
             return;
         watch->fd = info->connect_fd;
-        watch->deadline_ms = now_ms() + HEAD_DEADLINE_MS;
+        watch->deadline_ms = spawn_clock_ms() + HEAD_DEADLINE_MS;
         pthread_mutex_lock(&server->watch_lock);
         watch->next = server->watches;
         if (watch->next)
@@ -372,7 +366,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **re
 {
     (void)request_state;
     (void)code;
-    set_head_deadline(cls, connection, now_ms() + HEAD_DEADLINE_MS);
+    set_head_deadline(cls, connection, spawn_clock_ms() + HEAD_DEADLINE_MS);
 }
 
 /* The watchdog thread: every WATCHDOG_PERIOD_MS, shuts down the sockets of
@@ -383,7 +377,7 @@ static void *watchdog_main(void *cls)
     struct http_server *server = cls;
     pthread_mutex_lock(&server->watch_lock);
     while (!server->stopping) {
-        long long now = now_ms();
+        long long now = spawn_clock_ms();
         for (struct head_watch *watch = server->watches; watch; watch = watch->next) {
             if (watch->deadline_ms != 0 && now >= watch->deadline_ms) {
                 shutdown(watch->fd, SHUT_RDWR);

@@ -6,12 +6,12 @@
 
 #include <signal.h>
 #include <stdio.h>
-#include <time.h>
 
 #include <lauxlib.h>
 
 #include "host.h"
 #include "http_server.h"
+#include "spawn_capture.h"
 
 /* Protected: adds every response of the table at 1 ({[path] = {status=,
  * content_type=, body=}}) to the set given as light userdata at 2. Raises
@@ -83,14 +83,6 @@ static void serve_call(lua_State *L, int callbacks, const char *name, lua_Intege
     lua_settop(L, base);
 }
 
-/* Milliseconds on the monotonic clock. */
-static long long monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int serve_loop_run(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -132,15 +124,15 @@ int serve_loop_run(lua_State *L)
     serve_call(L, 2, "listening", port);
 
     const char *stopped_by = NULL;
-    long long next = monotonic_ms() + interval_ms;
+    long long next = spawn_clock_ms() + interval_ms;
     while (!stopped_by) {
-        long long wait = next - monotonic_ms();
+        long long wait = next - spawn_clock_ms();
         int sig = http_signal_wait(wait > 0 ? (long)wait : 0);
         if (sig == SIGTERM || sig == SIGINT) {
             stopped_by = sig == SIGTERM ? "SIGTERM" : "SIGINT";
         } else if (sig == SIGHUP) {
             serve_call(L, 2, "reload", 0);
-        } else if (monotonic_ms() >= next) {
+        } else if (spawn_clock_ms() >= next) {
             next += interval_ms;
             set = serve_refresh(L, 2);
             if (set) {
@@ -150,7 +142,7 @@ int serve_loop_run(lua_State *L)
                         lua_tostring(L, -1));
                 lua_pop(L, 1);
             }
-            long long now = monotonic_ms();
+            long long now = spawn_clock_ms();
             if (next < now)
                 next = now; /* a refresh longer than the interval: no backlog */
         }
