@@ -1,6 +1,8 @@
 -- Consul (SPEC §2.5): where the agent is, and the gpuledger nodes its
 -- health API lists as passing, from the decoded answer of
 -- /v1/health/service/<service>?passing=true. Pure.
+local text = require "gpuledger.text"
+
 local M = {}
 
 M.DEFAULT_ADDRESS = "127.0.0.1:8500"
@@ -25,10 +27,9 @@ function M.is_true(value)
   return value == "1" or value == "t" or value == "T" or value == "true" or value == "TRUE" or value == "True"
 end
 
--- A path segment escaped as Go's url.PathEscape does.
-function M.path_escape(s)
-  return (s:gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end))
-end
+-- A path segment escaped as Go's url.PathEscape does: only the unreserved
+-- characters stay, as in a query (text.urlencode).
+M.path_escape = text.urlencode
 
 -- host:port with an IPv6 host in brackets.
 function M.host_port(host, port)
