@@ -3,7 +3,8 @@
  * so that kill -9 at any moment leaves either the previous refresh's file or
  * the new one, never half of one; and, since gpuledger trusts what it reads
  * back, the checks that no other user could have written it, and a way to
- * keep a file that could not be used aside rather than overwrite it. */
+ * keep a file that could not be used aside rather than overwrite it. Also
+ * write_all, the write loop that isolate.c's child shares. */
 #include "atomic_file.h"
 
 #include <errno.h>
@@ -52,17 +53,21 @@ static int make_dirs(char *dir)
     return 0;
 }
 
-/* Writes all len bytes to fd. Returns 0, or -1 with errno set. */
-static int write_all(int fd, const char *data, size_t len)
+/* As atomic_file.h says. */
+int write_all(int fd, const void *data, size_t len)
 {
+    const char *bytes = data;
     while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
+        ssize_t n = write(fd, bytes, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0) {
+            errno = EIO; /* no progress: never loop on it */
             return -1;
         }
-        data += n;
+        bytes += n;
         len -= (size_t)n;
     }
     return 0;

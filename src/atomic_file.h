@@ -30,4 +30,9 @@ int atomic_file_check(const char *path, char *err, size_t err_cap);
 int atomic_file_keep_aside(const char *path, char *aside, size_t aside_cap, char *err,
                            size_t err_cap);
 
+/* Writes all len bytes of data to fd (a file, a pipe), writing again after
+ * a short write or EINTR. Safe in a forked child (only write(2)). Returns 0,
+ * or -1 with errno set (EIO when write(2) makes no progress). */
+int write_all(int fd, const void *data, size_t len);
+
 #endif

@@ -18,6 +18,7 @@
 
 #include <lauxlib.h>
 
+#include "atomic_file.h"
 #include "spawn_capture.h"
 #include "units.h"
 
@@ -28,21 +29,6 @@
 /* The child's answer on the pipe: one of these bytes, then the text. */
 #define ANSWER_RESULT 'R' /* the string the function returned */
 #define ANSWER_ERROR  'E' /* the message of the error it raised */
-
-/* Writes all len bytes to fd. Returns 0, or -1 (the parent is gone). */
-static int write_all(int fd, const char *bytes, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, bytes, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        bytes += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 /* The size of this process's address space now, in bytes (0 when unknown). */
 static rlim_t address_space_now(void)
@@ -101,7 +87,7 @@ static void run_child(lua_State *L, int result_fd, pid_t parent, lua_Integer dea
     size_t len;
     const char *text = lua_tolstring(L, -1, &len);
     if (write_all(RESULT_FD, &kind, 1) != 0 || write_all(RESULT_FD, text, len) != 0)
-        _exit(1);
+        _exit(1); /* the parent is gone */
     _exit(0);
 }
 
