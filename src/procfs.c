@@ -27,6 +27,21 @@ static int line_contains(const char *line, size_t len, const char *word)
     return memmem(line, len, word, strlen(word)) != NULL;
 }
 
+/* Yields the lines of a text, one a call: the line at *cursor (before end),
+ * with its length, newline not counted, in *line_len; *cursor moves past
+ * the newline. Returns NULL once the text is used up (a last line without a
+ * newline is still a line; "" holds none). */
+static const char *next_line(const char **cursor, const char *end, size_t *line_len)
+{
+    const char *line = *cursor;
+    if (line >= end)
+        return NULL;
+    const char *newline = memchr(line, '\n', (size_t)(end - line));
+    *line_len = (size_t)((newline ? newline : end) - line);
+    *cursor = newline ? newline + 1 : end;
+    return line;
+}
+
 /* The first container id in a line: a run of hex digits, bounded by non-hex
  * characters, exactly CONTAINER_ID_LEN long and all lowercase. A longer run
  * (some other hash) or one with upper-case digits is not an id. Returns NULL
@@ -67,21 +82,18 @@ const char *cgroup_container_id(const char *text, size_t len, char id_out[CONTAI
     id_out[0] = '\0';
     if (!text)
         return NULL;
-    const char *end = text + len;
-    for (const char *line = text; line < end;) {
-        const char *newline = memchr(line, '\n', (size_t)(end - line));
-        size_t line_len = newline ? (size_t)(newline - line) : (size_t)(end - line);
-        const char *next = newline ? newline + 1 : end;
-        if (!line_contains(line, line_len, "libpod-conmon-")) {
-            const char *id = find_container_id(line, line_len);
-            const char *runtime = id ? line_runtime(line, line_len) : NULL;
-            if (runtime) {
-                memcpy(id_out, id, CONTAINER_ID_LEN);
-                id_out[CONTAINER_ID_LEN] = '\0';
-                return runtime;
-            }
+    const char *cursor = text, *line;
+    size_t line_len;
+    while ((line = next_line(&cursor, text + len, &line_len))) {
+        if (line_contains(line, line_len, "libpod-conmon-"))
+            continue;
+        const char *id = find_container_id(line, line_len);
+        const char *runtime = id ? line_runtime(line, line_len) : NULL;
+        if (runtime) {
+            memcpy(id_out, id, CONTAINER_ID_LEN);
+            id_out[CONTAINER_ID_LEN] = '\0';
+            return runtime;
         }
-        line = next;
     }
     return NULL;
 }
@@ -128,14 +140,12 @@ static int first_matching_line(const char *text, size_t len,
                                int (*match)(const struct cgroup_line *, struct cgroup_owner *),
                                struct cgroup_owner *out)
 {
-    const char *end = text + len;
-    for (const char *line = text; line < end;) {
-        const char *newline = memchr(line, '\n', (size_t)(end - line));
-        size_t line_len = newline ? (size_t)(newline - line) : (size_t)(end - line);
+    const char *cursor = text, *line;
+    size_t line_len;
+    while ((line = next_line(&cursor, text + len, &line_len))) {
         struct cgroup_line parts;
         if (split_cgroup_line(line, line_len, &parts) && match(&parts, out))
             return 1;
-        line = newline ? newline + 1 : end;
     }
     return 0;
 }
@@ -290,17 +300,15 @@ void cgroup_owner(const char *text, size_t len, struct cgroup_owner *out)
 /* As procfs.h says: the first number after "Uid:" at the start of a line. */
 long status_real_uid(const char *text, size_t len)
 {
-    const char *end = text + len;
-    for (const char *line = text; line && line < end;) {
-        const char *newline = memchr(line, '\n', (size_t)(end - line));
-        const char *line_end = newline ? newline : end;
-        if (has_prefix(line, (size_t)(line_end - line), "Uid:")) {
-            const char *digit = line + strlen("Uid:");
-            while (digit < line_end && (*digit == ' ' || *digit == '\t'))
-                digit++;
-            return parse_uid(digit, line_end, &digit);
-        }
-        line = newline ? newline + 1 : NULL;
+    const char *cursor = text, *line;
+    size_t line_len;
+    while ((line = next_line(&cursor, text + len, &line_len))) {
+        if (!has_prefix(line, line_len, "Uid:"))
+            continue;
+        const char *digit = line + strlen("Uid:"), *line_end = line + line_len;
+        while (digit < line_end && (*digit == ' ' || *digit == '\t'))
+            digit++;
+        return parse_uid(digit, line_end, &digit);
     }
     return -1;
 }
