@@ -622,8 +622,7 @@ static int core_read_kmsg(lua_State *L)
     struct owned *text = push_owned(L); /* freed with it, should a push below raise */
     char *records, why[512];
     size_t len;
-    int err;
-    if (kmsg_read(path, (size_t)max_bytes, &records, &len, &err, why, sizeof why) != 0) {
+    if (kmsg_read(path, (size_t)max_bytes, &records, &len, why, sizeof why) != 0) {
         lua_pushnil(L);
         lua_pushstring(L, why);
         return 2;

@@ -33,15 +33,13 @@ static int append(char **text, size_t *len, size_t *cap, const char *bytes, size
     return 0;
 }
 
-int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, int *err_out,
-              char *errbuf, size_t errlen)
+int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *errbuf,
+              size_t errlen)
 {
     *text = NULL;
     *len = 0;
-    *err_out = 0;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
-        *err_out = errno;
         snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
@@ -57,7 +55,6 @@ int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, int 
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            *err_out = errno;
             snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
             goto fail;
         }
@@ -66,14 +63,12 @@ int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, int 
             goto fail;
         }
         if (append(&out, &out_len, &cap, record, (size_t)n) != 0) {
-            *err_out = ENOMEM;
             snprintf(errbuf, errlen, "%s: %s", path, strerror(ENOMEM));
             goto fail;
         }
     }
     close(fd);
     if (!out && append(&out, &out_len, &cap, "", 0) != 0) {
-        *err_out = ENOMEM;
         snprintf(errbuf, errlen, "%s: %s", path, strerror(ENOMEM));
         return -1;
     }

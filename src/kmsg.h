@@ -10,9 +10,9 @@
  * Returns 0 with *text (NUL-terminated, owned by the caller: free()) and
  * *len set. Returns -1 with a one-line cause in errbuf and nothing to free
  * when the path cannot be opened or read ("<path>: Operation not
- * permitted", the errno in *err_out) or holds more than max_bytes ("<path>:
- * more than N bytes"; *err_out is 0). */
-int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, int *err_out,
-              char *errbuf, size_t errlen);
+ * permitted": the path and strerror) or holds more than max_bytes ("<path>:
+ * more than N bytes"). */
+int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *errbuf,
+              size_t errlen);
 
 #endif
