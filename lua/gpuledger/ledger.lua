@@ -116,19 +116,35 @@ local function checked_sources(sources)
   return checked
 end
 
+-- Why an engine's i-th inspect record cannot be read, as an error naming
+-- the engine, or nil when it can: a field of the wrong type, or a record
+-- reduced to {Id, Unreadable}. A failed inspect's cause is the request's
+-- own error, which names the engine already: it is kept as it is.
+local function unreadable(engine, endpoint, i, inspect)
+  local prefix = string.format("%s %s:", engine, endpoint)
+  local why = shape.check(inspect, docker.SHAPE, string.format("containers[%d]", i))
+  if why then
+    return string.format("%s unexpected answer: %s", prefix, why)
+  elseif inspect.Unreadable and inspect.Unreadable:sub(1, #prefix) == prefix then
+    return inspect.Unreadable
+  elseif inspect.Unreadable then
+    return string.format("%s unexpected answer: containers[%d] (%s): %s", prefix, i, tostring(inspect.Id), inspect.Unreadable)
+  end
+end
+
 -- Containers known to the engines, by full id: Docker's first, then
--- Podman's. A container whose inspect has a field of the wrong type is left
--- out, an error (appended to errors) naming the engine and the field.
+-- Podman's. A container whose inspect failed or has a field of the wrong
+-- type is left out, an error (appended to errors) naming the engine and the
+-- cause or the field.
 local function known_containers(sources, errors)
   local by_id, order = {}, {}
   for _, engine in ipairs { "docker", "podman" } do
     local source = sources[engine]
     for i, inspect in ipairs(source and source.ok and source.containers or {}) do
-      local why = shape.check(inspect, docker.SHAPE, string.format("containers[%d]", i))
-        or (inspect.Unreadable and string.format("containers[%d] (%s): %s", i, tostring(inspect.Id), inspect.Unreadable))
-      local container = not why and docker.describe(inspect)
-      if why then
-        errors[#errors + 1] = string.format("%s %s: unexpected answer: %s", engine, tostring(source.endpoint or ""), why)
+      local err = unreadable(engine, tostring(source.endpoint or ""), i, inspect)
+      local container = not err and docker.describe(inspect)
+      if err then
+        errors[#errors + 1] = err
       elseif container.id ~= "" and not by_id[container.id] then
         by_id[container.id] = container
         order[#order + 1] = container

@@ -7,12 +7,18 @@ local parse = require "gpuledger.sources.docker"
 
 local M = {}
 
--- Inspects one container on an engine. Returns its reduced inspect, or nil
--- when the engine does not know it (or it vanished) or answered badly.
+-- Inspects one container on an engine. Returns its reduced inspect; nil
+-- when the engine does not know it (404: it vanished); {Id, Unreadable}
+-- with the cause when the inspect failed otherwise or its answer is not a
+-- container, which the ledger reports.
 function M.inspect(core, engine, endpoint, id)
-  local inspect = http.get_json(core, engine, endpoint, "/containers/" .. id .. "/json")
-  if type(inspect) ~= "table" or type(inspect.Id) ~= "string" then
+  local inspect, err, status = http.get_json(core, engine, endpoint, "/containers/" .. id .. "/json")
+  if status == 404 then
     return nil
+  elseif inspect == nil then
+    return { Id = id, Unreadable = err }
+  elseif type(inspect) ~= "table" or type(inspect.Id) ~= "string" then
+    return { Id = id, Unreadable = string.format("%s %s: GET /containers/%s/json: want a container", engine, endpoint.address, id) }
   end
   return parse.reduce(inspect)
 end
