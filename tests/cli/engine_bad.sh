@@ -164,24 +164,29 @@ expect_not_in "ok: snapshot keeps no non-Nomad label" "$out" "label-secret-5f0a"
 expect_in "ok: snapshot keeps NVIDIA_VISIBLE_DEVICES" "$out" "NVIDIA_VISIBLE_DEVICES=$G1"
 engine_down
 
-# Listed, and the inspect is a 404 (fake_engine cannot list an id its
-# inspect does not know, so a small server here does).
-cat >"$WORK/short_engine.py" <<'EOF'
+# canned_engine.py SOCKET LOG IDS STATUS BODY: an engine that lists the
+# containers IDS (comma-separated, maybe none) and answers every inspect
+# with STATUS and BODY as they are (fake_engine answers an inspect from its
+# fixture only, and lists only what it can inspect).
+cat >"$WORK/canned_engine.py" <<'EOF'
 import json, socketserver, sys
 from http.server import BaseHTTPRequestHandler
+
+socket_path, log_path, ids, inspect_status, inspect_body = sys.argv[1:6]
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def log_message(self, *args): pass
     def address_string(self): return "local"
     def do_GET(self):
-        with open(sys.argv[2], "a") as log:
+        with open(log_path, "a") as log:
             log.write(self.path + "\n")
         if self.path.split("?")[0].endswith("/containers/json"):
-            status, body = 200, [{"Id": "abc", "Names": ["/short"], "State": "running", "Labels": {}}]
+            status = 200
+            data = json.dumps([{"Id": i, "Names": ["/c"], "State": "running", "Labels": {}} for i in ids.split(",") if i])
         else:
-            status, body = 404, {"message": "No such container: " + self.path.split("/")[-2]}
-        data = json.dumps(body).encode()
+            status, data = int(inspect_status), inspect_body
+        data = data.encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -191,15 +196,29 @@ class Handler(BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
-server = Server(sys.argv[1], Handler)
-with open(sys.argv[1] + ".ready", "w") as ready:
+server = Server(socket_path, Handler)
+with open(socket_path + ".ready", "w") as ready:
     ready.write("1\n")
 server.serve_forever()
 EOF
-fake_start "$WORK/short.stderr" "$WORK/short.sock.ready" \
-    timeout 120 python3 "$WORK/short_engine.py" "$WORK/short.sock" "$WORK/short.log"
-short_started=$? short_pid=$fake_pid
-if [ "$short_started" -eq 0 ]; then
+
+# canned_up NAME IDS STATUS BODY: starts canned_engine.py on $WORK/NAME.sock,
+# its request log $WORK/NAME.log. Sets canned_pid; returns 1 when it did
+# not start (a failure is recorded).
+canned_up() {
+    local name=$1
+    shift
+    rm -f "$WORK/$name.sock" "$WORK/$name.sock.ready"
+    if ! fake_start "$WORK/$name.stderr" "$WORK/$name.sock.ready" \
+        timeout 120 python3 "$WORK/canned_engine.py" "$WORK/$name.sock" "$WORK/$name.log" "$@"; then
+        fail "the $name engine starts" "$(cat "$WORK/$name.stderr")"
+        return 1
+    fi
+    canned_pid=$fake_pid
+}
+
+# Listed, and the inspect is a 404: a container that vanished.
+if canned_up short abc 404 '{"message": "No such container: abc"}'; then
     gl "unix://$WORK/short.sock" check --json
     expect_rc "short id, inspect 404: check exits 0 (no crash)" 0
     expect_lua "short id, inspect 404: the container is skipped, no source-unavailable" "$out" \
@@ -209,10 +228,8 @@ if [ "$short_started" -eq 0 ]; then
     expect_lua "short id, inspect 404: ledger intact, docker read" "$out" "$LEDGER_INTACT"' and j.errors == nil and j.sources.docker == "read"'
     expect_in "short id, inspect 404: it was inspected by its short id" "$(cat "$WORK/short.log")" "/containers/abc/json"
     expect_not_in "short id, inspect 404: no Lua error on stderr" "$err" "stack traceback"
-else
-    fail "the short-id engine starts" "$(cat "$WORK/short.stderr")"
+    stop_pid "$canned_pid"
 fi
-stop_pid "$short_pid"
 
 # --- a GPU process in a container no engine lists: a lazy inspect, a 404 -----------------
 # A private procfs root (--proc) says the host pid is in a Docker container
