@@ -1,10 +1,64 @@
--- A source gpuledger could not read, and a Nomad task whose allocation Nomad
--- did not return (the token cannot read-job its namespace): either way the
--- ledger cannot vouch for what it shows, so say so rather than guess.
+-- A source gpuledger could not read, a tenant that could not be identified
+-- (a container no engine could tell about, processes /proc could not
+-- place), and a Nomad task whose allocation Nomad did not return (the token
+-- cannot read-job its namespace): either way the ledger cannot vouch for
+-- what it shows, so say so rather than guess.
+
+-- The ledger's error of source `name` ("docker", "podman", "proc") when it
+-- failed (the first error that starts with its name), else nil.
+local function failure(ledger, name)
+  if not (ledger.sources and ledger.sources[name] == "failed") then
+    return nil
+  end
+  for _, err in ipairs(ledger.errors or {}) do
+    if err:match("^" .. name .. "[ :]") then
+      return err
+    end
+  end
+  return name .. " failed"
+end
+
+-- Why no engine could identify a container: the ledger's error that names
+-- its id (its inspect failed or was unreadable), else each engine's failure
+-- and which engines were read and do not know it.
+local function container_cause(ledger, tenant)
+  for _, err in ipairs(ledger.errors or {}) do
+    if err:find(tenant.containerId, 1, true) then
+      return err
+    end
+  end
+  local causes, unknowing = {}, {}
+  for _, engine in ipairs { "docker", "podman" } do
+    local failed = failure(ledger, engine)
+    if failed then
+      causes[#causes + 1] = failed
+    elseif ledger.sources and ledger.sources[engine] == "read" then
+      unknowing[#unknowing + 1] = engine
+    end
+  end
+  if #unknowing > 0 or #causes == 0 then
+    causes[#causes + 1] = "not known to " .. (#unknowing > 0 and table.concat(unknowing, " or ") or "any engine")
+  end
+  return table.concat(causes, "; ")
+end
+
+-- What the finding says of a tenant that could not be identified.
+local function unidentified_message(ledger, tenant)
+  if tenant.containerId then
+    return string.format(
+      "container %s holds this GPU (pids %s, %d MiB), but no engine could identify it (%s) — whether Nomad manages it cannot be told",
+      tenant.containerId, gl.list(tenant.pids), tenant.usedMemoryMiB, container_cause(ledger, tenant))
+  end
+  return string.format(
+    "processes %s (pids %s, %d MiB) hold this GPU, but /proc could not tell whose they are (%s) — whether Nomad manages them cannot be told",
+    gl.list(tenant.processes), gl.list(tenant.pids), tenant.usedMemoryMiB,
+    failure(ledger, "proc") or "no record of these pids: gone, or their cgroup unreadable")
+end
+
 return {
   code = "source-unavailable",
   level = "ERROR",
-  doc = "a source could not be read, or Nomad hid a task's allocation from the token",
+  doc = "a source could not be read, a GPU's tenant could not be identified, or Nomad hid a task's allocation from the token",
   order = 20,
   evaluate = function(ledger, _, emit)
     for _, err in ipairs(ledger.errors or {}) do
@@ -20,6 +74,8 @@ return {
               "a Nomad task running %s (pids %s) holds this GPU, but its cgroup does not name its allocation (Nomad 1.3–1.6 on cgroup v1) — whether this GPU is reserved for it cannot be told",
               gl.list(tenant.processes), gl.list(tenant.pids)),
           }
+        elseif tenant.verdict == "unidentified" then
+          emit { gpu = gpu, tenant = tenant, message = unidentified_message(ledger, tenant) }
         end
       end
     end

@@ -2,6 +2,7 @@ local H = require "helper"
 local ledger = require "gpuledger.ledger"
 local text_mod = require "gpuledger.text"
 local json = require "gpuledger.json"
+local fleet = require "gpuledger.fleet"
 local render_json = require "gpuledger.render.json"
 
 local A_RESTREAMER = "2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33"
@@ -226,11 +227,11 @@ describe("gpuledger.ledger", function()
       assert.same({ "user", "alice", 1000, { 6060, 6061 } }, { tenants[2].owner, tenants[2].user, tenants[2].uid, tenants[2].pids })
       assert.same({ "process", 4321, { 2424 } }, { tenants[3].owner, tenants[3].uid, tenants[3].pids })
       assert.is_nil(tenants[3].user)
-      assert.same({ "host", { 9090 } }, { tenants[4].kind, tenants[4].pids })
+      assert.same({ "host", { 9090 }, "unidentified" }, { tenants[4].kind, tenants[4].pids, tenants[4].verdict })
       assert.is_nil(tenants[4].owner)
-      for _, t in ipairs(tenants) do
-        assert.equal("host", t.kind)
-        assert.equal("unmanaged", t.verdict)
+      for i = 1, 3 do
+        assert.equal("host", tenants[i].kind)
+        assert.equal("unmanaged", tenants[i].verdict)
       end
     end)
 
@@ -251,6 +252,80 @@ describe("gpuledger.ledger", function()
       assert.is_nil(t.container)
       assert.is_nil(t.image)
       assert.is_nil(t.allocId)
+    end)
+
+    describe("a tenant that could not be identified (issue 10)", function()
+      -- The one tenant of GPU 0 in the ledger of snap, and that ledger.
+      local function only_tenant(snap)
+        local l = ledger.build(snap)
+        assert.equal(1, #l.entries[1].tenants)
+        return l.entries[1].tenants[1], l
+      end
+
+      it("a container id no engine knows: unidentified, not unmanaged, kind docker and its 12-character id; the GPU unaccounted", function()
+        local t, l = only_tenant(H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} })
+        assert.same({ "docker", H.cid("e"):sub(1, 12), true, "unidentified" }, { t.kind, t.containerId, t.unidentified, t.verdict })
+        assert.equal("unaccounted", l.entries[1].state) -- SPEC §3.2: not a reserved Nomad task
+      end)
+
+      it("a container whose inspect failed ({Id, Unreadable}): unidentified, the cause among the errors", function()
+        local cause = "docker unix:///var/run/docker.sock: GET /containers/" .. H.cid("e") .. "/json: HTTP 500 (boom)"
+        local t, l = only_tenant(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") },
+          containers = { { Id = H.cid("e"), Unreadable = cause } },
+        })
+        assert.same({ "docker", "unidentified" }, { t.kind, t.verdict })
+        assert.truthy(l.errors[1]:find(cause, 1, true))
+      end)
+
+      it("a container while the engine failed its list: unidentified", function()
+        local t = only_tenant(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") },
+          failed = { docker = "docker unix:///var/run/docker.sock: GET /containers/json: timed out" },
+        })
+        assert.equal("unidentified", t.verdict)
+      end)
+
+      it("processes while the proc source failed: one host tenant, unidentified; with --no-docker (no proc source) unmanaged as before", function()
+        local t = only_tenant(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100, "ffmpeg"), H.app(H.UUID0, 5151, 20, "python3") },
+          failed = { proc = "proc /proc: Permission denied" },
+        })
+        assert.same({ "host", { 4242, 5151 }, 120, true, "unidentified" }, { t.kind, t.pids, t.usedMemoryMiB, t.unidentified, t.verdict })
+        local snap = H.snapshot { apps = { H.app(H.UUID0, 4242, 100, "ffmpeg") } }
+        snap.sources.proc = nil
+        local chosen = only_tenant(snap)
+        assert.same({ "host", "unmanaged" }, { chosen.kind, chosen.verdict })
+        assert.is_nil(chosen.unidentified)
+      end)
+
+      it("a process /proc has no record of, apart from the host process /proc named", function()
+        local l = ledger.build(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100, "ffmpeg"), H.app(H.UUID0, 6060, 20, "python3") },
+          pids = { [6060] = { owner = "process" } },
+        })
+        local tenants = l.entries[1].tenants
+        assert.same({ { 4242 }, "unidentified" }, { tenants[1].pids, tenants[1].verdict })
+        assert.same({ { 6060 }, "unmanaged" }, { tenants[2].pids, tenants[2].verdict })
+        assert.is_nil(tenants[2].unidentified)
+      end)
+
+      it("is in the ledger's JSON only when true, and a ledger read back (fleet) gives the verdict again", function()
+        local l = ledger.build(H.snapshot {
+          gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },
+          apps = { H.app(H.UUID0, 4242, 100), H.app(H.UUID1, 6060, 20, "python3") },
+          pids = { [4242] = H.cid("e"), [6060] = { owner = "process" } },
+          containers = {},
+        })
+        local doc = assert(json.decode(render_json.ledger(l)))
+        assert.is_true(doc.entries[1].tenants[1].unidentified)
+        assert.is_nil(doc.entries[1].tenants[1].verdict)
+        assert.is_nil(doc.entries[2].tenants[1].unidentified)
+        local back = assert(fleet.readable(doc))
+        ledger.give_verdicts(back)
+        assert.equal("unidentified", back.entries[1].tenants[1].verdict)
+        assert.equal("unmanaged", back.entries[2].tenants[1].verdict)
+      end)
     end)
 
     it("a container holding a GPU without a process is a tenant with 0 pids ([] not null)", function()

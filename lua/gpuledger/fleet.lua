@@ -81,6 +81,7 @@ local function tenant_readable(tenant)
   tenant.usedMemoryMiB = number_of(tenant.usedMemoryMiB) or 0
   tenant.allocVisible = tenant.allocVisible == true
   tenant.allocFromName = tenant.allocFromName == true or nil
+  tenant.unidentified = tenant.unidentified == true or nil
 end
 
 -- One GPU entry made readable for the rules (after shape_entry).

@@ -119,7 +119,8 @@ function M.tenant_name(tenant)
 end
 
 -- What may be said of a tenant being on its GPU (the ledger's judgement,
--- also tenant.verdict): "unmanaged", "unreserved", "hidden", "unknown" or nil.
+-- also tenant.verdict): "unidentified", "unmanaged", "unreserved", "hidden",
+-- "unknown", "unnamed" or nil.
 M.tenant_verdict = ledger_mod.tenant_verdict
 
 -- "job/task" of a Nomad tenant or reservation (jobName or jobId, taskName or task).

@@ -43,13 +43,17 @@ function M.classify(entry)
   return "held"
 end
 
--- What may be said of a tenant being on its GPU: "unmanaged" (outside
--- Nomad), "unreserved" (a Nomad task the GPU was not allocated to),
--- "hidden" (Nomad did not return its allocation to the token), "unknown"
--- (Nomad was not read), "unnamed" (a Nomad task whose cgroup does not name
--- its allocation), or nil for a Nomad task the GPU is reserved for.
+-- What may be said of a tenant being on its GPU: "unidentified" (a
+-- container no engine could tell about, or processes /proc could not place:
+-- whether Nomad manages it cannot be told), "unmanaged" (outside Nomad),
+-- "unreserved" (a Nomad task the GPU was not allocated to), "hidden" (Nomad
+-- did not return its allocation to the token), "unknown" (Nomad was not
+-- read), "unnamed" (a Nomad task whose cgroup does not name its
+-- allocation), or nil for a Nomad task the GPU is reserved for.
 function M.tenant_verdict(ledger, tenant)
-  if tenant.kind ~= "nomad" then
+  if tenant.unidentified then
+    return "unidentified"
+  elseif tenant.kind ~= "nomad" then
     return "unmanaged"
   elseif tenant.reserved then
     return nil
@@ -218,6 +222,12 @@ local function host_tenant(process, owner)
   return "host", make {}
 end
 
+-- tenant marked as one that could not be identified (M.tenant_verdict).
+local function unidentified(tenant)
+  tenant.unidentified = true
+  return tenant
+end
+
 local function tenant_order(a, b)
   if a.usedMemoryMiB ~= b.usedMemoryMiB then
     return a.usedMemoryMiB > b.usedMemoryMiB
@@ -232,7 +242,10 @@ local function tenant_order(a, b)
 end
 
 -- The tenants of one GPU; pid_owners is the proc source's record of each
--- pid (gpuledger.core's proc_cgroups).
+-- pid (gpuledger.core's proc_cgroups), nil when the proc source was not
+-- asked (--no-docker: every process is the one unnamed host tenant). A
+-- process /proc has no record of (it failed, or the pid is not in its
+-- answer) and a container no engine knows are tenants marked unidentified.
 local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allocs, visible)
   local tenants, by_key = {}, {}
   local function tenant_for(key, make)
@@ -244,10 +257,12 @@ local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allo
   end
   for _, process in ipairs(processes) do
     if process.gpu_uuid == gpu.uuid then
-      local owner = pid_owners[tostring(process.pid)]
+      local owner = pid_owners and pid_owners[tostring(process.pid)]
       local container_id = owner and owner.container_id or ""
       local tenant
-      if owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
+      if pid_owners and not owner then
+        tenant = tenant_for("unidentified", function() return unidentified(new_tenant("host")) end)
+      elseif owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
         tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, function()
           return task_tenant(owner, reserved_allocs, visible)
         end)
@@ -261,7 +276,7 @@ local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allo
         end)
       else
         tenant = tenant_for(container_id, function()
-          local unknown = new_tenant("docker")
+          local unknown = unidentified(new_tenant("docker"))
           unknown.containerId = container_id:sub(1, 12)
           return unknown
         end)
@@ -338,7 +353,7 @@ function M.build(snapshot, catalogue)
     errors[#errors + 1] = err
   end
 
-  local pid_owners = proc and proc.ok and proc.pids or {}
+  local pid_owners = proc and (proc.ok and proc.pids or {})
   local containers, container_order = known_containers(sources, errors)
 
   table.sort(gpus, function(a, b) return a.index < b.index end)

@@ -25,7 +25,10 @@ return {
   evaluate = function(ledger, policy, emit)
     for _, gpu in ipairs(ledger.entries) do
       for _, tenant in ipairs(gpu.tenants) do
-        if tenant.kind == "docker" and not allowed(policy, tenant.container) then
+        -- the verdict, not the kind: a container no engine could identify is
+        -- "unidentified" (source-unavailable reports it), not unmanaged
+        local unmanaged = tenant.verdict == "unmanaged"
+        if unmanaged and tenant.kind == "docker" and not allowed(policy, tenant.container) then
           emit {
             gpu = gpu,
             tenant = tenant,
@@ -33,7 +36,7 @@ return {
               tenant.container or tenant.containerId or "", tenant.image or "unknown image",
               tenant.usedMemoryMiB, gl.list(tenant.pids)),
           }
-        elseif tenant.kind == "host" then
+        elseif unmanaged and tenant.kind == "host" then
           emit {
             gpu = gpu,
             tenant = tenant,

@@ -83,6 +83,12 @@ describe("render.html", function()
     assert.truthy(text:find("host: python3, 48 MiB <span class=\"mark\">· outside Nomad</span>", 1, true))
   end)
 
+  it("marks a tenant that could not be identified as such, not as outside Nomad (issue 10)", function()
+    local unknown = H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true }
+    local text = page(H.ledger { H.gpu { index = 0, tenants = { unknown } } })
+    assert.truthy(text:find("docker: eeeeeeeeeeee, 2048 MiB <span class=\"mark\">· could not be identified</span>", 1, true))
+  end)
+
   it("lists findings worst first, and none when there are none", function()
     local text = page(node())
     local bad = text:find("unmanaged-tenant", 1, true)

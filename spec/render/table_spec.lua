@@ -88,6 +88,14 @@ describe("gpuledger.render.table", function()
       contains("nomad:train/t (1024 MiB) ?nomad not read", render.ls(unread))
     end)
 
+    it("marks a tenant that could not be identified ?not identified, not !unmanaged (issue 10)", function()
+      local unknown = H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true }
+      local out = render.ls(H.ledger { H.gpu { tenants = { unknown, H.host_tenant { unidentified = true } } } })
+      contains("docker:eeeeeeeeeeee (2048 MiB) ?not identified", out)
+      contains("host:python3 (48 MiB) ?not identified", out)
+      assert.is_nil(out:find("!unmanaged", 1, true))
+    end)
+
     it("marks an unreserved Nomad task !unreserved", function()
       local l = H.ledger { H.gpu { tenants = { H.nomad_tenant { jobName = "worker", taskName = "w", reserved = false } } } }
       contains("nomad:worker/w (1024 MiB) !unreserved", render.ls(l))

@@ -16,6 +16,13 @@ describe("contended", function()
     assert.equal("3 tenants share this GPU: [restreamer docker host]", f.message)
   end)
 
+  it("processes /proc could not place are not a tenant of their own (they may be the other's); a container no engine could identify is", function()
+    local unknown = H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true }
+    none("contended", { gpu { tenants = { H.docker_tenant(), H.host_tenant { unidentified = true } } } })
+    local f = one("contended", { gpu { tenants = { H.docker_tenant(), unknown, H.host_tenant { unidentified = true } } } })
+    assert.equal("2 tenants share this GPU: [ffmpeg-manual docker]", f.message)
+  end)
+
   it("one tenant is not contended", function()
     none("contended", { gpu { tenants = { H.nomad_tenant() } } })
   end)

@@ -226,6 +226,14 @@ describe("rules/examples", function()
       assert.same(default, mine)
     end)
 
+    it("does not report a tenant that could not be identified (issue 10)", function()
+      local unidentified = ledger { gpu { tenants = {
+        H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true },
+        H.host_tenant { unidentified = true },
+      } } }
+      assert.same({}, H.with_code(H.run_rules(unidentified, allow, set), "unmanaged-tenant"))
+    end)
+
     it("is WARN under --allow-unmanaged", function()
       local found = H.with_code(H.run_rules(node(), H.merge(allow, { allow_unmanaged = true }), set), "unmanaged-tenant")
       assert.equal("WARN", found[1].level)

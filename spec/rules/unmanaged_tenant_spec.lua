@@ -38,6 +38,33 @@ describe("unmanaged-tenant", function()
     assert.equal("WARN", ruleset.level_of(rule, { allow_unmanaged = true }))
   end)
 
+  describe("a tenant that could not be identified is not called unmanaged (issue 10)", function()
+    it("a container whose inspect failed", function()
+      local found = H.run_rules(H.snapshot {
+        apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") },
+        containers = { { Id = H.cid("e"), Unreadable = "docker unix:///var/run/docker.sock: GET /containers/x/json: HTTP 500" } },
+      })
+      assert.same({}, H.with_code(found, "unmanaged-tenant"))
+    end)
+
+    it("a container id no engine knows", function()
+      local found = H.run_rules(H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} })
+      assert.same({}, H.with_code(found, "unmanaged-tenant"))
+    end)
+
+    it("processes while the proc source failed, or that it has no record of; but with --no-docker they are", function()
+      local failed = H.run_rules(H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, failed = { proc = "proc /proc: Permission denied" } })
+      assert.same({}, H.with_code(failed, "unmanaged-tenant"))
+      local unrecorded = H.run_rules(H.snapshot { apps = { H.app(H.UUID0, 4242, 100) } })
+      assert.same({}, H.with_code(unrecorded, "unmanaged-tenant"))
+      local snap = H.snapshot { apps = { H.app(H.UUID0, 4242, 100, "python3") } }
+      snap.sources.proc = nil -- --no-docker: the operator chose not to resolve
+      local f = H.with_code(H.run_rules(snap), "unmanaged-tenant")
+      assert.equal(1, #f)
+      assert.equal("host process [python3] holds this GPU outside any container — 100 MiB, pids [4242]", f[1].message)
+    end)
+  end)
+
   it("Nomad tasks are never unmanaged", function()
     none("unmanaged-tenant", { gpu { tenants = { H.nomad_tenant { reserved = false } } } })
   end)

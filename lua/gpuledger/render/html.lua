@@ -71,7 +71,7 @@ end
 local MARKS = {
   unmanaged = "outside Nomad", unreserved = "not reserved",
   hidden = "allocation hidden from the token", unknown = "Nomad not read",
-  unnamed = "allocation not named by its cgroup",
+  unnamed = "allocation not named by its cgroup", unidentified = "could not be identified",
 }
 
 -- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it

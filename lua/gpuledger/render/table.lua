@@ -71,12 +71,12 @@ M.tenant_name = gl.who
 
 -- The marks of tenant cells: !unmanaged outside Nomad, !unreserved for a
 -- task Nomad did not give this GPU, and ?… where that cannot be told (Nomad
--- was not read, hid the allocation from the token, or the task's cgroup does
--- not name it).
+-- was not read, hid the allocation from the token, the task's cgroup does
+-- not name it, or no engine or /proc could identify the tenant).
 local MARKS = {
   unmanaged = " !unmanaged", unreserved = " !unreserved",
   hidden = " ?alloc hidden from the token", unknown = " ?nomad not read",
-  unnamed = " ?alloc not named by its cgroup",
+  unnamed = " ?alloc not named by its cgroup", unidentified = " ?not identified",
 }
 
 -- "kind:name (N MiB)" and its mark; a host tenant that /proc named needs no
