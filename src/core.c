@@ -361,14 +361,56 @@ static int core_http_get(lua_State *L)
 /* What http_get_many's each callback needs to reach Lua. */
 struct many_context {
     lua_State *L;
-    int each;    /* stack index of the each function, or 0 */
-    int results; /* stack index of the results table, or 0 */
+    int each;                   /* stack index of the each function, or 0 */
+    int results;                /* stack index of the results table, or 0 */
+    int anchor;                 /* stack index of a table that keeps the added requests alive */
+    struct http_many *run;      /* the run each is hearing, to add requests to */
+    struct lua_request **added; /* the requests each added, each allocated alone */
+    size_t added_count, added_capacity;
 };
 
+/* Adds the requests of the array at index 1 to the run of the
+ * many_context at upvalue 1, keeping the array alive in the anchor table at
+ * upvalue 2 (lua_pcall'd: raises on a wrong request or when out of memory;
+ * what it allocated is freed by the caller). */
+static int add_requests(lua_State *L)
+{
+    struct many_context *many = lua_touserdata(L, lua_upvalueindex(1));
+    lua_Integer count = luaL_len(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, lua_upvalueindex(2), (lua_Integer)lua_rawlen(L, lua_upvalueindex(2)) + 1);
+    for (lua_Integer i = 1; i <= count; i++) {
+        if (many->added_count == many->added_capacity) {
+            size_t capacity = many->added_capacity ? 2 * many->added_capacity : 8;
+            struct lua_request **added = realloc(many->added, capacity * sizeof *added);
+            if (!added)
+                return luaL_error(L, "not enough memory");
+            many->added = added;
+            many->added_capacity = capacity;
+        }
+        struct lua_request *request = calloc(1, sizeof *request);
+        if (!request)
+            return luaL_error(L, "not enough memory");
+        many->added[many->added_count++] = request;
+        if (lua_geti(L, 1, i) != LUA_TTABLE)
+            return luaL_error(L, "http_get_many: added request %d is not a table", (int)i);
+        lua_getfield(L, -1, "url");
+        const char *url = lua_tostring(L, -1);
+        lua_pop(L, 1); /* the url stays alive in the request table */
+        read_lua_request(L, lua_gettop(L), url ? url : "", request);
+        lua_pop(L, 1);
+        if (http_many_add(many->run, &request->request) != 0)
+            return luaL_error(L, "not enough memory");
+    }
+    return 0;
+}
+
 /* Pushes {status=, body=, content_type=} or {error=} and hands it to the
- * Lua each function (index from 1), or stores it in the results table.
- * Returns 1, with the error value on the stack, when each raised. */
-static int many_each(void *context, size_t index, struct http_response *response, const char *cause)
+ * Lua each function (index from 1), adding the requests it returns to run,
+ * or stores it in the results table. Returns 1, with the error value on the
+ * stack, when each raised or returned a wrong request. */
+static int many_each(void *context, struct http_many *run, size_t index,
+                     struct http_response *response, const char *cause)
 {
     struct many_context *many = context;
     lua_State *L = many->L;
@@ -395,7 +437,18 @@ static int many_each(void *context, size_t index, struct http_response *response
     lua_insert(L, -2);            /* [each, result] */
     lua_pushinteger(L, (lua_Integer)index + 1);
     lua_insert(L, -2); /* [each, index, result] */
-    return host_docall(L, 2, 0) == LUA_OK ? 0 : 1;
+    if (host_docall(L, 2, 1) != LUA_OK)
+        return 1;
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    many->run = run;
+    lua_pushlightuserdata(L, many);
+    lua_pushvalue(L, many->anchor);
+    lua_pushcclosure(L, add_requests, 2);
+    lua_insert(L, -2); /* [add_requests, more] */
+    return lua_pcall(L, 1, 0, 0) == LUA_OK ? 0 : 1;
 }
 
 /* core.http_get_many(requests, {deadline_ms=, each=}) → results, or nothing
@@ -406,8 +459,11 @@ static int many_each(void *context, size_t index, struct http_response *response
  * content_type=} or {error=cause}. Without each, the results come back as
  * an array in the order of the requests; with each, each(index, result) is
  * called as every result arrives (so an answer can be read and dropped
- * before the others end) and nothing is returned. An error raised by each
- * ends the call and is raised again once everything is freed. */
+ * before the others end) and nothing is returned; each may return an array
+ * of more requests (a conversation's next calls), which join the run with
+ * the next indices, keep their own timeouts and end by the same deadline.
+ * An error raised by each ends the call and is raised again once everything
+ * is freed. */
 static int core_http_get_many(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -443,6 +499,8 @@ static int core_http_get_many(lua_State *L)
     long deadline_ms = (long)opt_int_field(L, 2, "deadline_ms", longest + 1000);
 
     struct many_context many = {.L = L};
+    lua_newtable(L);
+    many.anchor = lua_gettop(L);
     lua_getfield(L, 2, "each");
     if (lua_isfunction(L, -1)) {
         many.each = lua_gettop(L);
@@ -456,6 +514,11 @@ static int core_http_get_many(lua_State *L)
         http_get_many(plain, (size_t)count, deadline_ms, many_each, &many, cause, sizeof cause);
     for (lua_Integer i = 0; i < count; i++)
         lua_request_clear(&requests[i]);
+    for (size_t i = 0; i < many.added_count; i++) {
+        lua_request_clear(many.added[i]);
+        free(many.added[i]);
+    }
+    free(many.added);
     free(requests);
     free(plain);
     if (said == -1)

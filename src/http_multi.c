@@ -9,7 +9,8 @@
  * however large the fleet), while a node that is slow stops counting after
  * YOUNG_MS, so slow nodes cannot hold the others back for long: with every
  * node silent, the last of N starts after about N / START_WINDOW * YOUNG_MS.
- * See http_multi.h for the contract. */
+ * A request added during the run (http_many_add) joins the queue behind the
+ * others. See http_multi.h for the contract. */
 #include "http_multi.h"
 
 #include <curl/curl.h>
@@ -22,19 +23,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spawn_capture.h"
+
 #define EVENTS_PER_WAIT 256
 #define START_WINDOW    128
-#define YOUNG_MS        20.0
+#define YOUNG_MS        20
 
-/* The state of one run, shared with curl's callbacks. */
-struct multi_run {
+/* The state of one run, shared with curl's callbacks and with each. */
+struct http_many {
     CURLM *multi;
     int epoll_fd;
-    double timer_at; /* monotonic ms when curl wants a timeout call; < 0: none */
-    const struct http_request *requests;
+    long long timer_at; /* spawn_clock_ms when curl wants a timeout call; < 0: none */
+    const struct http_request **requests; /* by index; the caller's */
     size_t count;
+    size_t capacity;                  /* of requests, transfers and started_at */
     struct http_transfer **transfers; /* by request index; NULL unless running */
-    double *started_at;               /* monotonic ms, by request index */
+    long long *started_at;            /* spawn_clock_ms, by request index */
     size_t next;                      /* the next request to start */
     size_t oldest_young;              /* requests before it are not young */
     size_t young;                     /* running requests from oldest_young on */
@@ -43,19 +47,12 @@ struct multi_run {
     int stop; /* what the each call that stopped the run returned */
 };
 
-static double monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
 /* curl's socket callback: watch s for what curl waits on, or stop watching. */
 static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
     (void)easy;
     (void)socketp;
-    struct multi_run *run = userp;
+    struct http_many *run = userp;
     if (what == CURL_POLL_REMOVE) {
         epoll_ctl(run->epoll_fd, EPOLL_CTL_DEL, s, NULL); /* a closed socket is gone already */
         return 0;
@@ -74,24 +71,24 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 {
     (void)multi;
-    struct multi_run *run = userp;
-    run->timer_at = timeout_ms < 0 ? -1.0 : monotonic_ms() + (double)timeout_ms;
+    struct http_many *run = userp;
+    run->timer_at = timeout_ms < 0 ? -1 : spawn_clock_ms() + timeout_ms;
     return 0;
 }
 
 /* Tells each about request index, unless the run was stopped. */
-static void hear(struct multi_run *run, size_t index, struct http_response *response,
+static void hear(struct http_many *run, size_t index, struct http_response *response,
                  const char *cause)
 {
     if (run->stop)
         return;
-    int said = run->each(run->context, index, response, cause);
+    int said = run->each(run->context, run, index, response, cause);
     if (said)
         run->stop = said;
 }
 
 /* Hears every transfer curl has finished. */
-static void hear_finished(struct multi_run *run)
+static void hear_finished(struct http_many *run)
 {
     CURLMsg *message;
     int left;
@@ -118,7 +115,7 @@ static void hear_finished(struct multi_run *run)
 }
 
 /* Moves oldest_young past the requests that are no longer young at now. */
-static void age(struct multi_run *run, double now)
+static void age(struct http_many *run, long long now)
 {
     while (run->oldest_young < run->next && run->started_at[run->oldest_young] + YOUNG_MS <= now) {
         if (run->transfers[run->oldest_young])
@@ -129,15 +126,15 @@ static void age(struct multi_run *run, double now)
 
 /* Starts requests in order while the start window has room; a request
  * that cannot be set up is heard at once with its cause. */
-static void start_more(struct multi_run *run)
+static void start_more(struct http_many *run)
 {
-    double now = monotonic_ms();
+    long long now = spawn_clock_ms();
     age(run, now);
     while (run->next < run->count && run->young < START_WINDOW && !run->stop) {
         size_t i = run->next++;
         run->started_at[i] = now;
         char cause[512];
-        struct http_transfer *transfer = http_transfer_new(&run->requests[i], cause, sizeof cause);
+        struct http_transfer *transfer = http_transfer_new(run->requests[i], cause, sizeof cause);
         if (!transfer) {
             hear(run, i, NULL, cause);
             continue;
@@ -157,8 +154,8 @@ static void start_more(struct multi_run *run)
 }
 
 /* Drives the transfers until every request was heard, the deadline
- * (monotonic ms) passes, or each stops the run. */
-static void drive(struct multi_run *run, double deadline)
+ * (spawn_clock_ms) passes, or each stops the run. */
+static void drive(struct http_many *run, long long deadline)
 {
     int running = 0;
     struct epoll_event events[EVENTS_PER_WAIT];
@@ -169,18 +166,20 @@ static void drive(struct multi_run *run, double deadline)
         hear_finished(run);
         if (run->stop || (running == 0 && run->next == run->count))
             return;
-        double now = monotonic_ms();
+        long long now = spawn_clock_ms();
         if (now >= deadline)
             return;
-        double wait = deadline - now;
+        long long wait = deadline - now;
         if (run->timer_at >= 0 && run->timer_at - now < wait)
             wait = run->timer_at > now ? run->timer_at - now : 0;
-        if (run->next < run->count && run->young >= START_WINDOW) {
-            double ages_at = run->started_at[run->oldest_young] + YOUNG_MS;
+        if (run->next < run->count && run->young < START_WINDOW)
+            wait = 0; /* each added a request: start it now */
+        else if (run->next < run->count) {
+            long long ages_at = run->started_at[run->oldest_young] + YOUNG_MS;
             if (ages_at - now < wait)
                 wait = ages_at > now ? ages_at - now : 0;
         }
-        int ready = epoll_wait(run->epoll_fd, events, EVENTS_PER_WAIT, (int)(wait + 0.999));
+        int ready = epoll_wait(run->epoll_fd, events, EVENTS_PER_WAIT, (int)wait);
         if (ready < 0 && errno != EINTR)
             return;
         for (int i = 0; i < ready; i++) {
@@ -193,12 +192,47 @@ static void drive(struct multi_run *run, double deadline)
                 flags |= CURL_CSELECT_ERR;
             curl_multi_socket_action(run->multi, events[i].data.fd, flags, &running);
         }
-        if (run->timer_at >= 0 && monotonic_ms() >= run->timer_at) {
-            run->timer_at = -1.0;
+        if (run->timer_at >= 0 && spawn_clock_ms() >= run->timer_at) {
+            run->timer_at = -1;
             curl_multi_socket_action(run->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
         hear_finished(run);
     }
+}
+
+/* Makes room for want requests in run's arrays (a new transfer slot is
+ * NULL). Returns 0, or -1 when out of memory (run is unchanged but may have
+ * more room). */
+static int make_room(struct http_many *run, size_t want)
+{
+    if (want <= run->capacity)
+        return 0;
+    size_t capacity = run->capacity ? run->capacity : 8;
+    while (capacity < want)
+        capacity *= 2;
+    const struct http_request **requests = realloc(run->requests, capacity * sizeof *requests);
+    if (!requests)
+        return -1;
+    run->requests = requests;
+    struct http_transfer **transfers = realloc(run->transfers, capacity * sizeof *transfers);
+    if (!transfers)
+        return -1;
+    memset(transfers + run->capacity, 0, (capacity - run->capacity) * sizeof *transfers);
+    run->transfers = transfers;
+    long long *started_at = realloc(run->started_at, capacity * sizeof *started_at);
+    if (!started_at)
+        return -1;
+    run->started_at = started_at;
+    run->capacity = capacity;
+    return 0;
+}
+
+int http_many_add(struct http_many *run, const struct http_request *request)
+{
+    if (make_room(run, run->count + 1) != 0)
+        return -1;
+    run->requests[run->count++] = request;
+    return 0;
 }
 
 /* Runs the requests (contract in http_multi.h). Owns every transfer it
@@ -210,19 +244,16 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
         snprintf(errbuf, errlen, "deadline must be > 0");
         return -1;
     }
-    double deadline = monotonic_ms() + (double)deadline_ms;
-    struct multi_run run = {.epoll_fd = -1,
-                            .timer_at = -1.0,
-                            .requests = requests,
-                            .count = count,
-                            .each = each,
-                            .context = context};
-    run.transfers = calloc(count ? count : 1, sizeof *run.transfers);
-    run.started_at = calloc(count ? count : 1, sizeof *run.started_at);
+    long long deadline = spawn_clock_ms() + deadline_ms;
+    struct http_many run = {.epoll_fd = -1, .timer_at = -1, .each = each, .context = context};
+    int room = make_room(&run, count);
+    for (size_t i = 0; room == 0 && i < count; i++)
+        run.requests[run.count++] = &requests[i];
     run.multi = curl_multi_init();
     run.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (!run.transfers || !run.started_at || !run.multi || run.epoll_fd < 0) {
+    if (room != 0 || !run.multi || run.epoll_fd < 0) {
         snprintf(errbuf, errlen, "%s", run.epoll_fd < 0 ? strerror(errno) : "out of memory");
+        free(run.requests);
         free(run.transfers);
         free(run.started_at);
         if (run.multi)
@@ -238,9 +269,10 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
 
     drive(&run, deadline);
 
+    /* what is left is heard late; a request each adds now is heard late too */
     char late[96];
     snprintf(late, sizeof late, "no answer within the deadline of %ld ms", deadline_ms);
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < run.count; i++) {
         int unheard = run.transfers[i] != NULL || i >= run.next;
         if (run.transfers[i]) {
             curl_multi_remove_handle(run.multi, http_transfer_curl(run.transfers[i]));
@@ -252,6 +284,7 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
     }
     curl_multi_cleanup(run.multi);
     close(run.epoll_fd);
+    free(run.requests);
     free(run.transfers);
     free(run.started_at);
     return run.stop;

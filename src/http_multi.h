@@ -4,12 +4,17 @@
 
 #include "http_client.h"
 
+/* One run of http_get_many, as its each hears it (http_many_add). */
+struct http_many;
+
 /* Hears one request's outcome as soon as it is known: index into the
- * requests; response on an HTTP answer (whatever its status; owned by
- * http_get_many, freed when this returns), or NULL and a one-line cause as
- * http_get gives it. Returns 0 to go on; anything else stops the run. */
-typedef int (*http_each_fn)(void *context, size_t index, struct http_response *response,
-                            const char *cause);
+ * requests (those added with http_many_add follow the first ones); response
+ * on an HTTP answer (whatever its status; owned by http_get_many, freed when
+ * this returns), or NULL and a one-line cause as http_get gives it. run is
+ * the run in progress, to add requests to. Returns 0 to go on; anything
+ * else stops the run. */
+typedef int (*http_each_fn)(void *context, struct http_many *run, size_t index,
+                            struct http_response *response, const char *cause);
 
 /* Runs every GET of requests together, in this thread, with libcurl's multi
  * interface; each keeps its own timeout and byte cap, and the whole run ends
@@ -23,5 +28,13 @@ typedef int (*http_each_fn)(void *context, size_t index, struct http_response *r
  * a cause in errbuf when the machinery itself could not start. */
 int http_get_many(const struct http_request *requests, size_t count, long deadline_ms,
                   http_each_fn each, void *context, char *errbuf, size_t errlen);
+
+/* Adds request to the run in progress, from inside its each (a request that
+ * follows from an answer: a second call of a conversation). It gets the next
+ * index (the number of requests so far), starts behind the ones before it,
+ * keeps its own timeout, ends by the run's deadline and is heard like them.
+ * The run keeps the pointer: request must stay valid until http_get_many
+ * returns. Returns 0, or -1 when out of memory (nothing was added). */
+int http_many_add(struct http_many *run, const struct http_request *request);
 
 #endif

@@ -152,8 +152,10 @@ struct log {
     int outcomes;
 };
 
-static int record(void *context, size_t index, struct http_response *response, const char *cause)
+static int record(void *context, struct http_many *run, size_t index,
+                  struct http_response *response, const char *cause)
 {
+    (void)run;
     struct log *log = context;
     struct heard *h = &log->heard[index];
     h->times++;
@@ -282,6 +284,42 @@ static void test_stop(int answer_port, int silent_port)
     CHECK_STR(cause, "deadline must be > 0");
 }
 
+/* The next calls of a conversation, added from each: after the first
+ * answer a second request, after that a third; one added while the run ends
+ * on its deadline is heard too, late. */
+static struct http_request conversation[3];
+
+static int converse(void *context, struct http_many *run, size_t index,
+                    struct http_response *response, const char *cause)
+{
+    record(context, run, index, response, cause);
+    if (index == 0 || index == 2 || index == 1) /* 1: the silent one, heard at the deadline */
+        CHECK_INT(http_many_add(run, &conversation[index == 0 ? 0 : index == 2 ? 1 : 2]), 0);
+    return 0;
+}
+
+static void test_added(int answer_port, int silent_port)
+{
+    struct http_request requests[2] = {request_to(0, answer_port, 5000),
+                                       request_to(1, silent_port, 10000)};
+    conversation[0] = request_to(2, answer_port, 5000);
+    conversation[1] = request_to(3, answer_port, 5000);
+    conversation[2] = request_to(4, answer_port, 5000);
+    struct heard heard[5] = {0};
+    struct log log = {.heard = heard, .started = now_ms()};
+    char cause[256];
+    CHECK_INT(http_get_many(requests, 2, 600, converse, &log, cause, sizeof cause), 0);
+    double took = now_ms() - log.started;
+    for (int i = 0; i < 5; i++)
+        CHECK_INT(heard[i].times, 1);
+    CHECK_INT(heard[2].status, 200);
+    CHECK_INT(heard[3].status, 200);
+    CHECK(heard[3].at_ms < 400); /* started at once, not at the next timer */
+    CHECK_STR(heard[1].cause, "no answer within the deadline of 600 ms");
+    CHECK_STR(heard[4].cause, "no answer within the deadline of 600 ms");
+    CHECK(took >= 590 && took < 1400);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -295,6 +333,7 @@ int main(void)
     test_many(answer_port);
     test_silent_crowd(silent_port, answer_port);
     test_stop(answer_port, silent_port);
+    test_added(answer_port, silent_port);
     for (int i = 0; i < server_count; i++) {
         kill(-servers[i], SIGKILL);
         kill(servers[i], SIGKILL);
