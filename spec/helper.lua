@@ -430,4 +430,31 @@ function H.fleet_judged()
   return summary, fleet.merge_findings(summary, node_findings)
 end
 
+-- core.http_get_many over a fake core's http_get(url, request), which
+-- answers one request at a time: the requests in turn, each(index, result)
+-- hearing every one and adding the requests it returns, as the real one
+-- does; without each, the results in order.
+function H.http_get_many_over(fake)
+  return function(requests, opts)
+    local queue, results = {}, {}
+    for i, request in ipairs(requests) do
+      queue[i] = request
+    end
+    local i = 1
+    while queue[i] do
+      local status, body, content_type = fake.http_get(queue[i].url, queue[i])
+      local result = status and { status = status, body = body, content_type = content_type } or { error = body }
+      if opts.each then
+        for _, more in ipairs(opts.each(i, result) or {}) do
+          queue[#queue + 1] = more
+        end
+      else
+        results[i] = result
+      end
+      i = i + 1
+    end
+    return not opts.each and results or nil
+  end
+end
+
 return H

@@ -121,16 +121,16 @@ local function checked_sources(sources)
 end
 
 -- Why an engine's i-th inspect record cannot be read, as an error naming
--- the engine, or nil when it can: a field of the wrong type, or a record
--- reduced to {Id, Unreadable}. A failed inspect's cause is the request's
--- own error, which names the engine already: it is kept as it is.
+-- the engine, or nil when it can: a field of the wrong type, a record
+-- reduced to {Id, Unreadable}, or a failed inspect {Id, Error}, whose
+-- error is the request's own (it names the engine already).
 local function unreadable(engine, endpoint, i, inspect)
   local prefix = string.format("%s %s:", engine, endpoint)
   local why = shape.check(inspect, docker.SHAPE, string.format("containers[%d]", i))
   if why then
     return string.format("%s unexpected answer: %s", prefix, why)
-  elseif inspect.Unreadable and inspect.Unreadable:sub(1, #prefix) == prefix then
-    return inspect.Unreadable
+  elseif inspect.Error then
+    return inspect.Error
   elseif inspect.Unreadable then
     return string.format("%s unexpected answer: containers[%d] (%s): %s", prefix, i, tostring(inspect.Id), inspect.Unreadable)
   end

@@ -46,7 +46,7 @@ describe("collect.kernel_log", function()
     local fake = log_core { journal = H.testdata("kernel-log/journal.json") }
     local source = collect_kernel_log.collect(fake, "auto", "/proc", NOW)
     assert.same({ "journalctl -k -b -o json --no-pager" }, fake.spawned)
-    assert.same({ timeout_ms = 10000, max_bytes = 64 * 1024 * 1024 }, fake.spawn_opts)
+    assert.same({ timeout_ms = 3000, max_bytes = 64 * 1024 * 1024 }, fake.spawn_opts)
     assert.same({ true, "journal", 3 }, { source.ok, source.via, #source.records })
   end)
 

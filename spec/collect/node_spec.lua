@@ -33,6 +33,9 @@ local function fake_core(overrides)
     fake.http[#fake.http + 1] = url
     return nil, "connection refused"
   end
+  function fake.http_get_many(requests, opts)
+    return H.http_get_many_over(fake)(requests, opts)
+  end
   function fake.stat() return nil, "no such file" end
   function fake.getenv() return nil end
   for k, v in pairs(overrides or {}) do

@@ -48,13 +48,13 @@ local APPS = "GPU-aaaa1111-0000-4000-8000-000000000000, 4242, 2048, /usr/bin/Han
   .. "GPU-bbbb2222-0000-4000-8000-000000000000, 6060, 48, /usr/local/bin/python3\n"
 
 describe("gpuledger.collect.nvidia (with a fake core)", function()
-  it("runs main, tlimit, clocks_event_reasons and compute-apps, in that order", function()
+  it("runs main, compute-apps (who holds the GPUs before any optional query), tlimit and clocks_event_reasons, in that order", function()
     local fake = fake_core {
       main = MAIN, tlimit = "0, 4\n1, [N/A]\n",
       clocks_event_reasons = "0, Not Active, Active\n1, Not Active, Not Active\n", apps = APPS,
     }
     local collected = collect.collect(fake, "/opt/nvidia-smi")
-    assert.same({ "main", "tlimit", "clocks_event_reasons", "apps" }, fake.calls)
+    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons" }, fake.calls)
     assert.is_true(collected.ok)
     local gpus, processes, errors = nvidia.read(collected)
     assert.same({}, errors)
@@ -92,7 +92,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("falls back to clocks_throttle_reasons when clocks_event_reasons gives nothing usable", function()
     local fake = fake_core { main = MAIN, clocks_throttle_reasons = "0, Active, Not Active\n1, Not Active, Not Active\n", apps = "" }
     local collected = collect.collect(fake, "nvidia-smi")
-    assert.same({ "main", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons", "apps" }, fake.calls)
+    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
     local gpus, _, errors = nvidia.read(collected)
     assert.same({}, errors)
     assert.is_true(gpus[1].thermalSlowdown)
@@ -102,7 +102,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("falls back too when clocks_event_reasons has the wrong shape", function()
     local fake = fake_core { main = MAIN, clocks_event_reasons = "0, Active\n", clocks_throttle_reasons = "", apps = "" }
     collect.collect(fake, "nvidia-smi")
-    assert.same({ "main", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons", "apps" }, fake.calls)
+    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
   end)
 
   it("ignores failed optional queries", function()

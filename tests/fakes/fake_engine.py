@@ -24,7 +24,8 @@ from http.server import BaseHTTPRequestHandler
 
 import fakeserver
 
-MODES = ("ok", "podman", "500", "invalid-json", "huge", "hang-mid-answer", "vanish", "refuse")
+MODES = ("ok", "podman", "500", "invalid-json", "huge", "hang-mid-answer", "drip-inspects", "vanish",
+         "refuse")
 VERSION_PREFIX = re.compile(r"^/v?[0-9.,]+(?=/)")
 VANISHED_ID = "dead" * 16
 DOCKER_VERSION = "29.0.0"
@@ -197,6 +198,23 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         time.sleep(self.state.args.hang_seconds)
 
+    def send_dripping(self, value):
+        """Headers with the full Content-Length, then the body a byte a second."""
+        data = (json.dumps(value, separators=(",", ":")) + "\n").encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        for name, val in self.engine_headers().items():
+            self.send_header(name, val)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        try:
+            for i in range(len(data)):
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                time.sleep(1)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up, as it should
+
     # -- routing ---------------------------------------------------------------
 
     def record(self):
@@ -275,6 +293,9 @@ class Handler(BaseHTTPRequestHandler):
             body["Name"] = "/" + body["Name"]
         if mode == "hang-mid-answer":
             self.send_half_then_hang(body)
+            return
+        if mode == "drip-inspects":
+            self.send_dripping(body)
             return
         self.send_json(body)
 

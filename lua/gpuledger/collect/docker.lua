@@ -1,52 +1,82 @@
 -- Docker and Podman (SPEC §2.3), the impure half: lists and inspects the
 -- running containers of an engine for the snapshot (gpuledger.sources.docker
--- reads them).
+-- reads them), the list and the inspects within one deadline, the inspects
+-- at once.
 local http = require "gpuledger.collect.http"
 local json = require "gpuledger.json"
 local parse = require "gpuledger.sources.docker"
 
 local M = {}
 
--- Inspects one container on an engine. Returns its reduced inspect; nil
--- when the engine does not know it (404: it vanished); {Id, Unreadable}
--- with the cause when the inspect failed otherwise or its answer is not a
--- container, which the ledger reports.
-function M.inspect(core, engine, endpoint, id)
-  local inspect, err, status = http.get_json(core, engine, endpoint, "/containers/" .. id .. "/json")
-  if status == 404 then
-    return nil
-  elseif inspect == nil then
-    return { Id = id, Unreadable = err }
-  elseif type(inspect) ~= "table" or type(inspect.Id) ~= "string" then
-    return { Id = id, Unreadable = string.format("%s %s: GET /containers/%s/json: want a container", engine, endpoint.address, id) }
+M.DEADLINE_MS = 5000 -- for the list and every inspect of one collect together
+
+-- A container id as engines and cgroups spell it (hex), or nil.
+local function container_id(value)
+  return type(value) == "string" and value:match("^%w+$") and value or nil
+end
+
+-- Inspects the containers ids on an engine at once, by deadline_ms
+-- (core.monotonic_ms). Returns the reduced inspects, in order: a container
+-- the engine does not know (404: it vanished, or is another engine's) is
+-- left out; one it could not be asked about or answered badly for is
+-- {Id=id, Error=<why, naming the engine, address and request>}, so that
+-- the ledger never takes it for a container the engine does not know.
+local function inspect_all(core, engine, endpoint, ids, deadline_ms)
+  local requests, paths = {}, {}
+  local opts = http.until_deadline(core, deadline_ms)
+  for i, id in ipairs(ids) do
+    paths[i] = "/containers/" .. id .. "/json"
+    requests[i] = http.request(endpoint, paths[i], opts)
   end
-  return parse.reduce(inspect)
+  local containers = json.array()
+  if #requests == 0 then
+    return containers
+  end
+  local results = core.http_get_many(requests, { deadline_ms = opts.timeout_ms })
+  for i, result in ipairs(results) do
+    local inspect, err, status = http.json_answer(engine, endpoint, paths[i], result)
+    if type(inspect) == "table" and type(inspect.Id) == "string" then
+      containers[#containers + 1] = parse.reduce(inspect)
+    elseif status ~= 404 then
+      containers[#containers + 1] = { Id = ids[i], Error = err
+        or string.format("%s %s: GET %s: want a JSON object with an Id", engine, endpoint.address, paths[i]) }
+    end
+  end
+  return containers
 end
 
 -- Lists the running containers of an engine ("docker" or "podman") at
--- address and inspects each; a container that vanishes between the list and
--- its inspect is skipped. Returns the snapshot source {ok=true, endpoint,
--- containers} or {ok=false, endpoint, error}.
-function M.collect(core, engine, address)
+-- address and inspects each, with the containers of GPU processes it did not
+-- list (wanted: full ids from /proc; started between the list and now,
+-- SPEC §2.3), all within M.DEADLINE_MS. Returns the snapshot source
+-- {ok=true, endpoint, containers} or {ok=false, endpoint, error}.
+function M.collect(core, engine, address, wanted)
+  local deadline_ms = core.monotonic_ms() + M.DEADLINE_MS
   local endpoint, why = http.endpoint(address)
   if not endpoint then
     return { ok = false, endpoint = address, error = engine .. " " .. why }
   end
-  local list, err = http.get_json(core, engine, endpoint, "/containers/json")
+  local list, err = http.get_json(core, engine, endpoint, "/containers/json", http.until_deadline(core, deadline_ms))
   if list == nil then
     return { ok = false, endpoint = address, error = err }
   end
   if type(list) ~= "table" then
     return { ok = false, endpoint = address, error = string.format("%s %s: GET /containers/json: want a JSON array", engine, address) }
   end
-  local containers = json.array()
-  for _, summary in ipairs(list) do
-    local id = type(summary) == "table" and summary.Id
-    if type(id) == "string" and id:match("^[%w]+$") then
-      containers[#containers + 1] = M.inspect(core, engine, endpoint, id)
+  local ids, listed = {}, {}
+  local function add(id)
+    if id and not listed[id] then
+      listed[id] = true
+      ids[#ids + 1] = id
     end
   end
-  return { ok = true, endpoint = address, containers = containers }
+  for _, summary in ipairs(list) do
+    add(container_id(type(summary) == "table" and summary.Id))
+  end
+  for _, id in ipairs(wanted or {}) do
+    add(container_id(id))
+  end
+  return { ok = true, endpoint = address, containers = inspect_all(core, engine, endpoint, ids, deadline_ms) }
 end
 
 return M

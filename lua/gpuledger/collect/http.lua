@@ -54,27 +54,41 @@ local function with_flag_names(cause, source)
   end))
 end
 
--- GETs path from endpoint. opts are passed to core.http_get (TLS, token,
--- timeout_ms and max_bytes override the defaults here). Returns the status,
--- body and content type, or nil and a message "<source> <address>: GET
--- <shown path>: <cause>" (shown_path defaults to path).
-function M.get(core, source, endpoint, path, opts, shown_path)
-  local request = { unix_socket = endpoint.unix_socket, timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES }
+-- The request core.http_get and core.http_get_many take for a GET of path
+-- from endpoint: url, the endpoint's socket, M.TIMEOUT_MS and M.MAX_BYTES,
+-- and opts over them (TLS, token, timeout_ms, max_bytes).
+function M.request(endpoint, path, opts)
+  local request = { url = endpoint.base .. path, unix_socket = endpoint.unix_socket,
+                    timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES }
   for key, value in pairs(opts or {}) do
     request[key] = value
   end
-  local status, body, content_type = core.http_get(endpoint.base .. path, request)
-  if not status then
-    return nil, string.format("%s %s: GET %s: %s", source, endpoint.address, shown_path or path, with_flag_names(body, source))
-  end
-  return status, body, content_type
+  return request
 end
 
--- GETs path from endpoint and decodes the JSON answer, as M.get. Returns
--- the value, or nil, a message "<source> <address>: GET <path>: <cause>"
--- and the HTTP status (if one came).
-function M.get_json(core, source, endpoint, path, opts)
-  local status, body = M.get(core, source, endpoint, path, opts)
+-- The options that end a request by deadline_ms (core.monotonic_ms): its
+-- timeout is what is left of it (at least 1 ms: curl then says it timed
+-- out).
+function M.until_deadline(core, deadline_ms)
+  return { timeout_ms = math.max(1, math.floor(deadline_ms - core.monotonic_ms())) }
+end
+
+-- Reads the result of a GET of shown_path from endpoint (core.http_get_many's
+-- {status, body, content_type} or {error}). Returns the status, body and
+-- content type, or nil and a message "<source> <address>: GET <shown path>:
+-- <cause>".
+function M.answer(source, endpoint, shown_path, result)
+  if result.error then
+    return nil, string.format("%s %s: GET %s: %s", source, endpoint.address, shown_path, with_flag_names(result.error, source))
+  end
+  return result.status, result.body, result.content_type
+end
+
+-- Reads the result of a GET of path as JSON, as M.answer. Returns the
+-- value, or nil, a message "<source> <address>: GET <path>: <cause>" and
+-- the HTTP status (if one came).
+function M.json_answer(source, endpoint, path, result)
+  local status, body = M.answer(source, endpoint, path, result)
   if not status then
     return nil, body
   end
@@ -88,6 +102,26 @@ function M.get_json(core, source, endpoint, path, opts)
     return nil, string.format("%s: the answer is not JSON: %s", prefix, why), status
   end
   return value, nil, status
+end
+
+-- One GET through core.http_get, as a result of core.http_get_many.
+local function get_one(core, request)
+  local status, body, content_type = core.http_get(request.url, request)
+  if not status then
+    return { error = body }
+  end
+  return { status = status, body = body, content_type = content_type }
+end
+
+-- GETs path from endpoint (M.request) and reads the answer (M.answer;
+-- shown_path, default path, is what an error names).
+function M.get(core, source, endpoint, path, opts, shown_path)
+  return M.answer(source, endpoint, shown_path or path, get_one(core, M.request(endpoint, path, opts)))
+end
+
+-- GETs path from endpoint and decodes the JSON answer (M.json_answer).
+function M.get_json(core, source, endpoint, path, opts)
+  return M.json_answer(source, endpoint, path, get_one(core, M.request(endpoint, path, opts)))
 end
 
 return M

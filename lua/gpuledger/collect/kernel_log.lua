@@ -11,7 +11,7 @@ local M = {}
 M.JOURNALCTL = { "journalctl", "-k", "-b", "-o", "json", "--no-pager" }
 M.KMSG = "/dev/kmsg"
 M.KERN_LOG = "/var/log/kern.log"
-M.TIMEOUT_MS = 10000
+M.TIMEOUT_MS = 3000 -- journalctl -k reads an indexed journal; past it, auto reads /dev/kmsg
 M.MAX_BYTES = 64 * 1024 * 1024
 
 -- The boot time (seconds since the epoch) from <proc_root>/uptime, or nil.

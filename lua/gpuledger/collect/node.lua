@@ -3,15 +3,19 @@
 -- source's error. The only module that calls the collectors of the C core.
 local clock = require "gpuledger.clock"
 local docker = require "gpuledger.collect.docker"
+local gather = require "gpuledger.collect.gather"
 local health = require "gpuledger.collect.health"
 local kernel_log = require "gpuledger.collect.kernel_log"
-local http = require "gpuledger.collect.http"
 local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
 local nvidia_parse = require "gpuledger.sources.nvidia"
 local snapshot = require "gpuledger.snapshot"
 
 local M = {}
+
+-- How long past the HTTP sources' deadlines their run may last (their
+-- requests end by their own deadlines; this only bounds the run itself).
+local GATHER_MARGIN_MS = 1000
 
 -- The pids nvidia-smi reported, as integers.
 local function reported_pids(source)
@@ -68,61 +72,55 @@ local function engines(core, config)
   return list
 end
 
--- Inspects, engine by engine, the containers of GPU processes that no list
--- showed (SPEC §2.3: a container started between the list and now); the
--- first engine that knows one keeps it.
-local function inspect_unlisted(core, sources, order, proc)
-  local listed = {}
-  for _, name in ipairs(order) do
-    for _, inspect in ipairs(sources[name].containers or {}) do
-      listed[inspect.Id] = true
-    end
-  end
+-- The containers of the GPU processes /proc named (full ids).
+local function process_containers(proc)
+  local ids = {}
   for _, process in pairs(proc.pids or {}) do
-    local id = process.container_id
-    if id and not listed[id] then
-      listed[id] = true
-      for _, name in ipairs(order) do
-        local source = sources[name]
-        local endpoint = source.ok and http.endpoint(source.endpoint)
-        local inspect = endpoint and docker.inspect(core, name, endpoint, id)
-        if inspect then
-          source.containers[#source.containers + 1] = inspect
-          break
-        end
-      end
+    if process.container_id then
+      ids[#ids + 1] = process.container_id
     end
   end
+  table.sort(ids)
+  return ids
 end
 
 -- Collects this node's snapshot with core, as config (options.config:
 -- node, nvidia, health, kernel_log, proc, docker, podman, nomad) says.
+-- Each source has one deadline for all it is asked: nvidia-smi's queries
+-- (the health query included) share nvidia.TIMEOUT_MS; then, at once,
+-- each engine's list and inspects share docker.DEADLINE_MS and Nomad's
+-- calls nomad.DEADLINE_MS; the journal has kernel_log.TIMEOUT_MS.
 function M.collect(core, config)
   local at = core.now()
   local sources = {}
-  sources.nvidia = nvidia.collect(core, config.nvidia.binary)
-  if config.docker.enabled then
-    sources.proc = collect_proc(core, config.proc.root, reported_pids(sources.nvidia))
-    local order = {}
-    for _, engine in ipairs(engines(core, config)) do
-      local name, address = engine[1], engine[2]
-      sources[name] = docker.collect(core, name, address)
-      order[#order + 1] = name
-    end
-    if sources.proc.ok then
-      inspect_unlisted(core, sources, order, sources.proc)
-    end
-  end
+  local nvidia_deadline = core.monotonic_ms() + nvidia.TIMEOUT_MS
+  sources.nvidia = nvidia.collect(core, config.nvidia.binary, nvidia_deadline)
   if config.health.enabled and sources.nvidia.ok then -- a driver that failed the main query has no health to tell
-    sources.health = health.collect(core, config.health.binary)
+    sources.health = health.collect(core, config.health.binary, nvidia_deadline)
   end
   sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
-  if config.nomad.enabled then
-    sources.nomad = nomad.collect(core, config.nomad)
-    if sources.nomad.ok then
-      sources.nomad_devices = nomad.collect_devices(core, config.nomad, sources.nomad.node_id)
+
+  local tasks = {}
+  if config.docker.enabled then
+    sources.proc = collect_proc(core, config.proc.root, reported_pids(sources.nvidia))
+    local wanted = process_containers(sources.proc)
+    for _, engine in ipairs(engines(core, config)) do
+      local name, address = engine[1], engine[2]
+      tasks[#tasks + 1] = function(task_core)
+        sources[name] = docker.collect(task_core, name, address, wanted)
+      end
     end
   end
+  if config.nomad.enabled then
+    tasks[#tasks + 1] = function(task_core)
+      local deadline_ms = task_core.monotonic_ms() + nomad.DEADLINE_MS
+      sources.nomad = nomad.collect(task_core, config.nomad, deadline_ms)
+      if sources.nomad.ok then
+        sources.nomad_devices = nomad.collect_devices(task_core, config.nomad, sources.nomad.node_id, deadline_ms)
+      end
+    end
+  end
+  gather.run(core, tasks, math.max(docker.DEADLINE_MS, nomad.DEADLINE_MS) + GATHER_MARGIN_MS)
   return snapshot.new(config.node, clock.format_time(at), sources)
 end
 

@@ -8,6 +8,8 @@ local parse = require "gpuledger.sources.nomad"
 
 local M = {}
 
+M.DEADLINE_MS = 5000 -- for every call of one refresh together (collect and collect_devices)
+
 -- What a 403 from each endpoint means the token lacks (SPEC §2.4).
 local CAPABILITY = { agent = "agent:read", allocations = "node:read", node = "node:read" }
 
@@ -26,7 +28,10 @@ function M.tls_options(config)
   }
 end
 
-local function get(core, endpoint, path, request, capability, config)
+-- GETs path as JSON by deadline_ms (core.monotonic_ms), a 403 saying what
+-- the token lacks.
+local function get(core, endpoint, path, request, capability, config, deadline_ms)
+  request.timeout_ms = http.until_deadline(core, deadline_ms).timeout_ms
   local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
   if status == 403 then
     err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
@@ -36,10 +41,12 @@ local function get(core, endpoint, path, request, capability, config)
 end
 
 -- Reads this node's allocations from the Nomad agent config.nomad names
--- (its id from /v1/agent/self unless node_id is given). Returns the
+-- (its id from /v1/agent/self unless node_id is given), by deadline_ms
+-- (core.monotonic_ms; M.DEADLINE_MS from now when nil). Returns the
 -- snapshot source {ok=true, address, node_id, allocations} (each allocation
 -- reduced) or {ok=false, address, error}.
-function M.collect(core, config)
+function M.collect(core, config, deadline_ms)
+  deadline_ms = deadline_ms or core.monotonic_ms() + M.DEADLINE_MS
   local address = config.address
   local function failed(why)
     return { ok = false, address = address, error = why }
@@ -54,7 +61,7 @@ function M.collect(core, config)
   end
   local node_id = config.node_id
   if node_id == "" then
-    local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, config)
+    local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, config, deadline_ms)
     if not self then
       return failed(err)
     end
@@ -65,7 +72,7 @@ function M.collect(core, config)
     end
   end
   local path = "/v1/node/" .. node_id .. "/allocations"
-  local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, config)
+  local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, config, deadline_ms)
   if not allocations then
     return failed(err)
   end
@@ -82,14 +89,15 @@ function M.collect(core, config)
 end
 
 -- Reads the GPU devices of node node_id as Nomad fingerprinted them (GET
--- /v1/node/:id, API-SHAPES.md §9). Returns the snapshot source
--- {ok=true, address, node_id, devices} (nomad_node.reduce) or {ok=false,
--- address, error}.
-function M.collect_devices(core, config, node_id)
+-- /v1/node/:id, API-SHAPES.md §9), by deadline_ms (as collect's). Returns
+-- the snapshot source {ok=true, address, node_id, devices}
+-- (nomad_node.reduce) or {ok=false, address, error}.
+function M.collect_devices(core, config, node_id, deadline_ms)
+  deadline_ms = deadline_ms or core.monotonic_ms() + M.DEADLINE_MS
   local address = config.address
   local request = assert(M.tls_options(config)) -- collect() refused a bad pair first
   local endpoint = assert(http.endpoint(address))
-  local node, err = get(core, endpoint, "/v1/node/" .. node_id, request, CAPABILITY.node, config)
+  local node, err = get(core, endpoint, "/v1/node/" .. node_id, request, CAPABILITY.node, config, deadline_ms)
   if not node then
     return { ok = false, address = address, error = err }
   end

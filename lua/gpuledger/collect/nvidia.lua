@@ -45,12 +45,13 @@ function M.query(core, binary, kind, flag, fields, deadline_ms)
 end
 
 -- Collects nvidia-smi's answers with core (core.spawn, core.parse_csv), all
--- of its queries within one deadline of M.TIMEOUT_MS.
+-- of its queries by deadline_ms (core.monotonic_ms; M.TIMEOUT_MS from now
+-- when nil), which the health query shares (collect/node.lua).
 -- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
 -- tlimit, slowdown, compute_apps} (each optional part is {fields, rows} or
 -- {error=}), or {ok=false, binary, error} when the main query failed.
-function M.collect(core, binary)
-  local deadline_ms = core.monotonic_ms() + M.TIMEOUT_MS
+function M.collect(core, binary, deadline_ms)
+  deadline_ms = deadline_ms or core.monotonic_ms() + M.TIMEOUT_MS
   local main, err = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
   if not main then
     return { ok = false, binary = binary, error = err }
@@ -63,17 +64,18 @@ function M.collect(core, binary)
     local answer, why = M.query(core, binary, kind, flag, fields, deadline_ms)
     return answer or { error = why }
   end
+  -- who holds the GPUs first: an optional query that hangs must not cost it
+  source.compute_apps = answer_or_error("query-compute-apps", "--query-compute-apps", parse.APP_FIELDS)
+  for _, row in ipairs(source.compute_apps.rows or {}) do
+    if row[4] then
+      row[4] = parse.process_binary(row[4])
+    end
+  end
   source.tlimit = answer_or_error("tlimit", "--query-gpu", parse.TLIMIT_FIELDS)
   for _, group in ipairs(parse.SLOWDOWN_GROUPS) do
     source.slowdown = answer_or_error(group, "--query-gpu", parse.slowdown_fields(group))
     if parse.usable_optional(source.slowdown) then
       break
-    end
-  end
-  source.compute_apps = answer_or_error("query-compute-apps", "--query-compute-apps", parse.APP_FIELDS)
-  for _, row in ipairs(source.compute_apps.rows or {}) do
-    if row[4] then
-      row[4] = parse.process_binary(row[4])
     end
   end
   return source

@@ -13,9 +13,10 @@ local UUID = string.rep("[0-9a-f]", 8) .. "%-" .. string.rep("[0-9a-f]", 4) .. "
   .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 12)
 local TASK_ALLOC_NAME = "^(.+)%-(" .. UUID .. ")$"
 
--- The shape of an inspect answer as the snapshot keeps it (shape.lua).
+-- The shape of an inspect answer as the snapshot keeps it (shape.lua);
+-- Error: why the engine could not be asked about it (collect/docker.lua).
 M.SHAPE = {
-  Id = "string", Name = "string", Unreadable = "string",
+  Id = "string", Name = "string", Unreadable = "string", Error = "string",
   Config = { Image = "string", Labels = { map = "string" }, Env = { list = "string" } },
   HostConfig = { DeviceRequests = { list = { Count = "number", DeviceIDs = { list = "string" } } } },
 }

@@ -173,7 +173,7 @@ function M.read(source)
   -- does not know (an older driver) is not an error: the field stays unknown.
   for _, answer in ipairs { source.tlimit, source.slowdown } do
     local why = answer and answer.error
-    if why and (why:find("timed out", 1, true) or why:find("deadline", 1, true)) then
+    if why and (why:find(": timed out after ", 1, true) or why:find(": not started: ", 1, true)) then
       errors[#errors + 1] = why
     end
   end
