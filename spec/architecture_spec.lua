@@ -1,7 +1,8 @@
 -- The seams of docs/architecture.md, checked from the require lines of
 -- lua/gpuledger/ so that they stay true: only collect/, cli.lua and
--- serve.lua reach a collector or the option parser, and no renderer
--- requires the findings engine or a rule.
+-- serve.lua reach a collector or the option parser, no renderer requires
+-- the findings engine or a rule, and only the judge runs rules (so site
+-- rules run in children, isolated.lua).
 local H = require "helper"
 
 local ROOT = (os.getenv("GPULEDGER_SOURCE_DIR") or ".") .. "/lua/gpuledger"
@@ -20,9 +21,14 @@ local function lua_files(dir, prefix, out)
   return out
 end
 
+-- The text of a file, relative to ROOT.
+local function source(relative)
+  return assert(H.core.read_file(ROOT .. "/" .. relative, 1024 * 1024))
+end
+
 -- The modules a file requires: require "x", require("x") and require 'x'.
 local function requires(relative)
-  local text = assert(H.core.read_file(ROOT .. "/" .. relative, 1024 * 1024))
+  local text = source(relative)
   local names = {}
   for name in text:gmatch("require%s*%(?%s*[\"']([%w_%.]+)[\"']") do
     names[#names + 1] = name
@@ -54,6 +60,19 @@ describe("the seams of the pipeline", function()
       if file:match("^render/") then
         for _, name in ipairs(requires(file)) do
           assert.is_falsy(name == "gpuledger.findings" or name:match("^rules%."), file .. " requires " .. name)
+        end
+      end
+    end
+  end)
+
+  it("only the judge runs rules: no other module compiles a rule set, runs the engine or starts a rule's child", function()
+    -- ruleset.lua and findings.lua define the engine; isolated.lua reads the site's data files in a child
+    local allowed = { ["judge.lua"] = true, ["isolated.lua"] = true, ["ruleset.lua"] = true, ["findings.lua"] = true }
+    for _, file in ipairs(files) do
+      if not allowed[file] then
+        local text = source(file)
+        for _, call in ipairs { "%.compile%(", "%.evaluate%(", "%.evaluate_fleet%(", "findings[%w_]*%.run%(", "isolated%.call%(", "%.data_of%(" } do
+          assert.is_falsy(text:find(call), file .. " calls " .. call)
         end
       end
     end

@@ -191,12 +191,14 @@ return { code = "spin", level = "OK", evaluate = function() while true do end en
     end)
 
     it("that grows the heap past its budget is stopped, naming the line", function()
-      local found = with_site { ["hoard.lua"] = [[
+      local set = H.site_rules { ["hoard.lua"] = [[
 return { code = "hoard", level = "OK", evaluate = function()
   local keep = {}
   for i = 1, 1e9 do keep[i] = string.rep("x", 64) .. i end
 end }
 ]] }
+      -- a budget of 4 MiB: reached well within the site file's deadline on a loaded machine
+      local found = H.run_rules(ledger { gpu { tenants = { H.docker_tenant() } } }, { rule_memory_bytes = 4 * 1024 * 1024 }, set)
       local errs = rule_errors(found)
       assert.equal(1, #errs)
       assert.matches("hoard%.lua:3:", errs[1].message)

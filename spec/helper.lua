@@ -165,9 +165,19 @@ end
 ---------------------------------------------------------------------------
 -- Judging.
 
+-- The rule set of dir compiled here, as specs of the engine inspect it,
+-- with the sources it came from (set.sources), which H.run_rules judges as
+-- the program does.
+local function loaded(dir)
+  local sources = ruleset.read(core, dir)
+  local set = ruleset.compile(core, sources)
+  set.sources = sources
+  return set
+end
+
 -- The embedded rule set (or a site directory's, see H.site_rules).
 function H.rule_set(dir)
-  return ruleset.load(core, dir or "")
+  return loaded(dir or "")
 end
 
 -- The policy of set (default: embedded) with the choices given over its
@@ -176,12 +186,12 @@ function H.policy(given, set)
   return judge.policy(set or H.rule_set(), given)
 end
 
--- Judges ledger (or a snapshot) with the rule set (default: embedded) as
--- `gpuledger check` does, the policy's choices given over its thresholds.
--- Returns the findings, the worst level and the whole report.
+-- Judges ledger (or a snapshot) with the rule set (H.rule_set, H.site_rules;
+-- default: embedded) as `gpuledger check` does (judge.judge: site files in
+-- children), the choices given over its thresholds. Returns the findings,
+-- the worst level and the whole report.
 function H.run_rules(ledger, given, set)
-  set = set or H.rule_set()
-  local report = judge.judge(core, ledger, set, judge.policy(set, given))
+  local report = judge.judge(core, ledger, set and set.sources or ruleset.read(core, ""), given)
   return report.findings, report.worst, report
 end
 
@@ -360,7 +370,7 @@ function H.site_rules(files)
   for name, text in pairs(files) do
     H.write(dir .. "/" .. name, text)
   end
-  local ok, set = pcall(ruleset.load, core, dir)
+  local ok, set = pcall(loaded, dir)
   H.remove(dir)
   assert(ok, set)
   return set, dir

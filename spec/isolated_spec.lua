@@ -1,25 +1,28 @@
--- isolated.lua: every rule file runs in a child of its own under a
--- wall-clock deadline; a file past it is a rule-error naming it, the other
--- files' findings stand, and nothing a rule does to its own table counts.
+-- isolated.lua: the judge (judge.rules) runs every site rule file in a
+-- child of its own under a wall-clock deadline; a file past it is a
+-- rule-error naming it, the other files' findings stand, and nothing a
+-- rule does to its own table counts. The program's own rules run here.
 local H = require "helper"
 local isolated = require "gpuledger.isolated"
+local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
 local snapshot = require "gpuledger.snapshot"
 
 local HANDLER_LOOP = "xpcall(function() while true do end end, function() while true do end end)"
 local GOOD = 'return { code = "good-one", level = "WARN", evaluate = function(l, p, emit) emit { message = "good" } end }'
 
--- isolated.judge_rules over the demo ledger with `files` as the site rules
--- directory. Returns the set and the findings.
-local function judged(files)
+-- judge.rules over the demo ledger (and view, a fleet's, when given) with
+-- `files` as the site rules directory. Returns the set, the ledger's
+-- findings, the directory and the fleet's findings.
+local function judged(files, view)
   local dir = H.tempdir()
   for name, text in pairs(files) do
     H.write(dir .. "/" .. name, text)
   end
-  local ledger = require("gpuledger.judge").judge(H.core, snapshot.demo(H.core)).ledger
-  local set, found = isolated.judge_rules(H.core, ruleset.read(H.core, dir), {}, { ledger })
+  local ledger = judge.ledger_of(snapshot.demo(H.core))
+  local set, found, fleet_found = judge.rules(H.core, ruleset.read(H.core, dir), {}, { ledger }, view)
   H.remove(dir)
-  return set, found[1], dir
+  return set, found[1], dir, fleet_found
 end
 
 local function messages(found, code)
@@ -32,7 +35,7 @@ local function messages(found, code)
   return out
 end
 
-describe("isolated.judge_rules", function()
+describe("judge.rules with site files (isolated.lua)", function()
   local saved = isolated.FILE_DEADLINE_MS
   before_each(function()
     isolated.FILE_DEADLINE_MS = 300
@@ -41,13 +44,37 @@ describe("isolated.judge_rules", function()
     isolated.FILE_DEADLINE_MS = saved
   end)
 
-  it("gives the findings of the embedded set as the set judged here does", function()
-    local _, found = judged {}
-    local here = H.run_rules(require("gpuledger.judge").judge(H.core, snapshot.demo(H.core)).ledger)
-    assert.same(here, found)
-    for _, finding in ipairs(found) do -- through JSON and back: a GPU's index stays an integer (gpu="2", not "2.0")
-      assert.is_true(finding.index == nil or math.type(finding.index) == "integer")
+  it("runs the embedded rules here, without a child, when the site has no file", function()
+    local run_isolated = H.core.run_isolated
+    H.core.run_isolated = function()
+      error("a child was started")
     end
+    local ok, set, found = pcall(judged, {})
+    H.core.run_isolated = run_isolated
+    assert.is_true(ok, set)
+    assert.same({}, set.errors)
+    assert.same(H.run_rules(judge.ledger_of(snapshot.demo(H.core))), found)
+  end)
+
+  it("brings a site file's findings back through JSON: a GPU's index stays an integer", function()
+    local _, found = judged { ["each.lua"] = [[return { code = "each", level = "WARN", evaluate = function(l, p, emit)
+      for _, gpu in ipairs(l.entries) do emit { gpu = gpu, message = "m" } end end }]] }
+    local each = H.with_code(found, "each")
+    assert.is_true(#each > 0)
+    for _, finding in ipairs(each) do -- gpu="2", not "2.0"
+      assert.equal("integer", math.type(finding.index))
+    end
+  end)
+
+  it("makes a rule of the fleet that loops a rule-error naming its file; the fleet's other findings stand", function()
+    local view = { nodes = {}, total = {} }
+    local set, found, dir, fleet_found = judged({
+      ["fleet_good.lua"] = 'return { code = "fleet-good", level = "WARN", evaluate_fleet = function(f, p, emit) emit { message = "fine" } end }',
+      ["fleet_loop.lua"] = 'return { code = "fleet-loop", level = "WARN", evaluate_fleet = function() string.rep("", math.maxinteger) end }',
+    }, view)
+    assert.same({ dir .. "/fleet_loop.lua: deadline of 300 ms passed" }, set.errors)
+    assert.same({ dir .. "/fleet_loop.lua: deadline of 300 ms passed" }, messages(found, "rule-error"))
+    assert.same({ { level = "WARN", code = "fleet-good", node = "fleet", message = "fine" } }, fleet_found)
   end)
 
   it("makes a rule that loops in its message handler a rule-error naming its file; the others stand", function()

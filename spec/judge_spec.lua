@@ -4,6 +4,7 @@ local H = require "helper"
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local render_json = require "gpuledger.render.json"
+local ruleset = require "gpuledger.ruleset"
 
 local function snapshot()
   return H.snapshot {
@@ -17,15 +18,14 @@ end
 
 describe("gpuledger.judge", function()
   it("turns a snapshot into a report: ledger, findings worst first, worst, counts, codes, rules", function()
-    local set = H.rule_set()
-    local report = judge.judge(H.core, snapshot(), set, judge.policy(set, {}))
+    local report = judge.judge(H.core, snapshot(), ruleset.read(H.core, ""), {})
     assert.equal(2, #report.ledger.entries)
     assert.equal("unaccounted", report.ledger.entries[1].state)
     assert.equal("BAD", report.worst)
     assert.equal("unmanaged-tenant", report.findings[1].code)
     assert.equal(#report.findings, report.counts.OK + report.counts.WARN + report.counts.BAD + report.counts.ERROR)
     assert.equal("source-unavailable", report.codes[1].code)
-    assert.same({ loaded = #set.rules, errors = 0 }, report.rules)
+    assert.same({ loaded = #H.DEFAULT_CODES, errors = 0 }, report.rules)
   end)
 
   it("gives each tenant its verdict once, in the ledger, and the ledger's JSON leaves it out", function()
@@ -35,10 +35,10 @@ describe("gpuledger.judge", function()
   end)
 
   it("judges a ledger read back from its JSON the same as the node did (fleet)", function()
-    local set = H.rule_set()
-    local here = judge.judge(H.core, snapshot(), set, judge.policy(set, {}))
+    local rules = ruleset.read(H.core, "")
+    local here = judge.judge(H.core, snapshot(), rules, {})
     local fetched = assert(json.decode(render_json.ledger(here.ledger)))
-    local there = judge.judge(H.core, fetched, set, judge.policy(set, {}))
+    local there = judge.judge(H.core, fetched, rules, {})
     assert.equal("unmanaged", there.ledger.entries[1].tenants[1].verdict)
     assert.same(H.summary(here.findings), H.summary(there.findings))
     assert.equal(here.worst, there.worst)

@@ -239,11 +239,11 @@ end }
       assert.equal(first[1].message, second[1].message)
     end)
 
-    it("ruleset.load reads the site files from the directory it is given", function()
+    it("reads the site files from the directory it is given", function()
       local dir = H.tempdir()
       H.write(dir .. "/site_note.lua", SITE_RULE)
       H.write(dir .. "/idle.lua", "return false")
-      local ok, set = pcall(ruleset.load, H.core, dir)
+      local ok, set = pcall(H.rule_set, dir)
       H.remove(dir)
       assert.is_true(ok, set)
       assert.is_not_nil(H.rule(set, "site-note"))
@@ -251,7 +251,7 @@ end }
     end)
 
     it("a missing directory is no site rules", function()
-      local set = ruleset.load(H.core, "/nonexistent/gpuledger/rules.d")
+      local set = H.rule_set("/nonexistent/gpuledger/rules.d")
       assert.same(DEFAULT_CODES, codes(set))
       assert.same({}, set.errors)
     end)

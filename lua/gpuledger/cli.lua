@@ -71,7 +71,7 @@ local function judged(config, with_rules)
     snap.at = require("gpuledger.clock").format_time(core.now())
   end
   local sources = with_rules and require("gpuledger.ruleset").read(core, config.site.rules) or nil
-  return require("gpuledger.isolated").judge(core, snap, sources, config.policy, read_history(config))
+  return require("gpuledger.judge").judge(core, snap, sources, config.policy, read_history(config))
 end
 
 -- Renders with render() (isolated.render: in a child when there is a scripts
@@ -188,7 +188,8 @@ end
 
 -- Runs the command line args (argv without the program name); returns the
 -- exit status. The host's entry point: it sets up the sandbox; site scripts
--- run only in the children of isolated.lua, never here.
+-- run only in the children of isolated.lua (judge.lua hands it the site's
+-- rule files), never here.
 function M.main(args)
   sandbox.setup()
   local opts, problem = options.parse(args, core.getenv)

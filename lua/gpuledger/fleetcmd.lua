@@ -1,15 +1,17 @@
 -- `gpuledger fleet ls|check|serve` (SPEC §8, §6.3): find the nodes, read
--- every node's /ledger at once, reduce each ledger to its summary row (and,
--- for check and serve, judge it) the moment it arrives, then sum and render.
--- Every node is judged by the one judge (judge.lua) with the same rule set
--- and policy as `check`; the rules that see the whole fleet (evaluate_fleet)
--- then judge the summary. cli.lua passes the collector (collect/fleet.lua),
--- as it passes serve its snapshot.
+-- every node's /ledger at once, reduce each ledger to its summary row the
+-- moment it arrives (and, for check and serve, give its tenants their
+-- verdicts and keep it), then sum, judge and render. The nodes and the
+-- fleet are judged together by the one judge (judge.rules) with the same
+-- rule set and policy as `check`: each node's ledger by the rules that
+-- judge a node, the summary by the rules that see the whole fleet
+-- (evaluate_fleet), each site rule file in a child. cli.lua passes the
+-- collector (collect/fleet.lua), as it passes serve its snapshot.
 local clock = require "gpuledger.clock"
 local findings_mod = require "gpuledger.findings"
 local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
-local judge_mod = require "gpuledger.judge"
+local judge = require "gpuledger.judge"
 local metrics = require "gpuledger.render.metrics"
 local render_json = require "gpuledger.render.json"
 local ruleset = require "gpuledger.ruleset"
@@ -19,29 +21,13 @@ local text = require "gpuledger.text"
 
 local M = {}
 
--- The judge of the fleet, from the rule set of config.site.rules and the
--- policy of config.policy (as `check`): node(ledger) → the node's findings,
--- fleet(summary) → the fleet rules' findings, and codes (for /metrics).
-local function fleet_judge(core, config)
-  local set = ruleset.load(core, config.site.rules)
-  local policy = judge_mod.policy(set, config.policy)
-  return {
-    set = set,
-    node = function(ledger)
-      return judge_mod.judge(core, ledger, set, policy).findings
-    end,
-    fleet = function(summary)
-      return judge_mod.fleet(core, fleet.view(summary), set, policy)
-    end,
-    codes = ruleset.codes(set, policy),
-  }
-end
-
 -- Reads the targets' ledgers with collect (collect/fleet.lua) within timeout
--- seconds each; judge_node(ledger) → findings (nil: ls, no judging). Returns
--- the summary rows (in target order) and the findings of each row read.
-function M.read(core, collect, targets, timeout, judge_node)
-  local rows, node_findings, positions = {}, {}, {}
+-- seconds each; with judging true (check, serve) keeps each ledger read,
+-- made readable for the rules and its tenants given their verdicts.
+-- Returns the summary rows (in target order) and the ledger of each row
+-- read (by row; empty without judging).
+function M.read(core, collect, targets, timeout, judging)
+  local rows, ledgers, positions = {}, {}, {}
   for position, target in ipairs(targets) do
     positions[target] = position
     if target.error then
@@ -49,27 +35,40 @@ function M.read(core, collect, targets, timeout, judge_node)
     end
   end
   collect.read(core, targets, timeout, function(target, result)
-    local ledger, why = fleet.answer_ledger(target.url, result, judge_node ~= nil)
+    local ledger, why = fleet.answer_ledger(target.url, result, judging)
     local row = ledger and fleet.node_row(target, ledger) or fleet.unreachable_row(target, why)
     rows[positions[target]] = row
-    if ledger and judge_node then
-      node_findings[row] = judge_node(ledger)
+    if ledger and judging then
+      ledgers[row] = judge.ledger_of(ledger)
     end
   end)
-  return rows, node_findings
+  return rows, ledgers
 end
 
--- One poll: discover, read, sum and (with a judge) judge. Returns at,
--- summary and (with a judge) the fleet's findings, worst first.
-local function poll(core, collect, config, judge)
+-- One poll: discover, read and sum; with rules (the rule set's sources,
+-- ruleset.read) judge every node read and the fleet under config.policy.
+-- Returns at, summary and, with rules, the fleet's findings (worst first)
+-- and the set's codes with their levels (for /metrics).
+local function poll(core, collect, config, rules)
   local at = clock.format_time(core.now())
   local targets = collect.targets(core, config)
-  local rows, node_findings = M.read(core, collect, targets, config.fleet.timeout, judge and judge.node)
+  local rows, ledgers = M.read(core, collect, targets, config.fleet.timeout, rules ~= nil)
   local summary = fleet.summarise(rows)
-  if not judge then
+  if not rules then
     return at, summary
   end
-  return at, summary, fleet.merge_findings(summary, node_findings, judge.fleet(summary))
+  local read, rows_read = {}, {}
+  for _, row in ipairs(summary.nodes) do
+    if ledgers[row] then
+      read[#read + 1], rows_read[#rows_read + 1] = ledgers[row], row
+    end
+  end
+  local set, found, fleet_found = judge.rules(core, rules, config.policy, read, fleet.view(summary))
+  local node_findings = {}
+  for i, row in ipairs(rows_read) do
+    node_findings[row] = found[i]
+  end
+  return at, summary, fleet.merge_findings(summary, node_findings, fleet_found), ruleset.codes(set)
 end
 
 local function say(s)
@@ -86,7 +85,7 @@ function commands.ls(core, collect, config)
 end
 
 function commands.check(core, collect, config)
-  local at, _, found = poll(core, collect, config, fleet_judge(core, config))
+  local at, _, found = poll(core, collect, config, ruleset.read(core, config.site.rules))
   local worst = findings_mod.worst(found)
   if config.json then
     say(render_json.fleet_check(at, found, worst))
@@ -130,12 +129,12 @@ function M.responses(core, at, summary, found, codes, page)
 end
 
 function commands.serve(core, collect, config)
-  local judge = fleet_judge(core, config)
+  local rules = ruleset.read(core, config.site.rules)
   local interval = config.serve.interval
   local function refresh()
     local ok, responses = xpcall(function()
-      local at, summary, found = poll(core, collect, config, judge)
-      return M.responses(core, at, summary, found, judge.codes,
+      local at, summary, found, codes = poll(core, collect, config, rules)
+      return M.responses(core, at, summary, found, codes,
         { interval = interval, grafana_url = config.serve.grafana_url })
     end, debug.traceback)
     if not ok then
@@ -144,13 +143,14 @@ function commands.serve(core, collect, config)
     return responses
   end
   local function reload() -- SIGHUP: the site rules again, unless they are broken
-    local fresh = fleet_judge(core, config)
-    if #fresh.set.errors > 0 then
+    local fresh = ruleset.read(core, config.site.rules)
+    local set = judge.rules(core, fresh, config.policy, {})
+    if #set.errors > 0 then
       io.stderr:write(string.format("gpuledger: SIGHUP: the rules in %s have %d error(s); keeping the last good rule set\n",
-        config.site.rules, #fresh.set.errors))
+        config.site.rules, #set.errors))
       return
     end
-    judge = fresh
+    rules = fresh
   end
   return serve.listen_and_serve(core, config.serve.listen, interval, { "fleet serving", "poll" }, refresh, reload)
 end

@@ -4,7 +4,6 @@
 -- site runs in CI before deploying); and `rules --prometheus`, a Prometheus
 -- rule group with one alert per finding code.
 local findings = require "gpuledger.findings"
-local isolated = require "gpuledger.isolated"
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
@@ -24,7 +23,7 @@ end
 
 -- The rules of set as rows {code, level, doc, origin, file, for?} under
 -- policy, in the order of ruleset.codes, and the errors of level functions
--- (a rule of isolated.judge_rules has its level and level_error already).
+-- (a rule of judge.rules has its level and level_error already).
 function M.rows(set, policy)
   local by_code = {}
   for _, rule in ipairs(set.rules) do
@@ -41,18 +40,18 @@ function M.rows(set, policy)
     rows[#rows + 1] = {
       code = rule.code, level = level, doc = rule.doc or "", origin = rule.origin,
       file = rule.file, ["for"] = rule["for"],
-      -- what it judges: a node's ledger, the fleet (isolated.judge_rules says so in node and fleet)
+      -- what it judges: a node's ledger, the fleet (judge.rules says so in node and fleet)
       node = rule.node or rule.evaluate ~= nil, fleet = rule.fleet or rule.evaluate_fleet ~= nil,
     }
   end
   return rows, errors
 end
 
--- The effective rule set of rules_dir, every file run in a child
--- (isolated.judge_rules) on each of ledgers under the policy choices
--- given. Returns the set and the findings of each ledger.
+-- The effective rule set of rules_dir judged (judge.rules: each site file
+-- in a child) on each of ledgers under the policy choices given. Returns
+-- the set and the findings of each ledger.
 local function judged_set(core, rules_dir, given, ledgers)
-  return isolated.judge_rules(core, ruleset.read(core, rules_dir), given, ledgers or {})
+  return judge.rules(core, ruleset.read(core, rules_dir), given, ledgers or {})
 end
 
 -- Appends the items of each list to out; returns out.
@@ -110,7 +109,7 @@ function M.run_check(core, dir, given, inputs)
   local ledgers, read = {}, {}
   for _, input in ipairs(inputs) do
     if input.snapshot then
-      ledgers[#ledgers + 1] = judge.judge(core, input.snapshot).ledger
+      ledgers[#ledgers + 1] = judge.ledger_of(input.snapshot)
       read[#read + 1] = input
     end
   end

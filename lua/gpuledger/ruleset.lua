@@ -350,13 +350,6 @@ function M.compile(core, sources, only, data)
   return set
 end
 
--- Loads the effective rule set from rules_dir ("" for none) in this
--- process: M.compile of M.read (the specs' way; the program runs site files
--- in children, isolated.lua).
-function M.load(core, rules_dir)
-  return M.compile(core, M.read(core, rules_dir))
-end
-
 -- The level a rule gives its findings under policy; when its level
 -- function fails, "ERROR" and why.
 function M.level_of(rule, policy)

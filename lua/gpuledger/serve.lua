@@ -10,6 +10,7 @@
 local clock = require "gpuledger.clock"
 local history = require "gpuledger.history"
 local html = require "gpuledger.render.html"
+local judge = require "gpuledger.judge"
 local isolated = require "gpuledger.isolated"
 local ruleset = require "gpuledger.ruleset"
 local snapshot = require "gpuledger.snapshot"
@@ -212,7 +213,7 @@ function M.run(core, config, get_snapshot)
   local max_gap = 3 * interval
   local path = config.serve.history
   local sources = ruleset.read(core, rules_dir)
-  local set = isolated.judge_rules(core, sources, config.policy, {})
+  local set = judge.rules(core, sources, config.policy, {})
   for _, err in ipairs(set.errors) do
     warn("rule-error: " .. err)
   end
@@ -257,7 +258,7 @@ function M.run(core, config, get_snapshot)
       elseif config.input.demo or config.input.replay then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local report = isolated.judge(core, snap, sources, config.policy,
+      local report = judge.judge(core, snap, sources, config.policy,
         { record = h, max_gap = max_gap, observe = true }, refused and refused_errors(refused))
       last_node = report.ledger.node
       save()
@@ -281,7 +282,7 @@ function M.run(core, config, get_snapshot)
 
   local function reload()
     local fresh = ruleset.read(core, rules_dir)
-    local fresh_set = isolated.judge_rules(core, fresh, config.policy, {})
+    local fresh_set = judge.rules(core, fresh, config.policy, {})
     if #fresh_set.errors > 0 then
       warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
         rules_dir, #fresh_set.errors, #set.rules))

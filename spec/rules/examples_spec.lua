@@ -44,7 +44,7 @@ describe("rules/examples", function()
       "rules/examples/memory_nearly_full.lua", "rules/examples/reserved_idle_long.lua", "rules/examples/scripts/gpuledger/render/columns.lua",
       "rules/examples/thresholds.lua",
     }, embedded)
-    local set = ruleset.load(H.core, "")
+    local set = H.rule_set()
     assert.same({}, set.errors)
     assert.equal(#H.DEFAULT_CODES, #set.rules)
     for _, rule in ipairs(set.rules) do
@@ -77,7 +77,8 @@ describe("rules/examples", function()
 
     local function judge(summary, given, rules)
       rules = rules or set
-      return judge_mod.fleet(H.core, fleet.view(summary), rules, H.policy(given, rules))
+      local _, _, found = judge_mod.rules(H.core, rules.sources, given, {}, fleet.view(summary))
+      return found
     end
 
     it("warns about the fleet when more than 10 % of its GPUs are reserved and idle, naming the jobs", function()
