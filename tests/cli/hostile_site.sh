@@ -3,11 +3,13 @@
 # message handler that loops (in evaluate and at load time), a rule that
 # changes its own table after it was checked, single C calls that run for
 # minutes (string.rep, table.move, a plain string.find, a backtracking
-# pattern) — and a site renderer that loops. Every command ends; each such
-# file is a rule-error naming it while the other rules' findings stand;
-# serve keeps refreshing and answering, says when its report is stale
-# (/healthz 503 past three intervals) and stops at SIGTERM. Each command
-# runs under `timeout`, so that a hang fails the test instead of holding it.
+# pattern), a rule of the fleet that never returns — and a site renderer
+# that loops. Every command ends (fleet check and fleet serve too, over two
+# real nodes); each such file is a rule-error naming it while the other
+# rules' findings stand; serve and fleet serve keep refreshing and
+# answering, serve says when its report is stale (/healthz 503 past three
+# intervals), and both stop at SIGTERM. Each command runs under `timeout`,
+# so that a hang fails the test instead of holding it.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/serve.sh disable=SC1091
@@ -128,6 +130,54 @@ took=$(($(date +%s) - started))
 expect_eq "serve: SIGHUP then SIGTERM: exit 0" "$SERVE_RC" 0
 if [ "$took" -le 10 ]; then pass "serve: SIGTERM after SIGHUP stops it in ${took}s (<= 10)"; else fail "serve: SIGTERM promptly" "took ${took}s"; fi
 expect_clean_log "serve" "$SERVE_LOG"
+
+# --- fleet check and fleet serve: hostile rules on the nodes' ledgers and the fleet ---
+# Two real nodes (serve --demo, without site rules); the site's rules hold a
+# rule whose message handler loops, a C call that never returns, a rule of the
+# fleet that never returns, and the good rule and the example fleet rule.
+FLEET_RULES=$WORK/fleet-rules
+mkdir "$FLEET_RULES" "$WORK/no-rules"
+printf '%s\n' "${CASES[handler]}" >"$FLEET_RULES/handler.lua"
+printf '%s\n' "${CASES[rep]}" >"$FLEET_RULES/rep.lua"
+printf '%s\n' 'return { code = "fleet-rep", level = "WARN", evaluate_fleet = function() return string.rep("", math.maxinteger) end }' \
+    >"$FLEET_RULES/fleet_rep.lua"
+printf '%s\n' "$GOOD" >"$FLEET_RULES/good.lua"
+cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$FLEET_RULES/"
+start_serve node-a --demo --node gpua --listen 127.0.0.1:0 --interval 1h --rules "$WORK/no-rules" ||
+    { fail "serve node a starts" "$(cat "$SERVE_LOG")"; finish; }
+NODE_A=${URL#http://}
+start_serve node-b --demo --node gpub --listen 127.0.0.1:0 --interval 1h --rules "$WORK/no-rules" ||
+    { fail "serve node b starts" "$(cat "$SERVE_LOG")"; finish; }
+NODE_B=${URL#http://}
+
+# expect_fleet_judged NAME TEXT: TEXT (fleet check's output, or fleet serve's
+# /fleet) names each hostile file in a rule-error and keeps the others' findings.
+expect_fleet_judged() {
+    local file
+    for file in handler rep fleet_rep; do
+        expect_in "$1: a rule-error naming $file.lua" "$2" "$FLEET_RULES/$file.lua: deadline of"
+    done
+    expect_in "$1: the good rule's findings stand" "$2" "the good rule ran"
+    expect_in "$1: the defaults' findings stand" "$2" "unmanaged-tenant"
+    expect_in "$1: the other fleet rule's finding stands" "$2" "fleet-reserved-idle"
+}
+bounded "fleet check with hostile rules" 40 fleet check --exit-on error --rules "$FLEET_RULES" --targets "$NODE_A,$NODE_B"
+expect_rc "fleet check --exit-on error with hostile rules: exit 3 (rule-errors are ERROR)" 3
+expect_fleet_judged "fleet check" "$out"
+
+if start_serving fleet-serve fleet serve --rules "$FLEET_RULES" --targets "$NODE_A,$NODE_B" --listen 127.0.0.1:0 --interval 1s; then
+    http GET "$URL/fleet"
+    expect_eq "fleet serve with hostile rules: /fleet 200" "$status" 200
+    expect_fleet_judged "fleet serve" "$body"
+    first_at=$(jq_lua j.at "$body")
+    wait_for "fleet serve: keeps polling" 40 body_lacks "$URL/fleet" "\"at\":\"$first_at\""
+    http GET "$URL/healthz"
+    expect_eq "fleet serve: /healthz 200 while polls go on" "$status" 200
+    stop_serve TERM
+    expect_eq "fleet serve with hostile rules: SIGTERM, exit 0" "$SERVE_RC" 0
+else
+    fail "fleet serve with hostile rules starts within 30 s" "$(cat "$SERVE_LOG")"
+fi
 
 # --- serve: a corrupt history is kept aside, not written over -----------------
 mkdir -m 0700 "$WORK/state"
