@@ -77,7 +77,7 @@ local function run_rule(core, rule, ledger, view, policy, positions)
         error("emit: gpu must be one of ledger.entries", 2)
       end
       finding.gpu = gl.label(gpu)
-      finding.index, finding.uuid = gpu.index, gpu.uuid
+      finding.index, finding.uuid, finding.busId = gpu.index, gpu.uuid, gpu.busId
       if rule.health then
         finding.health_gpu = gpu_position -- a position, not the entry: findings may come through JSON (isolated.lua)
         rank = gpu.state == "free" and HEALTH_ON_FREE or HEALTH_ON_TAKEN
@@ -136,9 +136,10 @@ end
 
 -- Runs every rule of set on the ledger with core (core.call_limited).
 -- Returns the findings in the order they came, each {level, code, node,
--- message, sort, health_gpu?} and, when about a GPU, gpu (its label), index
--- and uuid, and about a tenant or reservation (add_subject) namespace, job,
--- task, alloc, container and pids where known: first a rule-error per error
+-- message, sort, health_gpu?} and, when about a GPU, gpu (its label), index,
+-- uuid and busId (the page's row keys; not in the JSON), and about a tenant
+-- or reservation (add_subject) namespace, job, task, alloc, container and
+-- pids where known: first a rule-error per error
 -- of the set, then each rule's findings or its rule-error. M.ordered puts
 -- them in order.
 function M.run(core, set, ledger, policy)

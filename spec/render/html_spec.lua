@@ -99,13 +99,33 @@ describe("render.html", function()
 
   it("highlights the GPU rows with a BAD or ERROR finding, and links each finding to its GPU's row", function()
     local text = page(node())
-    assert.truthy(text:find('<tr id="gpu-0" class="gpu alarm BAD">', 1, true))
-    assert.truthy(text:find('<tr id="gpu-1" class="gpu">', 1, true)) -- WARN only
-    assert.truthy(text:find('<td data-label="where"><a href="#gpu-0">gpu0 ', 1, true))
-    assert.truthy(text:find('<td data-label="where"><a href="#gpu-1">gpu1 ', 1, true))
+    assert.truthy(text:find(string.format('<tr id="gpu-%s" class="gpu alarm BAD">', H.UUID0), 1, true))
+    assert.truthy(text:find(string.format('<tr id="gpu-%s" class="gpu">', H.UUID1), 1, true)) -- WARN only
+    assert.truthy(text:find(string.format('<td data-label="where"><a href="#gpu-%s">gpu0 ', H.UUID0), 1, true))
+    assert.truthy(text:find(string.format('<td data-label="where"><a href="#gpu-%s">gpu1 ', H.UUID1), 1, true))
     local l = H.ledger({ H.gpu { index = 0 } }, { errors = { "docker: refused" } })
     local failed = page(l)
     assert.truthy(failed:find('<td data-label="where">gpud</td>', 1, true)) -- a node finding: no link
+  end)
+
+  it("keys each GPU's row by its uuid, or its bus id without one: two GPUs nvidia-smi lost (index -1) stay apart", function()
+    local function lost(bus)
+      return H.gpu { index = -1, uuid = "", busId = bus, missing = true, nomadDevice = { healthy = true, healthDescription = "" } }
+    end
+    local _, _, report = H.run_rules(H.ledger { H.gpu { index = 0 }, lost("00000000:3B:00.0"), lost("00000000:5E:00.0") })
+    local on_5e = {}
+    for _, finding in ipairs(report.findings) do
+      if finding.busId == "00000000:5E:00.0" then
+        on_5e[#on_5e + 1] = finding
+      end
+    end
+    assert.equal("gpu-lost", on_5e[1].code)
+    report.findings, report.worst = on_5e, "BAD" -- only the second lost GPU has a finding
+    local text = html.node(report, { interval = 15, version = "dev" })
+    assert.truthy(text:find(string.format('<tr id="gpu-%s" class="gpu">', H.UUID0), 1, true))
+    assert.truthy(text:find('<tr id="gpu-00000000:3B:00.0" class="gpu">', 1, true))
+    assert.truthy(text:find('<tr id="gpu-00000000:5E:00.0" class="gpu alarm BAD">', 1, true))
+    assert.truthy(text:find('<td data-label="where"><a href="#gpu-00000000:5E:00.0">gpu? 00000000:5E:00.0</a>', 1, true))
   end)
 
   it("draws utilisation and memory as bars, and counts the findings per level in the header", function()

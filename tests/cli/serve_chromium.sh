@@ -37,10 +37,11 @@ fi
 
 dom=$(browse dom --dump-dom "$URL/")
 expect_in "the DOM is the page" "$dom" "<title>gpuledger · gpu-demo-01</title>"
-expect_eq "four GPU rows" "$(grep -o '<tr id="gpu-[0-9]" class="gpu' <<<"$dom" | wc -l)" 4
-expect_in "gpu2, with an ERROR finding, stands out" "$dom" '<tr id="gpu-2" class="gpu alarm ERROR">'
-expect_in "gpu0, with none worse than OK, does not" "$dom" '<tr id="gpu-0" class="gpu">'
-expect_in "a finding links to its GPU's row" "$dom" '<a href="#gpu-2">gpu2 GPU-c41b9e27</a>'
+expect_eq "four GPU rows, keyed by uuid" "$(grep -o '<tr id="gpu-GPU-[0-9a-f-]*" class="gpu' <<<"$dom" | wc -l)" 4
+expect_in "gpu2, with an ERROR finding, stands out" "$dom" \
+    '<tr id="gpu-GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52" class="gpu alarm ERROR">'
+expect_in "gpu0, with none worse than OK, does not" "$dom" '<tr id="gpu-GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01" class="gpu">'
+expect_in "a finding links to its GPU's row" "$dom" '<a href="#gpu-GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52">gpu2 GPU-c41b9e27</a>'
 expect_eq "utilisation and memory as bars, one each per GPU" "$(grep -o '<meter class="\(util\|memory\)"' <<<"$dom" | wc -l)" 8
 expect_in "the header counts the findings per level" "$dom" '<span class="count"><span class="level ERROR">ERROR</span> 1</span>'
 expect_in "the header counts BAD (the demo's health findings among them)" "$dom" '<span class="count"><span class="level BAD">BAD</span> 8</span>'

@@ -97,21 +97,29 @@ local function bar(class, value, max, label)
     math.max(0, math.min(value, math.max(max, 1))), label)
 end
 
--- The worst level of the findings on each GPU (by index), for the rows to
+-- What tells a GPU's row apart, for a GPU or a finding about one: its uuid,
+-- or its bus id when the uuid is empty (GPUs nvidia-smi lost all have index
+-- -1).
+local function row_key(gpu)
+  return (gpu.uuid or "") ~= "" and gpu.uuid or gpu.busId or ""
+end
+
+-- The worst level of the findings on each GPU (by row_key), for the rows to
 -- stand out.
 local function worst_by_gpu(findings)
   local worst = {}
   for _, finding in ipairs(findings or {}) do
-    if finding.index ~= nil and not worst[finding.index] then -- worst first
-      worst[finding.index] = finding.level
+    if finding.index ~= nil and not worst[row_key(finding)] then -- worst first
+      worst[row_key(finding)] = finding.level
     end
   end
   return worst
 end
 
--- The anchor of a GPU's row, which its findings link to.
-local function gpu_anchor(index)
-  return "gpu-" .. M.escape(index)
+-- The anchor of the row of a GPU (or of a finding's GPU), which findings
+-- link to.
+local function gpu_anchor(gpu)
+  return "gpu-" .. M.escape(row_key(gpu))
 end
 
 local ROW_CLASS = { BAD = "gpu alarm BAD", ERROR = "gpu alarm ERROR" }
@@ -147,7 +155,7 @@ local function gpu_table(ledger, findings, out, grafana_url)
         .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
         .. '<td data-label="state">%s</td><td data-label="health">%s</td><td data-label="reserved by">%s</td>'
         .. '<td data-label="tenants">%s</td></tr>',
-      gpu_anchor(gpu.index), ROW_CLASS[worst[gpu.index]] or "gpu",
+      gpu_anchor(gpu), ROW_CLASS[worst[row_key(gpu)]] or "gpu",
       linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gpu.index)), M.escape(gpu.model),
       bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
       gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu), reserved_cell(gpu), tenants_cell(gpu))
@@ -172,7 +180,7 @@ local function findings_list(findings, out, where_of)
     else
       where = M.escape(finding.gpu or finding.node)
       if finding.index ~= nil then -- linked to its GPU's row
-        where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding.index), where)
+        where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding), where)
       end
     end
     out[#out + 1] = string.format('<tr class="finding %s"><td data-label="level">%s</td><td data-label="code">%s</td>'
