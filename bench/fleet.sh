@@ -7,6 +7,8 @@
 # loopback addresses 127.1.x.y with the same ledger; up to 1,000 nodes are
 # named with --targets, and every size is also run with --consul against the
 # same server's Consul answer (10,000 targets do not fit in one argument).
+# `fleet check --json` (every node judged with the embedded rules, no site
+# file) is measured with --targets up to 1,000 nodes too.
 # usage: bench/fleet.sh   (GPULEDGER=path/to/gpuledger, RUNS=5, SIZES="10 100 1000 10000")
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,7 +70,8 @@ measure() {
         cat "$WORK/time" >>"$WORK/times"
     done
     local nodes
-    nodes=$(lua5.4 -e 'local j = require("cjson").decode(io.read("a")) print(#j.summary.nodes - (j.summary.total.unreachable or 0))' <"$WORK/out.json")
+    nodes=$(lua5.4 -e 'local j = require("cjson").decode(io.read("a"))
+      print(j.summary and #j.summary.nodes - (j.summary.total.unreachable or 0) or "-")' <"$WORK/out.json") # check: no summary
     LABEL=$label NODES=$nodes python3 -c '
 import os, statistics, sys
 rows = [[float(x) for x in line.split()] for line in sys.stdin if line.strip()]
@@ -96,6 +99,7 @@ io.write(require("cjson").encode(out))' <"$WORK/consul-all.json" >"$WORK/consul.
     if [ "$n" -le 1000 ]; then
         targets=$(printf "%s:$PORT," "${ADDRESSES[@]:0:$n}")
         measure "$n nodes (--targets)" fleet ls --json --targets "${targets%,}"
+        measure "$n nodes (check)" fleet check --json --targets "${targets%,}"
     fi
     measure "$n nodes (--consul)" fleet ls --json --consul "127.0.0.1:$PORT"
 done

@@ -3,9 +3,9 @@
 # test; results go in bench/README.md:
 #   1. one core.run_isolated round trip (fork, a trivial function, JSON
 #      back, reap), from Lua with the C core as a module, ROUNDS times;
-#   2. `check --demo` wall time, RUNS runs each: no site rules (two
-#      children: thresholds, embedded rules), and five trivial site rules
-#      (seven children); `ls --demo` (no rules, no child) as the floor;
+#   2. `check --demo` wall time, RUNS runs each: no site rules (no child:
+#      the embedded rules run in the process), and five trivial site rules
+#      (five children); `ls --demo` (no site rules, no child) as the floor;
 #   3. serve's refresh: CPU milliseconds per refresh, the children's
 #      included (utime+stime+cutime+cstime), over REFRESH_SECONDS at
 #      --interval 100ms, without and with the five site rules.
