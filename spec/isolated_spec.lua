@@ -111,6 +111,21 @@ describe("judge.rules with site files (isolated.lua)", function()
     assert.is_true(#messages(found, "unmanaged-tenant") > 0)
   end)
 
+  it("makes a data file that fails and a file named so that it is no rule rule-errors naming them", function()
+    local set, found, dir = judged {
+      ["thresholds.lua"] = "return 42",
+      ["xid_catalogue.lua"] = "return { [79] = 'x' }",
+      ["my rule.lua"] = GOOD,
+    }
+    table.sort(set.errors)
+    assert.same({
+      dir .. "/my rule.lua: a rule file is named with letters, digits, _ and - only",
+      dir .. "/thresholds.lua: returned a number, want a table of thresholds",
+    }, { set.errors[1], set.errors[2] })
+    assert.matches(dir .. "/xid_catalogue.lua: ", set.errors[3], 1, true)
+    assert.equal(3, #messages(found, "rule-error"))
+  end)
+
   it("brings thresholds back as data: integers stay integers", function()
     local set, found = judged { ["thresholds.lua"] = "return { temp_max = 80, ratio = 0.5 }", ["t.lua"] = [[
       return { code = "t", level = "WARN", evaluate = function(l, p, emit)

@@ -52,21 +52,20 @@ end
 -- The data files of sources (the embedded thresholds and Xid catalogue
 -- with the site's files over them), loaded in a child and brought back as
 -- plain data, so that no site code comes with them: {thresholds,
--- xid_catalogue}; and the errors of the data files and of the files'
--- names, as text. When the child fails, the embedded data and why.
--- Without a site data file there is no site code to run: the embedded data,
--- read here.
+-- xid_catalogue}; and the errors of the data files, as text. When the
+-- child fails, the embedded data and why. Without a site data file there is
+-- no site code to run: the embedded data, read here.
 function M.data_of(core, sources)
   if next(sources.data) == nil then
     return ruleset.embedded_data(core), {}
   end
   local out, why = M.call(core, M.FILE_DEADLINE_MS, function()
-    local set = ruleset.compile(core, sources, {})
+    local data, data_errors = ruleset.load_data(core, sources)
     local texts = json.array()
-    for _, err in ipairs(set.errors) do
+    for _, err in ipairs(data_errors) do
       texts[#texts + 1] = errors.text(err)
     end
-    return { thresholds = set.thresholds, xid_catalogue = set.xid_catalogue, errors = texts }
+    return { thresholds = data.thresholds, xid_catalogue = data.xid_catalogue, errors = texts }
   end)
   if not out then
     local files = {}

@@ -126,6 +126,9 @@ function M.rules(core, sources, given, ledgers, view, extra_errors, data)
     data, data_errors = isolated.data_of(core, sources)
   end
   table.move(data_errors, 1, #data_errors, 1, set.errors)
+  for _, problem in ipairs(sources.problems) do -- files named so that they are no rule
+    set.errors[#set.errors + 1] = errors.text(problem)
+  end
 
   -- adds the work of one group of files (run_files) to the set; a code
   -- already defined by an earlier group is an error, its findings dropped

@@ -241,6 +241,17 @@ function M.embedded_data(core)
   return { thresholds = (load_thresholds(core, nil)), xid_catalogue = (load_xid_catalogue(core, nil)) }
 end
 
+-- The data files of sources (M.read): the thresholds and the Xid catalogue,
+-- the site's over the embedded defaults. Returns {thresholds,
+-- xid_catalogue} and the errors ({file, line, message}) of the site's files
+-- that could not be taken (what they broke keeps its default).
+function M.load_data(core, sources)
+  local thresholds, data_errors = load_thresholds(core, sources.data.thresholds)
+  local catalogue, catalogue_errors = load_xid_catalogue(core, sources.data.xid_catalogue)
+  table.move(catalogue_errors, 1, #catalogue_errors, #data_errors + 1, data_errors)
+  return { thresholds = thresholds, xid_catalogue = catalogue }, data_errors
+end
+
 -- Reads the texts of the effective rule set with core (embedded_text,
 -- embedded_files, read_file, search_script …) from rules_dir ("" for none),
 -- running none of them. Returns the sources M.compile takes: {dir, stems
@@ -300,15 +311,10 @@ end
 function M.compile(core, sources, only, data)
   local set = { rules = {}, errors = {} }
   local data_errors = {}
-  if data then
-    set.thresholds, set.xid_catalogue = data.thresholds, data.xid_catalogue
-  else
-    local threshold_errors, catalogue_errors
-    set.thresholds, threshold_errors = load_thresholds(core, sources.data.thresholds)
-    set.xid_catalogue, catalogue_errors = load_xid_catalogue(core, sources.data.xid_catalogue)
-    table.move(threshold_errors, 1, #threshold_errors, 1, data_errors)
-    table.move(catalogue_errors, 1, #catalogue_errors, #data_errors + 1, data_errors)
+  if not data then
+    data, data_errors = M.load_data(core, sources)
   end
+  set.thresholds, set.xid_catalogue = data.thresholds, data.xid_catalogue
   if not only then
     for _, err in ipairs(data_errors) do
       set.errors[#set.errors + 1] = err
