@@ -121,8 +121,10 @@ describe("render.html", function()
     end
     assert.equal("gpu-lost", on_5e[1].code)
     report.findings, report.worst = on_5e, "BAD" -- only the second lost GPU has a finding
-    local text = html.node(report, { interval = 15, version = "dev" })
+    local text = html.node(report, { interval = 15, version = "dev", grafana_url = "https://grafana.test" })
     assert.truthy(text:find(string.format('<tr id="gpu-%s" class="gpu">', H.UUID0), 1, true))
+    -- the dashboard's gpu variable is the metrics' label: "?" for a lost GPU
+    assert.truthy(text:find('href="https://grafana.test/d/gpuledger/gpuledger?var-node=gpud&amp;var-gpu=%3F"', 1, true))
     assert.truthy(text:find('<tr id="gpu-00000000:3B:00.0" class="gpu">', 1, true))
     assert.truthy(text:find('<tr id="gpu-00000000:5E:00.0" class="gpu alarm BAD">', 1, true))
     assert.truthy(text:find('<td data-label="where"><a href="#gpu-00000000:5E:00.0">gpu? 00000000:5E:00.0</a>', 1, true))

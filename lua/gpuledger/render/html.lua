@@ -156,7 +156,7 @@ local function gpu_table(ledger, findings, out, grafana_url)
         .. '<td data-label="state">%s</td><td data-label="health">%s</td><td data-label="reserved by">%s</td>'
         .. '<td data-label="tenants">%s</td></tr>',
       gpu_anchor(gpu), ROW_CLASS[worst[row_key(gpu)]] or "gpu",
-      linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gpu.index)), M.escape(gpu.model),
+      linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gl.index_text(gpu))), M.escape(gpu.model),
       bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
       gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu), reserved_cell(gpu), tenants_cell(gpu))
   end
