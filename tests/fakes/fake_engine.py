@@ -186,7 +186,8 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up, as it should
 
-    def send_half_then_hang(self, value):
+    def send_headers_for(self, value):
+        """A 200's headers with the full Content-Length of value; returns its body."""
         data = (json.dumps(value, separators=(",", ":")) + "\n").encode("utf-8")
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -194,19 +195,17 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(name, val)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        return data
+
+    def send_half_then_hang(self, value):
+        data = self.send_headers_for(value)
         self.wfile.write(data[: len(data) // 2])
         self.wfile.flush()
         time.sleep(self.state.args.hang_seconds)
 
     def send_dripping(self, value):
-        """Headers with the full Content-Length, then the body a byte a second."""
-        data = (json.dumps(value, separators=(",", ":")) + "\n").encode("utf-8")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        for name, val in self.engine_headers().items():
-            self.send_header(name, val)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
+        """The headers, then the body a byte a second."""
+        data = self.send_headers_for(value)
         try:
             for i in range(len(data)):
                 self.wfile.write(data[i:i + 1])
