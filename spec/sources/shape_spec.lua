@@ -1,0 +1,33 @@
+local shape = require "gpuledger.sources.shape"
+local json = require "gpuledger.json"
+
+describe("sources.shape", function()
+  it("names a JSON null inside a list, which ipairs would stop at (issue 10)", function()
+    local rows = json.decode('[["0", null, "x"], ["1", "y", 5]]')
+    assert.equal("rows[1][2] is null, want a string", shape.check(rows, { list = { list = "string" } }, "rows"))
+  end)
+
+  it("checks every item of a list, those after a null too", function()
+    local env = { "A=1" }
+    env[3] = 5
+    assert.equal("Env[2] is null, want a string", shape.check(env, { list = "string" }, "Env"))
+  end)
+
+  it("calls an object where a list is wanted an object; an empty one is an empty list", function()
+    assert.equal("Env is an object, want a list", shape.check({ x = "y" }, { list = "string" }, "Env"))
+    assert.is_nil(shape.check({}, { list = "string" }, "Env"))
+  end)
+
+  it("names a required field that is missing", function()
+    local record = { text = shape.required "string", at = "string" }
+    assert.equal("records[1].text is missing, want a string", shape.check({ at = "2026-11-29T07:00:00Z" }, record, "records[1]"))
+    assert.equal("records[1].text is a number, want a string", shape.check({ text = 5 }, record, "records[1]"))
+    assert.is_nil(shape.check({ text = "NVRM: x" }, record, "records[1]"))
+  end)
+
+  it("keeps the items of a list that have the shape, and says why of each other one", function()
+    local kept, whys = shape.items({ { text = "a" }, { at = "x" }, { text = "b" } }, { text = shape.required "string" }, "records")
+    assert.same({ { text = "a" }, { text = "b" } }, kept)
+    assert.same({ "records[2].text is missing, want a string" }, whys)
+  end)
+end)
