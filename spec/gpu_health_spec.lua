@@ -96,4 +96,64 @@ describe("gpu_health", function()
     assert.same({ "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s", "kernel log: …",
       "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" }, errors)
   end)
+
+  describe("a wrong-typed row, record or device (issue 10)", function()
+    it("is an error naming the kernel log record and field; the other records still count", function()
+      local read, errors = gpu_health.read(sources { log = {
+        { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },
+        { at = "2026-11-29T07:10:00Z" },
+        { text = 94 },
+        { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4243, name=python3, Contained: SM (0x1)", at = 7 },
+        { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4244, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" },
+      } })
+      assert.same({
+        "nvidia-smi health: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]",
+        "kernel_log: unexpected answer: records[2].text is missing, want a string",
+        "kernel_log: unexpected answer: records[3].text is a number, want a string",
+        "kernel_log: unexpected answer: records[4].at is a number, want a string",
+      }, errors)
+      local entries = gpus()
+      gpu_health.attach(entries, read, CATALOGUE)
+      assert.same({ 94, 2, "2026-11-29T07:00:00Z", "2026-11-29T07:30:00Z" },
+        { entries[2].xids[1].xid, entries[2].xids[1].count, entries[2].xids[1].first, entries[2].xids[1].last })
+    end)
+
+    it("is an error naming the health row and cell; the other GPUs' health stays", function()
+      local read, errors = gpu_health.read(sources { health = {
+        { "0", H.UUID0, "00000000:01:00.0", "Yes", "Enabled", "[N/A]" },
+        { "1", H.UUID1, "00000000:02:00.0", "No", 5, "Enabled" },
+      } })
+      assert.same({ "health: unexpected answer: health.rows[2][5] is a number, want a string" }, errors)
+      local entries = gpus()
+      gpu_health.attach(entries, read, CATALOGUE)
+      assert.same({ remappedRowsPending = true, persistenceMode = true }, entries[1].health)
+      assert.is_nil(entries[2].health)
+    end)
+
+    it("is an error for a health answer whose rows come without their fields", function()
+      local snap = sources {}
+      snap.health.health.fields = nil
+      local read, errors = gpu_health.read(snap)
+      assert.same({ "health: unexpected answer: health.fields is missing, want a list" }, errors)
+      assert.same({}, read.by_bus)
+    end)
+
+    it("is an error naming Nomad's device and field; the other devices stay", function()
+      local read, errors = gpu_health.read(sources { devices = {
+        { Name = "NVIDIA L4", Instances = {
+          { Healthy = true, PciBusID = "00000000:01:00.0" },
+          { ID = H.UUID0, Healthy = "true", PciBusID = "00000000:01:00.0" },
+          { ID = H.UUID3, Healthy = false, HealthDescription = "no longer detected", PciBusID = "00000000:04:00.0" },
+        } },
+        { Name = "Tesla T4", Instances = "GPU-x" },
+      } })
+      assert.same({
+        "nomad_devices: unexpected answer: devices[1].Instances[1].ID is missing, want a string",
+        "nomad_devices: unexpected answer: devices[1].Instances[2].Healthy is a string, want a boolean",
+        "nomad_devices: unexpected answer: devices[2].Instances is a string, want a list",
+      }, { errors[2], errors[3], errors[4] })
+      local missing = gpu_health.missing(gpus(), read)
+      assert.same({ H.UUID3, "GPU-dead0000-0000-4000-8000-000000000000" }, { missing[1].uuid, missing[2].uuid })
+    end)
+  end)
 end)

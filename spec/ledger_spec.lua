@@ -552,6 +552,44 @@ describe("gpuledger.ledger", function()
       end)
     end)
 
+    describe("the health sources' wrong types (issue 10)", function()
+      -- The demo snapshot as a replayed JSON text, after change(text).
+      local function demo_ledger(change)
+        local text = change(json.encode(require("gpuledger.snapshot").demo(H.core)))
+        return ledger.build(json.decode(text))
+      end
+
+      it("a null health cell is an error naming the source, row and cell; every GPU and the other rows stay", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('"Enabled","Enabled","Enabled","0","0","12"', '"Enabled",null,"Enabled","0","0","12"', 1))
+        end)
+        assert.same({ "health: unexpected answer: health.rows[2][6] is null, want a string" }, l.errors)
+        assert.equal(4, #l.entries)
+        assert.is_nil(l.entries[2].health)
+        assert.truthy(l.entries[1].health)
+        assert.equal("read", l.sources.health)
+      end)
+
+      it("a kernel log record without its text is an error naming it; the other records' Xids stay", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('{"at":"2026%-11%-29T07:41:05.118204Z","text":"[^"]*"}', '{"at":"2026-11-29T07:41:05.118204Z"}', 1))
+        end)
+        assert.same({ "kernel_log: unexpected answer: records[2].text is missing, want a string" }, l.errors)
+        assert.same({}, l.entries[2].xids)
+        assert.equal(48, l.entries[4].xids[1].xid)
+      end)
+
+      it("a source without its ok is an error naming the source and the field", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('"nomad_devices":{"address":"([^"]*)","devices":(.-),"node_id":"([^"]*)","ok":true}',
+            '"nomad_devices":{"address":"%1","devices":%2,"node_id":"%3"}', 1))
+        end)
+        assert.same({ "nomad_devices: unexpected answer: nomad_devices.ok is missing, want a boolean" }, l.errors)
+        assert.equal(4, #l.entries)
+        assert.equal("failed", l.sources.nomad_devices)
+      end)
+    end)
+
     it("says which sources were read, failed or off", function()
       local l = ledger.build(H.snapshot { containers = {}, failed = { nomad = "nomad: x" } })
       assert.same({ nvidia = "read", health = "off", kernel_log = "off", proc = "read", docker = "read", podman = "off",

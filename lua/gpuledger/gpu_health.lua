@@ -7,8 +7,10 @@
 -- the snapshot's sources and the catalogue.
 local health = require "gpuledger.sources.health"
 local json = require "gpuledger.json"
+local kernel_log = require "gpuledger.sources.kernel_log"
 local nomad_node = require "gpuledger.sources.nomad_node"
 local pci = require "gpuledger.sources.pci"
+local shape = require "gpuledger.sources.shape"
 local xid = require "gpuledger.sources.xid"
 
 local M = {}
@@ -16,16 +18,61 @@ local M = {}
 -- The health record fields that are identity, not health.
 local IDENTITY = { index = true, uuid = true, busId = true, busKey = true }
 
--- Reads the health sources of a snapshot. Returns {records (by bus key and
--- uuid), groups (Xid groups, or nil when the kernel log was not read),
--- uuids (bus key → UUID from the kernel log), devices (Nomad's, or nil)}
--- and the errors: the sources', and each health cell that could not be read.
+-- Appends each why to errors as the named source's unexpected answer.
+local function unexpected(errors, name, whys)
+  for _, why in ipairs(whys) do
+    errors[#errors + 1] = string.format("%s: unexpected answer: %s", name, why)
+  end
+end
+
+-- A health answer ({fields, rows} or {error}, as ledger.lua's source shape
+-- checked it) with only its rows whose every cell is text; each other row,
+-- and rows without their fields, an error naming them.
+local function health_answer(answer, path, errors)
+  if not answer or answer.error then
+    return answer
+  end
+  if not answer.fields then
+    unexpected(errors, "health", { path .. ".fields is missing, want a list" })
+    return { fields = {}, rows = {} }
+  end
+  local rows, whys = shape.items(answer.rows or {}, { list = "string" }, path .. ".rows")
+  unexpected(errors, "health", whys)
+  return { fields = answer.fields, rows = rows }
+end
+
+-- Nomad's device groups with only their instances of the shape
+-- nomad_node.INSTANCE; each other group or instance an error naming it.
+local function nomad_groups(groups, errors)
+  local kept = {}
+  for i, group in ipairs(groups or {}) do
+    local path = string.format("devices[%d]", i)
+    local why = shape.check(group, nomad_node.GROUP, path)
+    if why then
+      unexpected(errors, "nomad_devices", { why })
+    else
+      local instances, whys = shape.items(group.Instances or {}, nomad_node.INSTANCE, path .. ".Instances")
+      unexpected(errors, "nomad_devices", whys)
+      kept[#kept + 1] = { Name = group.Name, Instances = instances }
+    end
+  end
+  return kept
+end
+
+-- Reads the health sources of a snapshot (each of the shape ledger.lua
+-- checks; their rows, records and devices are checked here one by one: a
+-- bad one is an error naming the source and the field, and costs only
+-- itself). Returns {records (by bus key and uuid), groups (Xid groups, or
+-- nil when the kernel log was not read), uuids (bus key → UUID from the
+-- kernel log), devices (Nomad's, or nil)} and the errors: the sources', and
+-- each health cell that could not be read.
 function M.read(sources)
   local read, errors = { by_bus = {}, by_uuid = {} }, {}
   local source = sources.health
   if source then
     if source.ok then
-      local records, why = health.read(source.health, source.remapped_rows)
+      local records, why = health.read(health_answer(source.health, "health", errors),
+        health_answer(source.remapped_rows, "remapped_rows", errors))
       for _, record in ipairs(records) do
         read.by_bus[record.busKey or ""] = record
         read.by_uuid[record.uuid or ""] = record
@@ -43,15 +90,17 @@ function M.read(sources)
   end
   local log = sources.kernel_log
   if log and log.ok then
+    local records, whys = shape.items(log.records or {}, kernel_log.RECORD, "records")
+    unexpected(errors, "kernel_log", whys)
     local events
-    events, read.uuids = xid.parse(log.records or {})
+    events, read.uuids = xid.parse(records)
     read.groups = xid.summary(events)
   elseif log then
     errors[#errors + 1] = log.error
   end
   local devices = sources.nomad_devices
   if devices and devices.ok then
-    read.devices = nomad_node.devices(devices.devices)
+    read.devices = nomad_node.devices(nomad_groups(devices.devices, errors))
   elseif devices then
     errors[#errors + 1] = devices.error
   end

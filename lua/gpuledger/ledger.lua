@@ -83,26 +83,27 @@ end
 M.DERIVED = { verdict = true, healthVerdict = true }
 
 -- The shapes of the sources' answers as a snapshot keeps them (shape.lua);
--- an engine's containers and Nomad's allocations are checked one by one.
+-- an engine's containers and Nomad's allocations are checked one by one, and
+-- so are the health rows, kernel log records and Nomad's devices
+-- (gpu_health.read).
 local PROC_RECORD = {
   container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
   unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
 }
+local OK = shape.required "boolean" -- a source without it would fail saying nothing
+local HEALTH_ANSWER = { rows = { list = "table" }, fields = { list = "string" }, error = "string" }
 local SOURCE_SHAPES = {
   nvidia = {
-    ok = "boolean", error = "string", binary = "string",
+    ok = OK, error = "string", binary = "string",
     query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
   },
-  proc = { ok = "boolean", error = "string", root = "string", pids = { map = PROC_RECORD } },
-  docker = { ok = "boolean", error = "string", endpoint = "string", containers = { list = "table" } },
-  podman = { ok = "boolean", error = "string", endpoint = "string", containers = { list = "table" } },
-  nomad = { ok = "boolean", error = "string", node_id = "string", allocations = { list = "table" } },
-  health = { ok = "boolean", error = "string", binary = "string", health = shape.ROWS, remapped_rows = shape.ROWS },
-  kernel_log = { ok = "boolean", error = "string", via = "string", records = { list = { at = "string", text = "string" } } },
-  nomad_devices = {
-    ok = "boolean", error = "string",
-    devices = { list = { Name = "string", Instances = { list = { ID = "string", Healthy = "boolean", HealthDescription = "string", PciBusID = "string" } } } },
-  },
+  proc = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } },
+  docker = { ok = OK, error = "string", endpoint = "string", containers = { list = "table" } },
+  podman = { ok = OK, error = "string", endpoint = "string", containers = { list = "table" } },
+  nomad = { ok = OK, error = "string", node_id = "string", allocations = { list = "table" } },
+  health = { ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER },
+  kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "table" } },
+  nomad_devices = { ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "table" } },
 }
 
 -- The snapshot's sources, each of the wrong shape replaced by a failed

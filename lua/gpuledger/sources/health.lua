@@ -152,7 +152,8 @@ local function fill(record, names, row)
 end
 
 -- Reads the health answers of a snapshot's nvidia source: health ({fields,
--- rows} or {error}) and remapped_rows (the same, or absent). Returns the
+-- rows} or {error}) and remapped_rows (the same, or absent), every cell
+-- text (gpu_health.read leaves out a row that is not). Returns the
 -- records (one per row, keyed as FIELDS say, plus busKey, requiresReset,
 -- lost and unreadable, a list of "field: [value]"; a field the driver did
 -- not report is absent) and the errors (strings).

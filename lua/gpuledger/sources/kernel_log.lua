@@ -5,8 +5,12 @@
 -- all the health view reads, and no other line reaches the snapshot.
 local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
+
+-- The shape of a record as the snapshot keeps it (shape.lua).
+M.RECORD = { text = shape.required "string", at = "string" }
 
 -- The NVRM part of a line, or nil.
 local function nvrm_text(line)

@@ -6,8 +6,14 @@
 -- still reported.
 local json = require "gpuledger.json"
 local pci = require "gpuledger.sources.pci"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
+
+-- The shapes of a device group and of its instances as the snapshot keeps
+-- them (shape.lua).
+M.GROUP = { Name = "string", Instances = { list = "table" } }
+M.INSTANCE = { ID = shape.required "string", Healthy = "boolean", HealthDescription = "string", PciBusID = "string" }
 
 local function is_nvidia_gpu(group)
   return type(group) == "table" and group.Type == "gpu" and type(group.Vendor) == "string"
