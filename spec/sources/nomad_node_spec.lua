@@ -36,6 +36,18 @@ describe("sources.nomad_node", function()
     assert.is_nil(devices[2].busKey)
   end)
 
+  it("keeps a field of the wrong type as it came, for the ledger to report (issue 10)", function()
+    local reduced = nomad_node.reduce(json.decode([[{"NodeResources": {"Devices": [
+      {"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA L4", "Instances": [
+        {"ID": 5, "Healthy": "true", "Locality": {"PciBusID": 3}}, "GPU-x"]},
+      {"Vendor": "nvidia", "Type": "gpu", "Name": 4, "Instances": {"ID": "GPU-y"}}
+    ]}}]]))
+    assert.same({
+      { Name = "NVIDIA L4", Instances = { { ID = 5, Healthy = "true", PciBusID = 3 }, "GPU-x" } },
+      { Name = 4, Instances = { ID = "GPU-y" } },
+    }, reduced)
+  end)
+
   it("reads a node without devices (null), or not a node at all, as none", function()
     assert.same({}, nomad_node.reduce(json.decode('{"NodeResources": {"Devices": null}}')))
     assert.same({}, nomad_node.reduce("Permission denied"))

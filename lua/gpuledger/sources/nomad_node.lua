@@ -20,26 +20,46 @@ local function is_nvidia_gpu(group)
     and group.Vendor:lower() == "nvidia"
 end
 
+-- An instance as the snapshot keeps it: its ID, health and bus id (without
+-- Nomad's NUL padding). A field of the wrong type is kept as it came, for
+-- the ledger to report (gpu_health.read), and so is an instance that is not
+-- an object.
+local function reduce_instance(instance)
+  if type(instance) ~= "table" then
+    return instance
+  end
+  local locality = type(instance.Locality) == "table" and instance.Locality or {}
+  local bus_id = locality.PciBusID
+  return {
+    ID = instance.ID, Healthy = instance.Healthy, HealthDescription = instance.HealthDescription,
+    PciBusID = type(bus_id) == "string" and bus_id:gsub("%z", "") or bus_id,
+  }
+end
+
+-- A group's instances, each reduced; keys as they came, so that an object
+-- (or a list with a null) stays one for the ledger to report, and so does
+-- anything but a table.
+local function reduce_instances(instances)
+  if type(instances) ~= "table" then
+    return instances
+  end
+  local reduced = {}
+  for key, instance in pairs(instances) do
+    reduced[key] = reduce_instance(instance)
+  end
+  return next(reduced) == nil and json.array() or reduced
+end
+
 -- Reduces a node answer to its NVIDIA GPU devices, as the snapshot keeps
--- them: [{Name, Instances = [{ID, Healthy, HealthDescription, PciBusID}]}].
+-- them: [{Name, Instances = [{ID, Healthy, HealthDescription, PciBusID}]}]
+-- (M.GROUP, M.INSTANCE when Nomad answered as it should).
 function M.reduce(node)
   local groups = json.array()
   local resources = type(node) == "table" and node.NodeResources
   local devices = type(resources) == "table" and resources.Devices
   for _, group in ipairs(type(devices) == "table" and devices or {}) do
     if is_nvidia_gpu(group) then
-      local instances = json.array()
-      for _, instance in ipairs(type(group.Instances) == "table" and group.Instances or {}) do
-        if type(instance) == "table" and type(instance.ID) == "string" then
-          local locality = type(instance.Locality) == "table" and instance.Locality or {}
-          instances[#instances + 1] = {
-            ID = instance.ID, Healthy = instance.Healthy == true,
-            HealthDescription = type(instance.HealthDescription) == "string" and instance.HealthDescription or "",
-            PciBusID = type(locality.PciBusID) == "string" and locality.PciBusID:gsub("%z", "") or nil,
-          }
-        end
-      end
-      groups[#groups + 1] = { Name = group.Name, Instances = instances }
+      groups[#groups + 1] = { Name = group.Name, Instances = reduce_instances(group.Instances) }
     end
   end
   return groups
