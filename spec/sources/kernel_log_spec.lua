@@ -90,6 +90,23 @@ describe("kernel_log.from_text", function()
   end)
 end)
 
+describe("a garbled time in the kernel log (issue 10)", function()
+  local XID = "NVRM: Xid (PCI:0000:3b:00): 119, x"
+
+  it("leaves the record undated, never raising, whichever reader met it", function()
+    local boot = clock.parse_time("2026-11-29T07:00:00Z")
+    for _, records in ipairs {
+      kernel_log.from_journal('{"MESSAGE":"' .. XID .. '","__REALTIME_TIMESTAMP":"99999999999999999999999"}\n'),
+      kernel_log.from_journal('{"MESSAGE":"' .. XID .. '","__REALTIME_TIMESTAMP":"1e999"}\n'),
+      kernel_log.from_journal('{"MESSAGE":"' .. XID .. '","__REALTIME_TIMESTAMP":-1}\n'),
+      kernel_log.from_kmsg("4,1,99999999999999999999999,-;" .. XID .. "\n", boot),
+      kernel_log.from_text("[99999999999999999999999.5] " .. XID .. "\n", boot),
+    } do
+      assert.same({ { text = XID } }, records)
+    end
+  end)
+end)
+
 describe("kernel_log.from_file", function()
   it("reads journal JSON lines as the journal, anything else as log lines", function()
     assert.equal(3, #kernel_log.from_file(fixture("journal.json")))

@@ -17,6 +17,17 @@ local function nvrm_text(line)
   return line:match("NVRM:.*$")
 end
 
+-- The last instant RFC 3339 can write (its years have four digits).
+local LAST_TIME = 253402300799
+
+-- A record's time from seconds since the epoch, or nil when they are
+-- unknown or out of RFC 3339's range (a garbled stamp, which dates nothing).
+local function record_time(seconds)
+  if seconds and seconds >= 0 and seconds <= LAST_TIME then
+    return clock.format_time(seconds)
+  end
+end
+
 -- Adds the NVRM lines of one message (which may hold several lines).
 local function add_nvrm(records, message, at)
   for line in (message .. "\n"):gmatch("([^\n]*)\n") do
@@ -59,7 +70,7 @@ function M.from_journal(output)
         local message = field_text(entry.MESSAGE)
         local micros = tonumber(entry.__REALTIME_TIMESTAMP)
         if message then
-          add_nvrm(records, message, micros and clock.format_time(micros / 1e6) or nil)
+          add_nvrm(records, message, record_time(micros and micros / 1e6))
         end
       end
     end
@@ -80,7 +91,7 @@ function M.from_kmsg(output, boot)
     local prio, usec, message = line:match("^(%d+),%d+,(%d+),[^;]*;(.*)$")
     if prio and tonumber(prio) < 8 then
       message = message:gsub("\\x(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end)
-      add_nvrm(records, message, boot and clock.format_time(boot + tonumber(usec) / 1e6) or nil)
+      add_nvrm(records, message, record_time(boot and boot + tonumber(usec) / 1e6))
     end
   end
   return records
@@ -122,7 +133,7 @@ function M.from_text(output, boot)
   for _, line in ipairs(lines) do
     local at = line_time(line, boot)
     if not (boot and at and at < boot) then
-      add_nvrm(records, line, at and clock.format_time(at) or nil)
+      add_nvrm(records, line, record_time(at))
     end
   end
   return records
