@@ -78,6 +78,17 @@ describe("xid.parse", function()
     assert.equal(2, #events)
   end)
 
+  it("makes no event of a fallen-off-the-bus line whose address is no PCI address (issue 10)", function()
+    local events = xid.parse(records(
+      "NVRM: GPU 0000:1e999:00.0: GPU has fallen off the bus.",
+      "NVRM: The NVIDIA GPU 0000:18:1e999.0",
+      "NVRM: (PCI ID: 10de:26b5) installed in this system has",
+      "NVRM: fallen off the bus and is not responding to commands.",
+      "NVRM: Xid (PCI:0000:05:00): 79, GPU has fallen off the bus."))
+    assert.same({ { xid = 79, bus = "0000:05:00", message = "GPU has fallen off the bus." } }, events)
+    assert.equal(1, #xid.summary(events))
+  end)
+
   it("reads a journal message that holds several lines", function()
     local events = xid.parse { { text = "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1e07) installed in this\nNVRM: system has fallen off the bus and is not responding to commands.", at = "2026-11-29T07:00:00Z" } }
     assert.same({ { xid = 79, bus = "0000:01:00", worded = true, message = "GPU has fallen off the bus", at = "2026-11-29T07:00:00Z" } }, events)

@@ -69,7 +69,8 @@ end
 -- Parses kernel log records ({text, at?}, oldest first). Returns the events
 -- (each {xid, bus, at?, pid?, process?, message, gi?, ci?, unit?, fatal?,
 -- link?, worded?}; worded marks Xid 79 reported without the word "Xid") and
--- uuids (bus key → the GPU UUID the driver named for it).
+-- uuids (bus key → the GPU UUID the driver named for it). A line whose
+-- address is not a PCI address (pci.bus_key) names no GPU: no event.
 function M.parse(records)
   local events, uuids = {}, {}
   local announced -- "NVRM: The NVIDIA GPU <addr>", waiting for its last line
@@ -85,16 +86,16 @@ function M.parse(records)
       if key then
         uuids[key] = uuid
       end
-      local fallen = text:match("NVRM: GPU (%x+:%x+:%x+%.%x+): " .. FALLEN)
-      local the_gpu = text:match("NVRM: The NVIDIA GPU (%x+:%x+:%x+%.%x+)")
+      local fallen = pci.bus_key(text:match("NVRM: GPU (%x+:%x+:%x+%.%x+): " .. FALLEN))
+      local the_gpu = pci.bus_key(text:match("NVRM: The NVIDIA GPU (%x+:%x+:%x+%.%x+)"))
       if the_gpu then
-        announced = { bus = pci.bus_key(the_gpu), left = 3 }
+        announced = { bus = the_gpu, left = 3 }
       end
       if not fallen and announced and text:find(NOT_RESPONDING, 1, true) then
         fallen, announced = announced.bus, nil
       end
       if fallen then
-        events[#events + 1] = { xid = 79, bus = pci.bus_key(fallen), at = line.at, message = FALLEN, worded = true }
+        events[#events + 1] = { xid = 79, bus = fallen, at = line.at, message = FALLEN, worded = true }
       end
       if announced then
         announced.left = announced.left - 1
