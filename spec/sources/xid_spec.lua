@@ -89,6 +89,10 @@ describe("xid.parse", function()
     assert.equal(1, #xid.summary(events))
   end)
 
+  it("makes no event of an Xid line whose code is too big for an integer (issue 10)", function()
+    assert.same({}, (xid.parse(records("NVRM: Xid (PCI:0000:3b:00): 99999999999999999999999, pid=1, name=x, MMU Fault"))))
+  end)
+
   it("reads a journal message that holds several lines", function()
     local events = xid.parse { { text = "NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1e07) installed in this\nNVRM: system has fallen off the bus and is not responding to commands.", at = "2026-11-29T07:00:00Z" } }
     assert.same({ { xid = 79, bus = "0000:01:00", worded = true, message = "GPU has fallen off the bus", at = "2026-11-29T07:00:00Z" } }, events)

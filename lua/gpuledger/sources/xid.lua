@@ -27,17 +27,18 @@ local function owner_and_message(rest)
   return pid, name, message
 end
 
--- One Xid line ("NVRM: Xid (PCI:0000:3b:00 GPU-I:02): 31, pid=…"), or nil.
+-- One Xid line ("NVRM: Xid (PCI:0000:3b:00 GPU-I:02): 31, pid=…"), or nil
+-- (also for a line without a PCI address, or with a code too big to be one).
 local function xid_line(text)
   local inside, code, rest = text:match("NVRM: Xid %(([^)]*)%):%s*(%d+),?%s*(.*)$")
   if not inside then
     return nil
   end
-  local bus = pci.bus_key(inside:match("^%S+"))
-  if not bus then
+  local bus, xid = pci.bus_key(inside:match("^%S+")), math.tointeger(tonumber(code))
+  if not (bus and xid) then
     return nil
   end
-  local event = { xid = math.tointeger(tonumber(code)), bus = bus }
+  local event = { xid = xid, bus = bus }
   event.gi = math.tointeger(tonumber(inside:match("GPU%-I:(%d+)")))
   event.ci = math.tointeger(tonumber(inside:match("GPU%-CI:(%d+)")))
   event.pid, event.process, event.message = owner_and_message(rest)
@@ -70,7 +71,8 @@ end
 -- (each {xid, bus, at?, pid?, process?, message, gi?, ci?, unit?, fatal?,
 -- link?, worded?}; worded marks Xid 79 reported without the word "Xid") and
 -- uuids (bus key → the GPU UUID the driver named for it). A line whose
--- address is not a PCI address (pci.bus_key) names no GPU: no event.
+-- address is not a PCI address (pci.bus_key) names no GPU: no event; nor
+-- does an Xid line whose code is too big for an integer.
 function M.parse(records)
   local events, uuids = {}, {}
   local announced -- "NVRM: The NVIDIA GPU <addr>", waiting for its last line
