@@ -588,6 +588,15 @@ describe("gpuledger.ledger", function()
         assert.equal(4, #l.entries)
         assert.equal("failed", l.sources.nomad_devices)
       end)
+
+      it("a failed source without its error says so, rather than nothing", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('"nomad_devices":{"address":"([^"]*)","devices":(.-),"node_id":"([^"]*)","ok":true}',
+            '"nomad_devices":{"address":"%1","devices":%2,"node_id":"%3","ok":false}', 1))
+        end)
+        assert.same({ "nomad_devices: failed, and the snapshot does not say why" }, l.errors)
+        assert.equal(4, #l.entries)
+      end)
     end)
 
     it("says which sources were read, failed or off", function()

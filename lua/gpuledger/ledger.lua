@@ -107,13 +107,16 @@ local SOURCE_SHAPES = {
 }
 
 -- The snapshot's sources, each of the wrong shape replaced by a failed
--- source whose error names it and the field.
+-- source whose error names it and the field (a failed one without its
+-- error, by one that says so).
 local function checked_sources(sources)
   local checked = {}
   for name, source in pairs(sources) do
     local why = SOURCE_SHAPES[name] and shape.check(source, SOURCE_SHAPES[name], name)
     if why then
       checked[name] = { ok = false, error = string.format("%s: unexpected answer: %s", name, why) }
+    elseif source.ok == false and source.error == nil then -- a replay that lost the cause
+      checked[name] = { ok = false, error = name .. ": failed, and the snapshot does not say why" }
     else
       checked[name] = source
     end
