@@ -90,6 +90,26 @@ describe("gpuledger.rulescmd", function()
   end
 
   describe("run_check", function()
+    it("grades the Xids with the catalogue, as check does, and a site's xid_catalogue.lua regrades them", function()
+      local function codes_of_gpu3(results)
+        local codes = {}
+        for _, finding in ipairs(results[1].findings) do
+          if finding.index == 3 and finding.code:find("^xid") then
+            codes[#codes + 1] = finding.code
+          end
+        end
+        return codes
+      end
+      local demo = { { name = "demo", snapshot = snapshot.demo(H.core) } }
+      local _, embedded = run_check(nil, demo)
+      assert.same({ "xid-fatal" }, codes_of_gpu3(embedded)) -- Xid 48, double-bit ECC
+      local _, regraded, errors = run_check({
+        ["xid_catalogue.lua"] = 'return { [48] = { class = "memory", meaning = "double-bit ECC", action = "watch it" } }',
+      }, { { name = "demo", snapshot = snapshot.demo(H.core) } })
+      assert.same({}, errors)
+      assert.same({ "xid-memory" }, codes_of_gpu3(regraded))
+    end)
+
     it("runs the set on every input; rule-errors come out once each, in order", function()
       local inputs = {
         { name = "demo", snapshot = snapshot.demo(H.core) },

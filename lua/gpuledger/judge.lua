@@ -17,9 +17,9 @@ local ruleset = require "gpuledger.ruleset"
 local M = {}
 
 -- The ledger of input: a snapshot is built into one (catalogue, the Xid
--- catalogue, grading its Xid events; nil for the embedded one); a ledger
--- (it has entries) is taken as it is, its tenants' verdicts given where
--- missing.
+-- catalogue of M.data, grading its Xid events; nil for none, which leaves
+-- every Xid ungraded); a ledger (it has entries) is taken as it is, its
+-- tenants' verdicts given where missing.
 function M.ledger_of(input, catalogue)
   if input.entries then
     ledger_mod.give_verdicts(input)
@@ -185,6 +185,13 @@ function M.rules(core, sources, given, ledgers, view, extra_errors, data)
     found[i] = json.array(findings.ordered(errors_first, ledger))
   end
   return set, found, fleet_found
+end
+
+-- The data files of the rule set of sources (ruleset.read), read as
+-- M.rules reads them (the site's in a child): {data, errors}, which
+-- M.rules takes, and whose data.xid_catalogue grades the ledgers it builds.
+function M.data(core, sources)
+  return { isolated.data_of(core, sources) }
 end
 
 -- Judges input (a snapshot or a built ledger) with the rule set of sources

@@ -47,11 +47,11 @@ function M.rows(set, policy)
   return rows, errors
 end
 
--- The effective rule set of rules_dir judged (judge.rules: each site file
--- in a child) on each of ledgers under the policy choices given. Returns
--- the set and the findings of each ledger.
-local function judged_set(core, rules_dir, given, ledgers)
-  return judge.rules(core, ruleset.read(core, rules_dir), given, ledgers or {})
+-- The effective rule set of rules_dir (judge.rules: each site file loaded
+-- in a child) under the policy choices given, judging no ledger. Returns
+-- the set.
+local function judged_set(core, rules_dir, given)
+  return judge.rules(core, ruleset.read(core, rules_dir), given, {})
 end
 
 -- Appends the items of each list to out; returns out.
@@ -106,14 +106,16 @@ end
 -- counts} or {input, error}] and the rule-error messages, each once, in the
 -- order first seen.
 function M.run_check(core, dir, given, inputs)
+  local sources = ruleset.read(core, dir)
+  local data = judge.data(core, sources) -- the site's Xid catalogue grades the ledgers, as in check
   local ledgers, read = {}, {}
   for _, input in ipairs(inputs) do
     if input.snapshot then
-      ledgers[#ledgers + 1] = judge.ledger_of(input.snapshot)
+      ledgers[#ledgers + 1] = judge.ledger_of(input.snapshot, data[1].xid_catalogue)
       read[#read + 1] = input
     end
   end
-  local set, found = judged_set(core, dir, given, ledgers)
+  local set, found = judge.rules(core, sources, given, ledgers, nil, nil, data)
   local by_input = {}
   for i, input in ipairs(read) do
     by_input[input] = { ledger = ledgers[i], findings = found[i] }
