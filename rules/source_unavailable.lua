@@ -19,13 +19,20 @@ local function failure(ledger, name)
 end
 
 -- Why no engine could identify a container: the ledger's error that names
--- its id (its inspect failed or was unreadable), else each engine's failure
--- and which engines were read and do not know it.
+-- its id (its inspect failed or was unreadable); a runtime gpuledger does
+-- not ask (containerd), or Podman's when Podman was not asked; else each
+-- engine's failure and which engines were read and do not know it.
 local function container_cause(ledger, tenant)
   for _, err in ipairs(ledger.errors or {}) do
     if err:find(tenant.containerId, 1, true) then
       return err
     end
+  end
+  local sources = ledger.sources or {}
+  if tenant.runtime == "containerd" then
+    return "its cgroup names containerd, and gpuledger asks only Docker and Podman"
+  elseif tenant.runtime == "libpod" and (sources.podman or "off") == "off" then
+    return "its cgroup names Podman, which was not asked (--podman)"
   end
   local causes, unknowing = {}, {}
   for _, engine in ipairs { "docker", "podman" } do
@@ -52,7 +59,8 @@ local function unidentified_message(ledger, tenant)
   return string.format(
     "processes %s (pids %s, %d MiB) hold this GPU, but /proc could not tell whose they are (%s) — whether Nomad manages them cannot be told",
     gl.list(tenant.processes), gl.list(tenant.pids), tenant.usedMemoryMiB,
-    failure(ledger, "proc") or "no record of these pids: gone, or their cgroup unreadable")
+    failure(ledger, "proc")
+      or "no record of these pids: gone, their cgroup unreadable, or gpuledger not in the host's PID namespace")
 end
 
 return {

@@ -25,7 +25,7 @@ local NUMBER_FIELDS = {
 }
 local STRING_FIELDS = { "uuid", "model", "busId" }
 local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
-local TENANT_TEXT = { "container", "containerId", "image", "allocId", "jobName", "taskName", "namespace" }
+local TENANT_TEXT = { "container", "containerId", "runtime", "image", "allocId", "jobName", "taskName", "namespace" }
 
 -- A number as the node meant it: JSON's 4242 decodes as the float 4242.0.
 local function number_of(value)

@@ -114,6 +114,8 @@ function M.tenant_name(tenant)
     return tenant.user or ("uid:" .. tenant.uid)
   elseif tenant.owner == "process" then
     return table.concat(tenant.processes, ",")
+  elseif tenant.unidentified then
+    return tenant.containerId or "unidentified"
   end
   return tenant.kind
 end

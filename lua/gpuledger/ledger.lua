@@ -282,6 +282,7 @@ local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allo
         tenant = tenant_for(container_id, function()
           local unknown = unidentified(new_tenant("docker"))
           unknown.containerId = container_id:sub(1, 12)
+          unknown.runtime = owner.runtime -- what its cgroup says runs it (docker, libpod, containerd)
           return unknown
         end)
       end

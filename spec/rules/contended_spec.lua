@@ -20,7 +20,7 @@ describe("contended", function()
     local unknown = H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true }
     none("contended", { gpu { tenants = { H.docker_tenant(), H.host_tenant { unidentified = true } } } })
     local f = one("contended", { gpu { tenants = { H.docker_tenant(), unknown, H.host_tenant { unidentified = true } } } })
-    assert.equal("2 tenants share this GPU: [ffmpeg-manual docker]", f.message)
+    assert.equal("2 tenants share this GPU: [ffmpeg-manual eeeeeeeeeeee]", f.message) -- named by its id, not "docker"
   end)
 
   it("one tenant is not contended", function()

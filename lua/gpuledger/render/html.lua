@@ -101,7 +101,12 @@ end
 -- or its bus id when the uuid is empty (GPUs nvidia-smi lost all have index
 -- -1).
 local function row_key(gpu)
-  return (gpu.uuid or "") ~= "" and gpu.uuid or gpu.busId or ""
+  if (gpu.uuid or "") ~= "" then
+    return gpu.uuid
+  elseif (gpu.busId or "") ~= "" then
+    return gpu.busId
+  end
+  return "index-" .. tostring(gpu.index)
 end
 
 -- The worst level of the findings on each GPU (by row_key), for the rows to
