@@ -249,11 +249,13 @@ static int core_proc_cgroups(lua_State *L)
 }
 
 /* Reads an optional string field of the options table at `index`: NULL when
- * absent or empty. The string stays alive in the table. */
+ * absent, empty or not a string (a number would be converted on the stack
+ * only, and that copy is gone once popped). The string stays alive in the
+ * table as long as the table is not changed. */
 static const char *opt_string_field(lua_State *L, int index, const char *field)
 {
     lua_getfield(L, index, field);
-    const char *value = lua_isstring(L, -1) ? lua_tostring(L, -1) : NULL;
+    const char *value = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
     lua_pop(L, 1);
     return value && *value ? value : NULL;
 }
@@ -296,7 +298,8 @@ static void read_lua_request(lua_State *L, int index, const char *url, struct lu
         luaL_argcheck(L, count <= MAX_HEADERS, index, "too many headers");
         for (lua_Integer i = 1; i <= count; i++) {
             lua_geti(L, -1, i);
-            out->headers[nheaders++] = luaL_checkstring(L, -1);
+            luaL_argexpected(L, lua_type(L, -1) == LUA_TSTRING, index, "headers of strings");
+            out->headers[nheaders++] = lua_tostring(L, -1);
             lua_pop(L, 1); /* still referenced by the headers table */
         }
     }
@@ -369,6 +372,20 @@ struct many_context {
     size_t added_count, added_capacity;
 };
 
+/* Reads request i of the array at index `list` into out (read_lua_request):
+ * a request that is no table raises, naming it as `whose` request i; a url
+ * that is not a string is "" (heard as "no URL"). The strings stay alive in
+ * the request table, which must not change until the run ends. */
+static void read_request_at(lua_State *L, int list, lua_Integer i, const char *whose,
+                            struct lua_request *out)
+{
+    if (lua_geti(L, list, i) != LUA_TTABLE)
+        luaL_error(L, "http_get_many: %s request %d is not a table", whose, (int)i);
+    const char *url = opt_string_field(L, -1, "url");
+    read_lua_request(L, lua_gettop(L), url ? url : "", out);
+    lua_pop(L, 1); /* the table stays alive in the array */
+}
+
 /* Adds the requests of the array at index 1 to the run of the
  * many_context at upvalue 1, keeping the array alive in the anchor table at
  * upvalue 2 (lua_pcall'd: raises on a wrong request or when out of memory;
@@ -392,13 +409,7 @@ static int add_requests(lua_State *L)
         if (!request)
             return luaL_error(L, "not enough memory");
         many->added[many->added_count++] = request;
-        if (lua_geti(L, 1, i) != LUA_TTABLE)
-            return luaL_error(L, "http_get_many: added request %d is not a table", (int)i);
-        lua_getfield(L, -1, "url");
-        const char *url = lua_tostring(L, -1);
-        lua_pop(L, 1); /* the url stays alive in the request table */
-        read_lua_request(L, lua_gettop(L), url ? url : "", request);
-        lua_pop(L, 1);
+        read_request_at(L, 1, i, "an added", request);
         if (http_many_add(many->run, &request->request) != 0)
             return luaL_error(L, "not enough memory");
     }
@@ -448,7 +459,7 @@ static int many_each(void *context, struct http_many *run, size_t index,
     lua_pushvalue(L, many->anchor);
     lua_pushcclosure(L, add_requests, 2);
     lua_insert(L, -2); /* [add_requests, more] */
-    return lua_pcall(L, 1, 0, 0) == LUA_OK ? 0 : 1;
+    return host_docall(L, 1, 0) == LUA_OK ? 0 : 1;
 }
 
 /* core.http_get_many(requests, {deadline_ms=, each=}) → results, or nothing
@@ -462,14 +473,20 @@ static int many_each(void *context, struct http_many *run, size_t index,
  * before the others end) and nothing is returned; each may return an array
  * of more requests (a conversation's next calls), which join the run with
  * the next indices, keep their own timeouts and end by the same deadline.
- * An error raised by each ends the call and is raised again once everything
- * is freed. */
+ * A request table must not change until the call returns (its strings are
+ * used as they are). An error raised by each ends the call and is raised
+ * again once everything is freed. */
 static int core_http_get_many(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_Integer count = luaL_len(L, 1);
     luaL_argcheck(L, count >= 0 && count <= 1000000, 1, "too many requests");
+    for (lua_Integer i = 1; i <= count; i++) { /* before anything is allocated */
+        if (lua_geti(L, 1, i) != LUA_TTABLE)
+            return luaL_error(L, "http_get_many: request %d is not a table", (int)i);
+        lua_pop(L, 1);
+    }
     struct lua_request *requests = calloc(count ? (size_t)count : 1, sizeof *requests);
     struct http_request *plain = calloc(count ? (size_t)count : 1, sizeof *plain);
     if (!requests || !plain) {
@@ -479,19 +496,7 @@ static int core_http_get_many(lua_State *L)
     }
     long longest = 0;
     for (lua_Integer i = 1; i <= count; i++) {
-        lua_geti(L, 1, i);
-        if (!lua_istable(L, -1)) {
-            for (lua_Integer j = 0; j < i - 1; j++)
-                lua_request_clear(&requests[j]);
-            free(requests);
-            free(plain);
-            return luaL_error(L, "http_get_many: request %d is not a table", (int)i);
-        }
-        lua_getfield(L, -1, "url");
-        const char *url = lua_tostring(L, -1);
-        lua_pop(L, 1); /* the url stays alive in the request table */
-        read_lua_request(L, lua_gettop(L), url ? url : "", &requests[i - 1]);
-        lua_pop(L, 1); /* the request table stays alive in the requests array */
+        read_request_at(L, 1, i, "the", &requests[i - 1]);
         plain[i - 1] = requests[i - 1].request;
         if (plain[i - 1].timeout_ms > longest)
             longest = plain[i - 1].timeout_ms;

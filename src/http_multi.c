@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "spawn_capture.h"
@@ -227,6 +226,7 @@ static int make_room(struct http_many *run, size_t want)
     return 0;
 }
 
+/* Adds request to the run (contract in http_multi.h). */
 int http_many_add(struct http_many *run, const struct http_request *request)
 {
     if (make_room(run, run->count + 1) != 0)

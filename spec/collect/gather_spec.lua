@@ -71,6 +71,20 @@ describe("gpuledger.collect.gather", function()
     assert.is_nil(fake.runs)
   end)
 
+  it("with the real core: a request added from each is heard with the next index; one that is no table is named", function()
+    local heard = {}
+    H.core.http_get_many({ { url = "" } }, { deadline_ms = 1000, each = function(index, result)
+      heard[#heard + 1] = { index, result.error }
+      if index == 1 then
+        return { { url = "", timeout_ms = 100 } }
+      end
+    end })
+    assert.same({ { 1, "no URL" }, { 2, "no URL" } }, heard)
+    local ok, err = pcall(H.core.http_get_many, { { url = "" } }, { each = function() return { 42 } end })
+    assert.is_false(ok)
+    assert.matches("http_get_many: an added request 1 is not a table", err, 1, true)
+  end)
+
   it("raises a task's error again", function()
     local fake = fake_core()
     assert.has_error(function()
