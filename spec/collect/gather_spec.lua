@@ -85,6 +85,21 @@ describe("gpuledger.collect.gather", function()
     assert.matches("http_get_many: an added request 1 is not a table", err, 1, true)
   end)
 
+  it("a run that cannot start is the error of every request still waiting, and each task goes on", function()
+    local fake, got = fake_core(), {}
+    fake.http_get_many = function() error("http_get_many: Too many open files", 0) end
+    local function task(name)
+      return function(core)
+        local first = { core.http_get("http://h/" .. name, {}) }
+        local second = { core.http_get("http://h/" .. name .. "/again", {}) }
+        got[name] = { first[2], second[2] }
+      end
+    end
+    gather.run(fake, { task("a"), task("b") }, 6000)
+    local cause = "http_get_many: Too many open files"
+    assert.same({ a = { cause, cause }, b = { cause, cause } }, got)
+  end)
+
   it("raises a task's error again", function()
     local fake = fake_core()
     assert.has_error(function()

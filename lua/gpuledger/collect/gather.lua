@@ -43,9 +43,10 @@ end
 -- together with core, within deadline_ms (every request also keeps its own
 -- timeout_ms: a task sets those from its own deadline). Returns when every
 -- task has ended. A task that raises ends the run, and its error is raised
--- again.
+-- again; a run that cannot start is every request's error.
 function M.run(core, tasks, deadline_ms)
   local waiting = {} -- request index → {batch, slot}
+  local task_error -- what a task raised
   local count = 0 -- the requests handed to the run so far
   local proxy = task_core(core)
 
@@ -55,6 +56,7 @@ function M.run(core, tasks, deadline_ms)
     while true do
       local ok, asked = coroutine.resume(task, value)
       if not ok then
+        task_error = asked
         error(asked, 0)
       elseif coroutine.status(task) == "dead" then
         return nil
@@ -79,18 +81,26 @@ function M.run(core, tasks, deadline_ms)
   if #first == 0 then
     return
   end
-  core.http_get_many(first, {
-    deadline_ms = deadline_ms,
-    each = function(index, result)
-      local batch, slot = waiting[index][1], waiting[index][2]
-      waiting[index] = nil
-      batch.results[slot] = result
-      batch.left = batch.left - 1
-      if batch.left == 0 then
-        return advance(batch.task, batch.results)
-      end
-    end,
-  })
+  -- hears the result of request index; returns what its task asks next
+  local function hear(index, result)
+    local batch, slot = waiting[index][1], waiting[index][2]
+    waiting[index] = nil
+    batch.results[slot] = result
+    batch.left = batch.left - 1
+    if batch.left == 0 then
+      return advance(batch.task, batch.results)
+    end
+  end
+  local ok, why = pcall(core.http_get_many, first, { deadline_ms = deadline_ms, each = hear })
+  if task_error then
+    error(task_error, 0)
+  end
+  -- the run could not start (no descriptor left, …): every request still
+  -- waiting fails with that cause, so that each source says it as its own
+  while not ok and next(waiting) do
+    local index = next(waiting)
+    hear(index, { error = tostring(why) })
+  end
 end
 
 return M
