@@ -278,6 +278,17 @@ describe("gpuledger.ledger", function()
         assert.truthy(l.errors[1]:find(cause, 1, true))
       end)
 
+      it("an inspect that failed at one engine for a container the other knows: known, and no error", function()
+        local cause = "podman unix:///run/podman/podman.sock: GET /containers/" .. H.cid("a") .. "/json: Timeout was reached"
+        local t, l = only_tenant(H.snapshot {
+          apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("a") },
+          containers = { H.container { id = H.cid("a"), name = "worker" } },
+          podman = { { Id = H.cid("a"), Error = cause } },
+        })
+        assert.same({ "worker", "unmanaged" }, { t.container, t.verdict })
+        assert.is_nil(l.errors)
+      end)
+
       it("a container while the engine failed its list: unidentified", function()
         local t = only_tenant(H.snapshot {
           apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") },

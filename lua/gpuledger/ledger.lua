@@ -143,20 +143,27 @@ end
 -- Containers known to the engines, by full id: Docker's first, then
 -- Podman's. A container whose inspect failed or has a field of the wrong
 -- type is left out, an error (appended to errors) naming the engine and the
--- cause or the field.
+-- cause or the field, unless the other engine knows it (each engine is asked
+-- about every GPU process's container: one that failed for the other's
+-- container misses nothing).
 local function known_containers(sources, errors)
-  local by_id, order = {}, {}
+  local by_id, order, failed = {}, {}, {}
   for _, engine in ipairs { "docker", "podman" } do
     local source = sources[engine]
     for i, inspect in ipairs(source and source.ok and source.containers or {}) do
       local err = unreadable(engine, tostring(source.endpoint or ""), i, inspect)
       local container = not err and docker.describe(inspect)
       if err then
-        errors[#errors + 1] = err
+        failed[#failed + 1] = { id = inspect.Id, error = err }
       elseif container.id ~= "" and not by_id[container.id] then
         by_id[container.id] = container
         order[#order + 1] = container
       end
+    end
+  end
+  for _, failure in ipairs(failed) do
+    if not (failure.id and by_id[failure.id]) then
+      errors[#errors + 1] = failure.error
     end
   end
   return by_id, order
