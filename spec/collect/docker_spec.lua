@@ -68,6 +68,19 @@ describe("gpuledger.collect.docker", function()
       source.containers[2].Error)
   end)
 
+  it("sends no inspect once the deadline has passed: each says it was not asked", function()
+    local fake = engine_core({ A }, { [A] = inspect_of(A, "a") })
+    local get = fake.http_get
+    fake.http_get = function(url, request)
+      fake.now = fake.now + collect_docker.DEADLINE_MS -- the list took all of it
+      return get(url, request)
+    end
+    local source = collect_docker.collect(fake, "docker", "unix:///run/docker.sock", {})
+    assert.same({}, fake.batches)
+    assert.equal("docker unix:///run/docker.sock: GET /containers/" .. A .. "/json: not asked: its deadline had passed",
+      source.containers[1].Error)
+  end)
+
   it("a list that failed is the source's error, and nothing is inspected", function()
     local fake = engine_core({}, {})
     fake.http_get = function() return nil, "Couldn't connect to server" end

@@ -22,17 +22,17 @@ end
 -- {Id=id, Error=<why, naming the engine, address and request>}, so that
 -- the ledger never takes it for a container the engine does not know.
 local function inspect_all(core, engine, endpoint, ids, deadline_ms)
-  local requests, paths = {}, {}
-  local opts = http.until_deadline(core, deadline_ms)
+  local requests, paths, results = {}, {}, {}
+  local opts, late = http.until_deadline(core, deadline_ms)
   for i, id in ipairs(ids) do
     paths[i] = "/containers/" .. id .. "/json"
     requests[i] = http.request(endpoint, paths[i], opts)
+    results[i] = { error = late } -- unless asked
+  end
+  if opts and #requests > 0 then
+    results = core.http_get_many(requests, { deadline_ms = opts.timeout_ms })
   end
   local containers = json.array()
-  if #requests == 0 then
-    return containers
-  end
-  local results = core.http_get_many(requests, { deadline_ms = opts.timeout_ms })
   for i, result in ipairs(results) do
     local inspect, err, status = http.json_answer(engine, endpoint, paths[i], result)
     if type(inspect) == "table" and type(inspect.Id) == "string" then

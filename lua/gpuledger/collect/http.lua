@@ -67,10 +67,14 @@ function M.request(endpoint, path, opts)
 end
 
 -- The options that end a request by deadline_ms (core.monotonic_ms): its
--- timeout is what is left of it (at least 1 ms: curl then says it timed
--- out).
+-- timeout is what is left of it. Once it has passed: nil and the cause to
+-- give instead of an answer (the request is not sent).
 function M.until_deadline(core, deadline_ms)
-  return { timeout_ms = math.max(1, math.floor(deadline_ms - core.monotonic_ms())) }
+  local left_ms = math.floor(deadline_ms - core.monotonic_ms())
+  if left_ms < 1 then
+    return nil, "not asked: its deadline had passed"
+  end
+  return { timeout_ms = left_ms }
 end
 
 -- Reads the result of a GET of shown_path from endpoint (core.http_get_many's

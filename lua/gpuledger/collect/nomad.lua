@@ -31,7 +31,11 @@ end
 -- GETs path as JSON by deadline_ms (core.monotonic_ms), a 403 saying what
 -- the token lacks.
 local function get(core, endpoint, path, request, capability, config, deadline_ms)
-  request.timeout_ms = http.until_deadline(core, deadline_ms).timeout_ms
+  local within, late = http.until_deadline(core, deadline_ms)
+  if not within then
+    return http.json_answer("nomad", endpoint, path, { error = late })
+  end
+  request.timeout_ms = within.timeout_ms
   local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
   if status == 403 then
     err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
