@@ -285,16 +285,18 @@ static void test_stop(int answer_port, int silent_port)
 }
 
 /* The next calls of a conversation, added from each: after the first
- * answer a second request, after that a third; one added while the run ends
- * on its deadline is heard too, late. */
+ * answer (index 0) a second request, after that one (index 2) a third; the
+ * silent one (index 1) is heard at the deadline, and the request added then
+ * is heard too, late. */
 static struct http_request conversation[3];
+static const int next_call_of[3] = {[0] = 0, [2] = 1, [1] = 2}; /* heard index → what it adds */
 
 static int converse(void *context, struct http_many *run, size_t index,
                     struct http_response *response, const char *cause)
 {
     record(context, run, index, response, cause);
-    if (index == 0 || index == 2 || index == 1) /* 1: the silent one, heard at the deadline */
-        CHECK_INT(http_many_add(run, &conversation[index == 0 ? 0 : index == 2 ? 1 : 2]), 0);
+    if (index < 3)
+        CHECK_INT(http_many_add(run, &conversation[next_call_of[index]]), 0);
     return 0;
 }
 
@@ -320,6 +322,44 @@ static void test_added(int answer_port, int silent_port)
     CHECK(took >= 590 && took < 1400);
 }
 
+/* Many requests added while others run: the run's arrays grow under the
+ * running transfers and the added ones queue behind the start window;
+ * every one is heard once. */
+enum { CROWD_ADDED = 300 };
+static struct http_request crowd_added[CROWD_ADDED];
+
+static int add_crowd(void *context, struct http_many *run, size_t index,
+                     struct http_response *response, const char *cause)
+{
+    record(context, run, index, response, cause);
+    if (index == 0)
+        for (int i = 0; i < CROWD_ADDED; i++)
+            CHECK_INT(http_many_add(run, &crowd_added[i]), 0);
+    return 0;
+}
+
+static void test_added_crowd(int answer_port, int silent_port)
+{
+    static char crowd_urls[CROWD_ADDED][64];
+    for (int i = 0; i < CROWD_ADDED; i++) {
+        snprintf(crowd_urls[i], sizeof crowd_urls[i], "http://127.0.0.1:%d/ledger", answer_port);
+        crowd_added[i] =
+            (struct http_request){.url = crowd_urls[i], .timeout_ms = 5000, .max_bytes = 1 << 20};
+    }
+    struct http_request requests[2] = {request_to(0, answer_port, 5000),
+                                       request_to(1, silent_port, 300)};
+    static struct heard heard[CROWD_ADDED + 2];
+    memset(heard, 0, sizeof heard);
+    struct log log = {.heard = heard, .started = now_ms()};
+    char cause[256];
+    CHECK_INT(http_get_many(requests, 2, 10000, add_crowd, &log, cause, sizeof cause), 0);
+    int good = 0;
+    for (int i = 2; i < CROWD_ADDED + 2; i++)
+        good += heard[i].times == 1 && heard[i].status == 200;
+    CHECK_INT(good, CROWD_ADDED);
+    CHECK_INT(heard[1].times, 1);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -334,6 +374,7 @@ int main(void)
     test_silent_crowd(silent_port, answer_port);
     test_stop(answer_port, silent_port);
     test_added(answer_port, silent_port);
+    test_added_crowd(answer_port, silent_port);
     for (int i = 0; i < server_count; i++) {
         kill(-servers[i], SIGKILL);
         kill(servers[i], SIGKILL);
