@@ -180,6 +180,25 @@ describe("gpuledger.collect.node", function()
       assert.same({ "read", "read", "read" }, { l.sources.health, l.sources.kernel_log, l.sources.nomad_devices })
     end)
 
+    it("asks nvidia-smi what matters most first: the main query, the process list, the health query, then the thermal ones", function()
+      local fake, asked = health_core(), {}
+      local spawn = fake.spawn
+      function fake.spawn(argv, opts)
+        asked[#asked + 1] = argv[2]
+        return spawn(argv, opts)
+      end
+      collect.collect(fake, options.config(assert(options.parse(
+        { "ls", "--no-docker", "--no-nomad", "--kernel-log", "off" }, function() end)), function() end))
+      local kinds = {}
+      for _, arg in ipairs(asked) do
+        if arg ~= "--help-query-gpu" then -- asked once per driver: an earlier spec may have asked it
+          kinds[#kinds + 1] = arg:find("compute-apps", 1, true) and "apps" or arg:find("tlimit", 1, true) and "tlimit"
+            or arg:find("reasons", 1, true) and "slowdown" or arg:find("remapped_rows", 1, true) and "health" or "main"
+        end
+      end
+      assert.same({ "main", "apps", "health", "tlimit", "slowdown" }, { table.unpack(kinds, 1, 5) })
+    end)
+
     it("asks no health of an nvidia-smi whose main query failed, and no devices of a Nomad that failed", function()
       local fake = fake_core { spawn = function() return nil, "not found" end }
       local snap = collect.collect(fake, options.config(assert(options.parse({ "ls", "--no-docker", "--kernel-log", "off" }, function() end)), function() end))

@@ -182,8 +182,8 @@ health_q=--query-gpu=index,uuid,pci.bus_id,driver_version,persistence_mode,ecc.m
 
 : >"$log"
 FAKE_SMI_LOG=$log smi "$H100" ls
-expect_eq "query order: main, compute-apps (before any optional query can cost it), tlimit, event reasons (no legacy when event answered)" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$tlimit_q" "$event_q" "$help_q" "$health_q")"
+expect_eq "query order: main, compute-apps, the health query, then tlimit and event reasons (no legacy when event answered)" \
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q")"
 
 # Children get PATH and LC_ALL=C only: the Nomad token in gpuledger's
 # environment (and every other variable of it) never reaches nvidia-smi.
@@ -204,7 +204,7 @@ printf '0, Not Active, Active\n' >"$no_event/clocks_throttle_reasons.csv"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$no_event" ls --json
 expect_eq "query order: event fails -> throttle next" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$tlimit_q" "$event_q" "$throttle_q" "$help_q" "$health_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
 expect_lua "event fails: slowdown read from the throttle reasons" "$out" 'j.entries[1].thermalSlowdown == true and j.entries[1].thermalMarginC == 26'
 expect_lua "event fails: no error" "$out" 'j.errors == nil or #j.errors == 0'
 
@@ -216,7 +216,7 @@ echo 2 >"$exit_event/clocks_event_reasons.exit"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$exit_event" ls --json
 expect_eq "query order: event exits 2 -> throttle asked" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$tlimit_q" "$event_q" "$throttle_q" "$help_q" "$health_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
 expect_lua "event exits 2: slowdown false from throttle, no error" "$out" 'j.entries[1].thermalSlowdown == false and (j.errors == nil or #j.errors == 0)'
 
 # Wrong shape (3 fields asked, 2 answered): discarded, legacy asked.
@@ -226,7 +226,7 @@ printf '0, Active\n' >"$short_event/clocks_event_reasons.csv"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$short_event" ls --json
 expect_eq "query order: event of the wrong shape -> throttle asked" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$tlimit_q" "$event_q" "$throttle_q" "$help_q" "$health_q")"
+    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
 expect_lua "event wrong shape: slowdown from throttle (false)" "$out" 'j.entries[1].thermalSlowdown == false'
 
 finish

@@ -87,7 +87,8 @@ end
 -- Collects this node's snapshot with core, as config (options.config:
 -- node, nvidia, health, kernel_log, proc, docker, podman, nomad) says.
 -- Each source has one deadline for all it is asked: nvidia-smi's queries
--- (the health query included) share nvidia.TIMEOUT_MS; then, at once,
+-- share nvidia.TIMEOUT_MS, the most useful first (the main query and the
+-- process list, then the health query, then the thermal ones); then, at once,
 -- each engine's list and inspects share docker.DEADLINE_MS and Nomad's
 -- calls nomad.DEADLINE_MS; the journal has kernel_log.TIMEOUT_MS.
 function M.collect(core, config)
@@ -98,6 +99,7 @@ function M.collect(core, config)
   if config.health.enabled and sources.nvidia.ok then -- a driver that failed the main query has no health to tell
     sources.health = health.collect(core, config.health.binary, nvidia_deadline)
   end
+  nvidia.collect_thermal(core, sources.nvidia, nvidia_deadline)
   sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
 
   local tasks = {}

@@ -44,12 +44,20 @@ function M.query(core, binary, kind, flag, fields, deadline_ms)
   return { fields = json.array(fields), rows = json.array(rows) }
 end
 
--- Collects nvidia-smi's answers with core (core.spawn, core.parse_csv), all
--- of its queries by deadline_ms (core.monotonic_ms; M.TIMEOUT_MS from now
--- when nil), which the health query shares (collect/node.lua).
+-- Runs one query by deadline_ms as M.query does: its answer, or {error=}.
+local function answer_or_error(core, binary, kind, flag, fields, deadline_ms)
+  local answer, why = M.query(core, binary, kind, flag, fields, deadline_ms)
+  return answer or { error = why }
+end
+
+-- Collects nvidia-smi's main query and who holds the GPUs (the process
+-- list) with core (core.spawn, core.parse_csv) by deadline_ms
+-- (core.monotonic_ms; M.TIMEOUT_MS from now when nil), the deadline that
+-- the health query and then the thermal queries (M.collect_thermal) share
+-- (collect/node.lua): what matters most is asked first.
 -- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
--- tlimit, slowdown, compute_apps} (each optional part is {fields, rows} or
--- {error=}), or {ok=false, binary, error} when the main query failed.
+-- compute_apps} (compute_apps {fields, rows} or {error=}), or {ok=false,
+-- binary, error} when the main query failed.
 function M.collect(core, binary, deadline_ms)
   deadline_ms = deadline_ms or core.monotonic_ms() + M.TIMEOUT_MS
   local main, err = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
@@ -60,25 +68,32 @@ function M.collect(core, binary, deadline_ms)
   if parse.short_row(main) then
     return source -- read() reports it; nothing more is asked of a driver that answers so
   end
-  local function answer_or_error(kind, flag, fields)
-    local answer, why = M.query(core, binary, kind, flag, fields, deadline_ms)
-    return answer or { error = why }
-  end
-  -- who holds the GPUs first: an optional query that hangs must not cost it
-  source.compute_apps = answer_or_error("query-compute-apps", "--query-compute-apps", parse.APP_FIELDS)
+  source.compute_apps = answer_or_error(core, binary, "query-compute-apps", "--query-compute-apps", parse.APP_FIELDS, deadline_ms)
   for _, row in ipairs(source.compute_apps.rows or {}) do
     if row[4] then
       row[4] = parse.process_binary(row[4])
     end
   end
-  source.tlimit = answer_or_error("tlimit", "--query-gpu", parse.TLIMIT_FIELDS)
+  return source
+end
+
+-- Adds the optional thermal answers to source (an "nvidia" source of
+-- M.collect), asked by deadline_ms (as M.collect's): tlimit and the
+-- slowdown flags (clocks_event_reasons, else the legacy throttle reasons),
+-- each {fields, rows} or {error=}. Nothing is asked of a source that failed
+-- or answered short rows.
+function M.collect_thermal(core, source, deadline_ms)
+  if not source.ok or parse.short_row(source.query_gpu) then
+    return
+  end
+  deadline_ms = deadline_ms or core.monotonic_ms() + M.TIMEOUT_MS
+  source.tlimit = answer_or_error(core, source.binary, "tlimit", "--query-gpu", parse.TLIMIT_FIELDS, deadline_ms)
   for _, group in ipairs(parse.SLOWDOWN_GROUPS) do
-    source.slowdown = answer_or_error(group, "--query-gpu", parse.slowdown_fields(group))
+    source.slowdown = answer_or_error(core, source.binary, group, "--query-gpu", parse.slowdown_fields(group), deadline_ms)
     if parse.usable_optional(source.slowdown) then
       break
     end
   end
-  return source
 end
 
 return M
