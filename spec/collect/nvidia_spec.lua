@@ -49,7 +49,7 @@ local APPS = "GPU-aaaa1111-0000-4000-8000-000000000000, 4242, 2048, /usr/bin/Han
 
 -- What the node asks of nvidia-smi, the health query aside: the main query
 -- and the process list, then the thermal queries.
-local function collected(core, binary)
+local function nvidia_answers(core, binary)
   local source = collect.collect(core, binary)
   collect.collect_thermal(core, source)
   return source
@@ -61,7 +61,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
       main = MAIN, tlimit = "0, 4\n1, [N/A]\n",
       clocks_event_reasons = "0, Not Active, Active\n1, Not Active, Not Active\n", apps = APPS,
     }
-    local collected = collected(fake, "/opt/nvidia-smi")
+    local collected = nvidia_answers(fake, "/opt/nvidia-smi")
     assert.same({ "main", "apps", "tlimit", "clocks_event_reasons" }, fake.calls)
     assert.is_true(collected.ok)
     local gpus, processes, errors = nvidia.read(collected)
@@ -74,7 +74,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("asks each query with the binary, no shell, CSV without header or units, one 10 s deadline for all", function()
     local fake = fake_core { main = "" }
-    collected(fake, "/opt/nvidia-smi")
+    nvidia_answers(fake, "/opt/nvidia-smi")
     assert.equal("/opt/nvidia-smi", fake.last_argv[1])
     assert.equal("--format=csv,noheader,nounits", fake.last_argv[3])
     assert.equal(5000 + 10000, fake.last_opts.deadline_ms)
@@ -82,9 +82,9 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   end)
 
   it("says where it looked when the binary is not found", function()
-    local in_path = collected(fake_core { main = { nil, "not found" } }, "nvidia-smi")
+    local in_path = nvidia_answers(fake_core { main = { nil, "not found" } }, "nvidia-smi")
     assert.equal("nvidia-smi query-gpu: nvidia-smi: not found in PATH (--nvidia-smi names the binary)", in_path.error)
-    local by_path = collected(fake_core { main = { nil, "not found" } }, "/opt/bin/nvidia-smi")
+    local by_path = nvidia_answers(fake_core { main = { nil, "not found" } }, "/opt/bin/nvidia-smi")
     assert.equal("nvidia-smi query-gpu: /opt/bin/nvidia-smi: not found", by_path.error)
   end)
 
@@ -92,14 +92,14 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     local fake = fake_core {}
     local argv
     fake.spawn = function(a) argv = a return nil, "no" end
-    collected(fake, "nvidia-smi")
+    nvidia_answers(fake, "nvidia-smi")
     assert.equal("--query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total,utilization.gpu,"
       .. "utilization.memory,temperature.gpu,power.draw,encoder.stats.sessionCount,encoder.stats.averageFps", argv[2])
   end)
 
   it("falls back to clocks_throttle_reasons when clocks_event_reasons gives nothing usable", function()
     local fake = fake_core { main = MAIN, clocks_throttle_reasons = "0, Active, Not Active\n1, Not Active, Not Active\n", apps = "" }
-    local collected = collected(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "nvidia-smi")
     assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
     local gpus, _, errors = nvidia.read(collected)
     assert.same({}, errors)
@@ -109,13 +109,13 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("falls back too when clocks_event_reasons has the wrong shape", function()
     local fake = fake_core { main = MAIN, clocks_event_reasons = "0, Active\n", clocks_throttle_reasons = "", apps = "" }
-    collected(fake, "nvidia-smi")
+    nvidia_answers(fake, "nvidia-smi")
     assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
   end)
 
   it("ignores failed optional queries", function()
     local fake = fake_core { main = MAIN, tlimit = { "Field not supported\n", "", 2 }, apps = APPS }
-    local collected = collected(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "nvidia-smi")
     local gpus, processes, errors = nvidia.read(collected)
     assert.same({}, errors)
     assert.equal(2, #gpus)
@@ -126,7 +126,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("a main failure stops everything: one query, an error naming query-gpu", function()
     local fake = fake_core { main = { nil, "posix_spawn: No such file or directory" } }
-    local collected = collected(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "nvidia-smi")
     assert.same({ "main" }, fake.calls)
     assert.is_false(collected.ok)
     local gpus, _, errors = nvidia.read(collected)
@@ -137,7 +137,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("a main query that exits non-zero is an error with its first line", function()
     local fake = fake_core { main = { "NVIDIA-SMI has failed because it couldn't communicate with the driver\nmore\n", "", 9 } }
-    local collected = collected(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "nvidia-smi")
     assert.is_false(collected.ok)
     assert.matches("^nvidia%-smi query%-gpu: ", collected.error)
     assert.matches("exit status 9", collected.error)
@@ -147,7 +147,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("a short row stops after the main query and reads as an error with no GPUs", function()
     local fake = fake_core { main = "0, GPU-a, L4\n", apps = APPS }
-    local collected = collected(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "nvidia-smi")
     assert.same({ "main" }, fake.calls)
     local gpus, _, errors = nvidia.read(collected)
     assert.same({}, gpus)
@@ -156,7 +156,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("a compute-apps failure keeps the GPUs", function()
     local fake = fake_core { main = MAIN, apps = { nil, "timed out after 10000 ms" } }
-    local gpus, processes, errors = nvidia.read(collected(fake, "nvidia-smi"))
+    local gpus, processes, errors = nvidia.read(nvidia_answers(fake, "nvidia-smi"))
     assert.equal(2, #gpus)
     assert.same({}, processes)
     assert.equal(1, #errors)
@@ -165,14 +165,14 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("empty compute-apps is zero processes", function()
     local fake = fake_core { main = MAIN, apps = "" }
-    local _, processes, errors = nvidia.read(collected(fake, "nvidia-smi"))
+    local _, processes, errors = nvidia.read(nvidia_answers(fake, "nvidia-smi"))
     assert.same({}, processes)
     assert.same({}, errors)
   end)
 
   it("process arguments never reach the snapshot", function()
     local fake = fake_core { main = MAIN, apps = APPS }
-    local encoded = json.encode(collected(fake, "nvidia-smi"))
+    local encoded = json.encode(nvidia_answers(fake, "nvidia-smi"))
     assert.is_nil(encoded:find("secret.mkv", 1, true))
     assert.is_nil(encoded:find("acme", 1, true))
     assert.is_nil(encoded:find("/usr/bin", 1, true))
@@ -181,7 +181,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("a CSV syntax error of the main query is an error", function()
     local fake = fake_core { main = '0, "GPU-a\n' }
-    local collected = collected(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "nvidia-smi")
     assert.is_false(collected.ok)
     assert.matches("query%-gpu csv", collected.error)
   end)
