@@ -46,6 +46,33 @@ describe("gpuledger.collect.gather", function()
     assert.same({ a = { "/a/1", "/a/2" }, b = { "/b/1", "/b/2" } }, heard)
   end)
 
+  it("hands each answer to the task and slot that asked, in whatever order the answers come", function()
+    local fake, heard = fake_core(), {}
+    function fake.http_get_many(requests, opts) -- answers the newest request first
+      local pending, count = {}, #requests
+      for i, request in ipairs(requests) do
+        pending[i] = { i, request }
+      end
+      while #pending > 0 do
+        local index, request = table.unpack(table.remove(pending))
+        local status, body = fake.http_get(request.url, request)
+        for _, more in ipairs(opts.each(index, { status = status, body = body }) or {}) do
+          count = count + 1
+          pending[#pending + 1] = { count, more }
+        end
+      end
+    end
+    local function task(name)
+      return function(core)
+        local got = core.http_get_many({ { url = "http://h/" .. name .. "/x" }, { url = "http://h/" .. name .. "/y" } }, {})
+        local _, again = core.http_get("http://h/" .. name .. "/z", {})
+        heard[name] = { got[1].body, got[2].body, again }
+      end
+    end
+    gather.run(fake, { task("a"), task("b") }, 6000)
+    assert.same({ a = { "/a/x", "/a/y", "/a/z" }, b = { "/b/x", "/b/y", "/b/z" } }, heard)
+  end)
+
   it("gives http_get's failure as nil and the cause, and core's other functions as they are", function()
     local fake, got = fake_core(), nil
     gather.run(fake, { function(core)
