@@ -148,12 +148,44 @@ describe("gpu_health", function()
         { Name = "Tesla T4", Instances = "GPU-x" },
       } })
       assert.same({
+        "nomad_devices: unexpected answer: devices[2].Instances is a string, want a list",
         "nomad_devices: unexpected answer: devices[1].Instances[1].ID is missing, want a string",
         "nomad_devices: unexpected answer: devices[1].Instances[2].Healthy is a string, want a boolean",
-        "nomad_devices: unexpected answer: devices[2].Instances is a string, want a list",
       }, { errors[2], errors[3], errors[4] })
       local missing = gpu_health.missing(gpus(), read)
       assert.same({ H.UUID3, "GPU-dead0000-0000-4000-8000-000000000000" }, { missing[1].uuid, missing[2].uuid })
+    end)
+
+    it("is an error naming a Nomad device that is no object, or null; the other devices and groups stay", function()
+      local instances = { 7, { ID = H.UUID1, Healthy = false, HealthDescription = "Xid 79", PciBusID = "00000000:02:00.0" } }
+      instances[4] = { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" }
+      local read, errors = gpu_health.read(sources { devices = { "x", { Name = "NVIDIA L4", Instances = instances } } })
+      assert.same({
+        "nomad_devices: unexpected answer: devices[1] is a string, want an object",
+        "nomad_devices: unexpected answer: devices[2].Instances[1] is a number, want an object",
+        "nomad_devices: unexpected answer: devices[2].Instances[3] is null, want an object",
+      }, { errors[2], errors[3], errors[4] })
+      local entries = gpus()
+      gpu_health.attach(entries, read, CATALOGUE)
+      assert.same({ healthy = true, healthDescription = "" }, entries[1].nomadDevice)
+      assert.same({ healthy = false, healthDescription = "Xid 79" }, entries[2].nomadDevice)
+    end)
+
+    it("is an error naming a kernel log record that is no object, or null; the records after it still count", function()
+      local log = {
+        { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },
+        "NVRM: Xid (PCI:0000:01:00): 94, pid=1, name=x, Contained: SM (0x1)",
+      }
+      log[4] = { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4244, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" }
+      local read, errors = gpu_health.read(sources { log = log })
+      assert.same({
+        "kernel_log: unexpected answer: records[2] is a string, want an object",
+        "kernel_log: unexpected answer: records[3] is null, want an object",
+      }, { errors[2], errors[3] })
+      local entries = gpus()
+      gpu_health.attach(entries, read, CATALOGUE)
+      assert.same({}, entries[1].xids)
+      assert.same({ 94, 2, "2026-11-29T07:30:00Z" }, { entries[2].xids[1].xid, entries[2].xids[1].count, entries[2].xids[1].last })
     end)
   end)
 end)

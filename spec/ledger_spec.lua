@@ -590,6 +590,30 @@ describe("gpuledger.ledger", function()
         assert.equal(48, l.entries[4].xids[1].xid)
       end)
 
+      it("a kernel log record that is null or no object is an error naming it; the records after it count", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('"records":%[{"at":"2026%-11%-29T06:12:40.402117Z","text":"[^"]*"}', '"records":[null,5', 1))
+        end)
+        assert.same({ "kernel_log: unexpected answer: records[1] is null, want an object",
+          "kernel_log: unexpected answer: records[2] is a number, want an object" }, l.errors)
+        assert.equal("read", l.sources.kernel_log)
+        assert.same({}, l.entries[4].xids)
+        assert.equal(63, l.entries[2].xids[1].xid)
+        assert.equal(13, l.entries[3].xids[1].xid)
+      end)
+
+      it("a Nomad device that is no object is an error naming it; every other GPU keeps its nomadDevice", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('"Instances":%[{"HealthDescription":"","Healthy":true,"ID":"GPU%-3f8a[^}]*}', '"Instances":[1', 1))
+        end)
+        assert.same({ "nomad_devices: unexpected answer: devices[1].Instances[1] is a number, want an object" }, l.errors)
+        assert.equal("read", l.sources.nomad_devices)
+        assert.is_nil(l.entries[1].nomadDevice)
+        for i = 2, 4 do
+          assert.same({ healthy = true, healthDescription = "" }, l.entries[i].nomadDevice)
+        end
+      end)
+
       it("a source without its ok is an error naming the source and the field", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"nomad_devices":{"address":"([^"]*)","devices":(.-),"node_id":"([^"]*)","ok":true}',

@@ -45,16 +45,12 @@ end
 -- nomad_node.INSTANCE; each other group or instance an error naming it.
 local function nomad_groups(groups, errors)
   local kept = {}
-  for i, group in ipairs(groups or {}) do
-    local path = string.format("devices[%d]", i)
-    local why = shape.check(group, nomad_node.GROUP, path)
-    if why then
-      unexpected(errors, "nomad_devices", { why })
-    else
-      local instances, whys = shape.items(group.Instances or {}, nomad_node.INSTANCE, path .. ".Instances")
-      unexpected(errors, "nomad_devices", whys)
-      kept[#kept + 1] = { Name = group.Name, Instances = instances }
-    end
+  local readable, whys, paths = shape.items(groups or {}, nomad_node.GROUP, "devices")
+  unexpected(errors, "nomad_devices", whys)
+  for k, group in ipairs(readable) do
+    local instances, instance_whys = shape.items(group.Instances or {}, nomad_node.INSTANCE, paths[k] .. ".Instances")
+    unexpected(errors, "nomad_devices", instance_whys)
+    kept[k] = { Name = group.Name, Instances = instances }
   end
   return kept
 end

@@ -85,13 +85,14 @@ M.DERIVED = { verdict = true, healthVerdict = true }
 -- The shapes of the sources' answers as a snapshot keeps them (shape.lua);
 -- an engine's containers and Nomad's allocations are checked one by one, and
 -- so are the health rows, kernel log records and Nomad's devices
--- (gpu_health.read).
+-- (gpu_health.read): here these are lists of anything, so that one bad
+-- item costs only itself.
 local PROC_RECORD = {
   container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
   unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
 }
 local OK = shape.required "boolean" -- a source without it would fail saying nothing
-local HEALTH_ANSWER = { rows = { list = "table" }, fields = { list = "string" }, error = "string" }
+local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, error = "string" }
 local SOURCE_SHAPES = {
   nvidia = {
     ok = OK, error = "string", binary = "string",
@@ -102,8 +103,8 @@ local SOURCE_SHAPES = {
   podman = { ok = OK, error = "string", endpoint = "string", containers = { list = "table" } },
   nomad = { ok = OK, error = "string", node_id = "string", allocations = { list = "table" } },
   health = { ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER },
-  kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "table" } },
-  nomad_devices = { ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "table" } },
+  kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "any" } },
+  nomad_devices = { ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" } },
 }
 
 -- The snapshot's sources, each of the wrong shape replaced by a failed

@@ -11,8 +11,8 @@ local shape = require "gpuledger.sources.shape"
 local M = {}
 
 -- The shapes of a device group and of its instances as the snapshot keeps
--- them (shape.lua).
-M.GROUP = { Name = "string", Instances = { list = "table" } }
+-- them (shape.lua); a group's instances are checked one by one.
+M.GROUP = { Name = "string", Instances = { list = "any" } }
 M.INSTANCE = { ID = shape.required "string", Healthy = "boolean", HealthDescription = "string", PciBusID = "string" }
 
 local function is_nvidia_gpu(group)

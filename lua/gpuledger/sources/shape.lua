@@ -2,8 +2,9 @@
 -- field of the wrong JSON type (`Config.Env: -1`, `DeviceIDs: "GPU-x"`, a
 -- GPU's cell as a number in a replayed snapshot) becomes a source error
 -- naming the field, never an internal error further on. A shape is a type
--- name ("string", "number", "boolean", "table"), {list = shape} (a JSON
--- array of them, without a null), {map = shape} (an object of them),
+-- name ("string", "number", "boolean", "table"), "any" (any value, a null
+-- among a list's items too), {list = shape} (a JSON array of them, without
+-- a null unless of "any"), {map = shape} (an object of them),
 -- M.required(shape) (a field that must be there) or a table of field →
 -- shape (an object with those fields). Other fields may be absent.
 local M = {}
@@ -37,10 +38,23 @@ local function list_length(value)
   return length
 end
 
+-- nil when the i-th item of list has item_shape, else why not, naming it
+-- "<path>[i]"; a JSON null (a hole ipairs would stop at) has no shape but
+-- "any".
+local function item_why(list, i, item_shape, path)
+  local item_path = string.format("%s[%d]", path, i)
+  if list[i] == nil and item_shape ~= "any" then
+    return string.format("%s is null, want %s", item_path, want_of(item_shape))
+  end
+  return M.check(list[i], item_shape, item_path)
+end
+
 -- nil when value has the shape (or is nil), else "<path> is a <type>, want
 -- <what>" for the first field that does not.
 function M.check(value, shape, path)
-  if type(shape) == "table" and shape.required then
+  if shape == "any" then
+    return nil
+  elseif type(shape) == "table" and shape.required then
     if value == nil then
       return string.format("%s is missing, want %s", path, want_of(shape))
     end
@@ -61,11 +75,7 @@ function M.check(value, shape, path)
       return string.format("%s is an object, want a list", path)
     end
     for i = 1, length do
-      local item_path = string.format("%s[%d]", path, i)
-      if value[i] == nil then -- a JSON null: a hole ipairs would stop at
-        return string.format("%s is null, want %s", item_path, want_of(shape.list))
-      end
-      local why = M.check(value[i], shape.list, item_path)
+      local why = item_why(value, i, shape.list, path)
       if why then
         return why
       end
@@ -88,20 +98,22 @@ function M.check(value, shape, path)
   return nil
 end
 
--- The items of a list (one that has the shape {list = "table"}) that have
--- item_shape, and why each other one does not ("<path>[i]…"), so that one
--- bad record costs only itself.
+-- The items of a list (one that has the shape {list = "any"}: a JSON array
+-- as decoded, its nulls holes in it) that have item_shape, and why each
+-- other one does not ("<path>[i]…", a null too), so that one bad record
+-- costs only itself; then each kept item's path ("<path>[i]").
 function M.items(list, item_shape, path)
-  local kept, whys = {}, {}
-  for i, item in ipairs(list) do
-    local why = M.check(item, item_shape, string.format("%s[%d]", path, i))
+  local kept, whys, paths = {}, {}, {}
+  for i = 1, list_length(list) do
+    local why = item_why(list, i, item_shape, path)
     if why then
       whys[#whys + 1] = why
     else
-      kept[#kept + 1] = item
+      kept[#kept + 1] = list[i]
+      paths[#paths + 1] = string.format("%s[%d]", path, i)
     end
   end
-  return kept, whys
+  return kept, whys, paths
 end
 
 -- Rows of cells as nvidia-smi's queries are kept in a snapshot.
