@@ -21,7 +21,7 @@ local IDENTITY = { index = true, uuid = true, busId = true, busKey = true }
 -- Appends each why to errors as the named source's unexpected answer.
 local function unexpected(errors, name, whys)
   for _, why in ipairs(whys) do
-    errors[#errors + 1] = string.format("%s: unexpected answer: %s", name, why)
+    errors[#errors + 1] = shape.unexpected(name, why)
   end
 end
 

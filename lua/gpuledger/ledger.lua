@@ -115,7 +115,7 @@ local function checked_sources(sources)
   for name, source in pairs(sources) do
     local why = SOURCE_SHAPES[name] and shape.check(source, SOURCE_SHAPES[name], name)
     if why then
-      checked[name] = { ok = false, error = string.format("%s: unexpected answer: %s", name, why) }
+      checked[name] = { ok = false, error = shape.unexpected(name, why) }
     elseif source.ok == false and source.error == nil then -- a replay that lost the cause
       checked[name] = { ok = false, error = name .. ": failed, and the snapshot does not say why" }
     else
@@ -130,14 +130,14 @@ end
 -- reduced to {Id, Unreadable}, or a failed inspect {Id, Error}, whose
 -- error is the request's own (it names the engine already).
 local function unreadable(engine, endpoint, i, inspect)
-  local prefix = string.format("%s %s:", engine, endpoint)
+  local source = string.format("%s %s", engine, endpoint)
   local why = shape.check(inspect, docker.SHAPE, string.format("containers[%d]", i))
   if why then
-    return string.format("%s unexpected answer: %s", prefix, why)
+    return shape.unexpected(source, why)
   elseif inspect.Error then
     return inspect.Error
   elseif inspect.Unreadable then
-    return string.format("%s unexpected answer: containers[%d] (%s): %s", prefix, i, tostring(inspect.Id), inspect.Unreadable)
+    return shape.unexpected(source, string.format("containers[%d] (%s): %s", i, tostring(inspect.Id), inspect.Unreadable))
   end
 end
 

@@ -40,6 +40,11 @@ describe("sources.shape", function()
     assert.same({ "records[1]", "records[4]" }, paths)
   end)
 
+  it("words an answer's error as every source's is worded", function()
+    assert.equal("docker unix:///d.sock: unexpected answer: containers[1] is a number, want an object",
+      shape.unexpected("docker unix:///d.sock", "containers[1] is a number, want an object"))
+  end)
+
   it("takes a list of anything, but not an object, for a list of any", function()
     assert.is_nil(shape.check({ 1, "x", { y = 1 } }, { list = "any" }, "records"))
     assert.equal("records is an object, want a list", shape.check({ x = 1 }, { list = "any" }, "records"))

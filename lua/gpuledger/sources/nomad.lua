@@ -91,7 +91,7 @@ function M.read(source)
     ::next_alloc::
   end
   if #problems > 0 then -- the other allocations stand
-    return visible, reservations, "nomad: unexpected answer: " .. table.concat(problems, "; ")
+    return visible, reservations, shape.unexpected("nomad", table.concat(problems, "; "))
   end
   return visible, reservations, nil
 end

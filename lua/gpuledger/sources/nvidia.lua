@@ -3,6 +3,7 @@
 -- the queries) into GPU and process records with the value rules ([N/A]
 -- and friends are 0, optional answers ignored when malformed, process
 -- names cut to the binary).
+local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -122,7 +123,7 @@ function M.read(source)
   end
   local main = source.query_gpu
   if not (main and main.rows) then
-    errors[1] = "nvidia-smi: unexpected answer: the snapshot has no query_gpu rows"
+    errors[1] = shape.unexpected("nvidia-smi", "the snapshot has no query_gpu rows")
     return gpus, processes, errors
   end
   local short = M.short_row(main)

@@ -38,6 +38,12 @@ local function list_length(value)
   return length
 end
 
+-- The error for an answer of source (its name, or an engine and its
+-- endpoint) that is not as it should be: "<source>: unexpected answer: <why>".
+function M.unexpected(source, why)
+  return string.format("%s: unexpected answer: %s", source, why)
+end
+
 -- nil when the i-th item of list has item_shape, else why not, naming it
 -- "<path>[i]"; a JSON null (a hole ipairs would stop at) has no shape but
 -- "any".
