@@ -634,6 +634,28 @@ describe("gpuledger.ledger", function()
       end)
     end)
 
+    describe("an engine's containers and Nomad's allocations (issue 10)", function()
+      it("a container or allocation that is null or no object is an error naming it; the others stay", function()
+        local snap = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
+        snap.sources.docker.containers[1] = nil -- a JSON null among the containers
+        snap.sources.docker.containers[3] = "x"
+        snap.sources.nomad.allocations[2] = 7
+        local l = ledger.build(snap)
+        assert.same({
+          "nomad: unexpected answer: allocations[2] is a number, want an object",
+          "docker unix:///var/run/docker.sock: unexpected answer: containers[1] is null, want an object",
+          "docker unix:///var/run/docker.sock: unexpected answer: containers[3] is a string, want an object",
+        }, l.errors)
+        assert.same({ "read", "read" }, { l.sources.docker, l.sources.nomad })
+        assert.equal("restreamer", l.entries[1].reservations[1].jobId)
+        local named = {}
+        for _, tenant in ipairs(l.entries[3].tenants) do
+          named[#named + 1] = tenant.container or "?"
+        end
+        assert.same({ "trainer-5c7d1e2f-8a9b-4c3d-9e1f-2a3b4c5d6e7f", "encode-9eab414d-13fc-1cbe-c7ac-e9e1498a3fb3", "?", "?" }, named)
+      end)
+    end)
+
     it("says which sources were read, failed or off", function()
       local l = ledger.build(H.snapshot { containers = {}, failed = { nomad = "nomad: x" } })
       assert.same({ nvidia = "read", health = "off", kernel_log = "off", proc = "read", docker = "read", podman = "off",

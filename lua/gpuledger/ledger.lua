@@ -99,9 +99,9 @@ local SOURCE_SHAPES = {
     query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
   },
   proc = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } },
-  docker = { ok = OK, error = "string", endpoint = "string", containers = { list = "table" } },
-  podman = { ok = OK, error = "string", endpoint = "string", containers = { list = "table" } },
-  nomad = { ok = OK, error = "string", node_id = "string", allocations = { list = "table" } },
+  docker = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } },
+  podman = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } },
+  nomad = { ok = OK, error = "string", node_id = "string", allocations = { list = "any" } },
   health = { ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER },
   kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "any" } },
   nomad_devices = { ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" } },
@@ -125,40 +125,45 @@ local function checked_sources(sources)
   return checked
 end
 
--- Why an engine's i-th inspect record cannot be read, as an error naming
--- the engine, or nil when it can: a field of the wrong type, a record
--- reduced to {Id, Unreadable}, or a failed inspect {Id, Error}, whose
--- error is the request's own (it names the engine already).
-local function unreadable(engine, endpoint, i, inspect)
-  local source = string.format("%s %s", engine, endpoint)
-  local why = shape.check(inspect, docker.SHAPE, string.format("containers[%d]", i))
-  if why then
-    return shape.unexpected(source, why)
-  elseif inspect.Error then
+-- Why an engine's inspect record (of docker.SHAPE, at path) cannot be
+-- read, as an error naming the engine (source: "<engine> <endpoint>"), or
+-- nil when it can: a record reduced to {Id, Unreadable}, or a failed
+-- inspect {Id, Error}, whose error is the request's own (it names the
+-- engine already).
+local function unreadable(source, path, inspect)
+  if inspect.Error then
     return inspect.Error
   elseif inspect.Unreadable then
-    return shape.unexpected(source, string.format("containers[%d] (%s): %s", i, tostring(inspect.Id), inspect.Unreadable))
+    return shape.unexpected(source, string.format("%s (%s): %s", path, tostring(inspect.Id), inspect.Unreadable))
   end
 end
 
 -- Containers known to the engines, by full id: Docker's first, then
--- Podman's. A container whose inspect failed or has a field of the wrong
--- type is left out, an error (appended to errors) naming the engine and the
--- cause or the field, unless the other engine knows it (each engine is asked
--- about every GPU process's container: one that failed for the other's
--- container misses nothing).
+-- Podman's. A container whose inspect failed or could not be read is left
+-- out, an error (appended to errors) naming the engine and the cause or
+-- the field, unless the other engine knows it (each engine is asked about
+-- every GPU process's container: one that failed for the other's container
+-- misses nothing); so is an item of the snapshot that is no object or not
+-- of docker.SHAPE, its error always.
 local function known_containers(sources, errors)
   local by_id, order, failed = {}, {}, {}
   for _, engine in ipairs { "docker", "podman" } do
     local source = sources[engine]
-    for i, inspect in ipairs(source and source.ok and source.containers or {}) do
-      local err = unreadable(engine, tostring(source.endpoint or ""), i, inspect)
-      local container = not err and docker.describe(inspect)
-      if err then
-        failed[#failed + 1] = { id = inspect.Id, error = err }
-      elseif container.id ~= "" and not by_id[container.id] then
-        by_id[container.id] = container
-        order[#order + 1] = container
+    if source and source.ok then
+      local name = string.format("%s %s", engine, tostring(source.endpoint or ""))
+      local inspects, whys, paths = shape.items(source.containers or {}, docker.SHAPE, "containers")
+      for _, why in ipairs(whys) do
+        failed[#failed + 1] = { error = shape.unexpected(name, why) }
+      end
+      for k, inspect in ipairs(inspects) do
+        local err = unreadable(name, paths[k], inspect)
+        local container = not err and docker.describe(inspect)
+        if err then
+          failed[#failed + 1] = { id = inspect.Id, error = err }
+        elseif container.id ~= "" and not by_id[container.id] then
+          by_id[container.id] = container
+          order[#order + 1] = container
+        end
       end
     end
   end

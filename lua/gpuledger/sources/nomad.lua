@@ -56,12 +56,11 @@ function M.read(source)
   if not source.ok then
     return nil, {}, source.error
   end
-  local visible, reservations, problems = {}, {}, {}
-  for i, alloc in ipairs(source.allocations or {}) do
-    local why = shape.check(alloc, M.SHAPE, string.format("allocations[%d]", i))
-      or (alloc.Unreadable and string.format("allocations[%d]: %s", i, alloc.Unreadable))
-    if why then
-      problems[#problems + 1] = why
+  local visible, reservations = {}, {}
+  local allocs, problems, paths = shape.items(source.allocations or {}, M.SHAPE, "allocations")
+  for k, alloc in ipairs(allocs) do
+    if alloc.Unreadable then
+      problems[#problems + 1] = string.format("%s: %s", paths[k], alloc.Unreadable)
       goto next_alloc
     end
     local namespace = alloc.Namespace or ""
