@@ -134,15 +134,14 @@ local function give_health_verdicts(ledger, sorted)
   end
 end
 
--- Runs every rule of set on the ledger with core (core.call_limited).
--- Returns the findings in the order they came, each {level, code, node,
--- message, sort, health_gpu?} and, when about a GPU, gpu (its label), index,
--- uuid and busId (the page's row keys; not in the JSON), and about a tenant
--- or reservation (add_subject) namespace, job, task, alloc, container and
--- pids where known: first a rule-error per error
--- of the set, then each rule's findings or its rule-error. M.ordered puts
--- them in order.
-function M.run(core, set, ledger, policy)
+-- Runs each of rules (a compiled set's) that judges a node on the ledger
+-- with core (core.call_limited). Returns the findings in the order they
+-- came, each {level, code, node, message, sort, health_gpu?} and, when about
+-- a GPU, gpu (its label), index, uuid and busId (the page's row keys; not in
+-- the JSON), and about a tenant or reservation (add_subject) namespace, job,
+-- task, alloc, container and pids where known: each rule's findings or its
+-- rule-error. M.ordered puts them in order.
+function M.run(core, rules, ledger, policy)
   local positions = {}
   for i, gpu in ipairs(ledger.entries) do
     positions[gpu] = i
@@ -152,10 +151,7 @@ function M.run(core, set, ledger, policy)
   end
   local view = sandbox.readonly(ledger)
   local all = {}
-  for _, err in ipairs(set.errors) do
-    all[#all + 1] = M.rule_error(ledger, errors.text(err))
-  end
-  for _, rule in ipairs(set.rules) do
+  for _, rule in ipairs(rules) do
     if not rule.evaluate then
       goto next_rule -- a rule of the fleet only (evaluate_fleet)
     end
@@ -194,20 +190,14 @@ function M.ordered(all, ledger)
   return all
 end
 
--- Evaluates the rule set on the ledger with core (core.call_limited).
--- Returns the findings of M.run, worst first, without their sort keys.
-function M.evaluate(core, set, ledger, policy)
-  return M.ordered(M.run(core, set, ledger, policy), ledger)
-end
-
--- Evaluates the rules of the set that see the whole fleet (evaluate_fleet)
--- on fleet, the read-only view of its summary (gpuledger.fleet.view). Their
+-- Evaluates each of rules (a compiled set's) that sees the whole fleet
+-- (evaluate_fleet) on fleet, the read-only view of its summary (gpuledger.fleet.view). Their
 -- findings are about the node "fleet" and have no GPU; a rule that fails
 -- gives a rule-error about "fleet". Returns them in the rules' order.
-function M.evaluate_fleet(core, set, fleet, policy)
+function M.evaluate_fleet(core, rules, fleet, policy)
   local view = sandbox.readonly(fleet)
   local all = {}
-  for _, rule in ipairs(set.rules) do
+  for _, rule in ipairs(rules) do
     if rule.evaluate_fleet then
       local level, level_error = ruleset.level_of(rule, policy)
       local emitted = {}

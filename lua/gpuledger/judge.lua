@@ -78,12 +78,11 @@ local function run_files(core, sources, stems, data, given, ledgers, view)
       node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges
     }
   end
-  local without_errors = { rules = set.rules, errors = {} }
   for i, ledger in ipairs(ledgers) do
-    out.found[i] = json.array(findings.run(core, without_errors, ledger, policy))
+    out.found[i] = json.array(findings.run(core, set.rules, ledger, policy))
   end
   if view then
-    out.fleet = json.array(findings.evaluate_fleet(core, without_errors, view, policy))
+    out.fleet = json.array(findings.evaluate_fleet(core, set.rules, view, policy))
   end
   return out
 end
