@@ -32,7 +32,7 @@ end
 -- first observed into it when `observe` is true (serve) and then annotated
 -- with each GPU's stateSince; with `error` (the history could not be read),
 -- that becomes a source error "history: …" of the ledger (SPEC §7).
-function M.apply_history(ledger, h)
+local function apply_history(ledger, h)
   if h.error then
     ledger.errors = ledger.errors or json.array()
     ledger.errors[#ledger.errors + 1] = "history: " .. h.error
@@ -206,7 +206,7 @@ function M.judge(core, input, sources, given, h, extra_errors)
   end
   local ledger = M.ledger_of(input, data and data.xid_catalogue)
   if h then
-    M.apply_history(ledger, h)
+    apply_history(ledger, h)
   end
   local report = { ledger = ledger, findings = json.array(), codes = {} }
   if sources then
