@@ -20,7 +20,7 @@ local function judged(files, view)
     H.write(dir .. "/" .. name, text)
   end
   local ledger = judge.ledger_of(snapshot.demo(H.core))
-  local set, found, fleet_found = judge.rules(H.core, ruleset.read(H.core, dir), {}, { ledger }, view)
+  local set, found, fleet_found = judge.rules(H.core, ruleset.read(H.core, dir), {}, { ledger }, { view = view })
   H.remove(dir)
   return set, found[1], dir, fleet_found
 end

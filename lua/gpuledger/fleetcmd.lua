@@ -63,7 +63,7 @@ local function poll(core, collect, config, rules)
       read[#read + 1], rows_read[#rows_read + 1] = ledgers[row], row
     end
   end
-  local set, found, fleet_found = judge.rules(core, rules, config.policy, read, fleet.view(summary))
+  local set, found, fleet_found = judge.rules(core, rules, config.policy, read, { view = fleet.view(summary) })
   local node_findings = {}
   for i, row in ipairs(rows_read) do
     node_findings[row] = found[i]

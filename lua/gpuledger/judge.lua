@@ -98,66 +98,68 @@ local function embedded_and_site(sources)
   return embedded, site
 end
 
--- Judges each of ledgers (built ledgers, M.ledger_of) and, when view (the
--- fleet's summary as rules read it, fleet.view) is given, the fleet, with
--- the rule set of sources (ruleset.read) under the operator's policy
--- choices `given`: the embedded rules here, each site file in a child of
--- its own (isolated.call) under isolated.FILE_DEADLINE_MS, the site files
--- under isolated.SET_DEADLINE_MS together; the site's data files in a child
--- too (isolated.data_of). A file that fails is a rule-error naming it and
--- the other files' findings stand. extra_errors: more errors (text) of the
--- set, nil for none; data: {data, errors} of isolated.data_of when already
--- had, nil to get them. Returns the set as the program shows it ({rules =
+-- Adds to `into` the findings of list whose code is not dropped.
+local function keep(list, dropped, into)
+  for _, finding in ipairs(list or {}) do
+    if not dropped[finding.code] then
+      into[#into + 1] = finding
+    end
+  end
+end
+
+-- Adds out, the work of one group of files (run_files), to judged {set,
+-- by_code, found, fleet}: its errors and rules to the set, its findings to
+-- each ledger's and the fleet's. A code that an earlier group defined is an
+-- error, and this group's findings of it are dropped.
+local function take(judged, out)
+  local set = judged.set
+  table.move(out.errors, 1, #out.errors, #set.errors + 1, set.errors)
+  local dropped = {}
+  for _, rule in ipairs(out.rules) do
+    local first = judged.by_code[rule.code]
+    if first then
+      set.errors[#set.errors + 1] = string.format("%s: code %s is already defined by %s", rule.origin, rule.code, first.origin)
+      dropped[rule.code] = true
+    else
+      judged.by_code[rule.code] = rule
+      set.rules[#set.rules + 1] = rule
+    end
+  end
+  for i, found in ipairs(judged.found) do
+    keep(out.found[i], dropped, found)
+  end
+  keep(out.fleet, dropped, judged.fleet)
+end
+
+-- Judges each of ledgers (built ledgers, M.ledger_of) and, when opts.view
+-- (the fleet's summary as rules read it, fleet.view) is given, the fleet,
+-- with the rule set of sources (ruleset.read) under the operator's policy
+-- choices `given`: the embedded rules here, each site file in a child of its
+-- own (isolated.call) under isolated.FILE_DEADLINE_MS, the site files under
+-- isolated.SET_DEADLINE_MS together; the site's data files in a child too
+-- (isolated.data_of). A file that fails is a rule-error naming it and the
+-- other files' findings stand. opts (nil for none): view; extra_errors, more
+-- errors (text) of the set; data, what M.data gave when already had.
+-- Returns the set as the program shows it ({rules =
 -- rows {code, level, level_error?, doc, order, for, file, origin, node,
 -- fleet}, errors = [text]}, levels already given), the findings of each
--- ledger in order (the set's errors first, as rule-errors), and the
--- fleet's findings (about the node "fleet"; none without view).
-function M.rules(core, sources, given, ledgers, view, extra_errors, data)
-  local set, by_code = { rules = {}, errors = {} }, {}
-  local found, fleet_found = {}, json.array()
+-- ledger in order (the set's errors first, as rule-errors), and the fleet's
+-- findings (about the node "fleet"; none without a view).
+function M.rules(core, sources, given, ledgers, opts)
+  opts = opts or {}
+  local set = { rules = {}, errors = {} }
+  local judged = { set = set, by_code = {}, found = {}, fleet = {} }
   for i = 1, #ledgers do
-    found[i] = {}
+    judged.found[i] = {}
   end
-  local data_errors
-  if data then
-    data, data_errors = data[1], data[2]
-  else
-    data, data_errors = isolated.data_of(core, sources)
-  end
+  local data, data_errors = table.unpack(opts.data or M.data(core, sources))
   table.move(data_errors, 1, #data_errors, 1, set.errors)
   for _, problem in ipairs(sources.problems) do -- files named so that they are no rule
     set.errors[#set.errors + 1] = errors.text(problem)
   end
 
-  -- adds the work of one group of files (run_files) to the set; a code
-  -- already defined by an earlier group is an error, its findings dropped
-  local function take(out)
-    table.move(out.errors, 1, #out.errors, #set.errors + 1, set.errors)
-    local dropped = {}
-    for _, rule in ipairs(out.rules) do
-      if by_code[rule.code] then
-        set.errors[#set.errors + 1] = string.format("%s: code %s is already defined by %s", rule.origin, rule.code, by_code[rule.code].origin)
-        dropped[rule.code] = true
-      else
-        by_code[rule.code] = rule
-        set.rules[#set.rules + 1] = rule
-      end
-    end
-    local function keep(list, into)
-      for _, finding in ipairs(list or {}) do
-        if not dropped[finding.code] then
-          into[#into + 1] = finding
-        end
-      end
-    end
-    for i = 1, #ledgers do
-      keep(out.found[i], found[i])
-    end
-    keep(out.fleet, fleet_found)
-  end
-
   local embedded, site = embedded_and_site(sources)
-  take(run_files(core, sources, embedded, data, given, ledgers, view))
+  take(judged, run_files(core, sources, embedded, data, given, ledgers, opts.view))
   local started = core.now()
   for _, stem in ipairs(site) do
     local left_ms = isolated.SET_DEADLINE_MS - math.floor((core.now() - started) * 1000)
@@ -166,24 +168,25 @@ function M.rules(core, sources, given, ledgers, view, extra_errors, data)
       why = string.format("not run: the site's rules took longer than their deadline of %d ms together", isolated.SET_DEADLINE_MS)
     else
       out, why = isolated.call(core, math.min(isolated.FILE_DEADLINE_MS, left_ms), function()
-        return run_files(core, sources, { stem }, data, given, ledgers, view)
+        return run_files(core, sources, { stem }, data, given, ledgers, opts.view)
       end)
     end
-    take(out or { errors = { string.format("%s: %s", ruleset.file_name(sources, stem), why) }, rules = {}, found = {} })
+    take(judged, out or { errors = { string.format("%s: %s", ruleset.file_name(sources, stem), why) }, rules = {}, found = {} })
   end
-  for _, text in ipairs(extra_errors or {}) do
+  for _, text in ipairs(opts.extra_errors or {}) do
     set.errors[#set.errors + 1] = text
   end
 
+  local found = {}
   for i, ledger in ipairs(ledgers) do
-    local errors_first = {}
+    local all = {}
     for _, text in ipairs(set.errors) do
-      errors_first[#errors_first + 1] = findings.rule_error(ledger, text)
+      all[#all + 1] = findings.rule_error(ledger, text)
     end
-    table.move(found[i], 1, #found[i], #errors_first + 1, errors_first)
-    found[i] = json.array(findings.ordered(errors_first, ledger))
+    table.move(judged.found[i], 1, #judged.found[i], #all + 1, all)
+    found[i] = json.array(findings.ordered(all, ledger))
   end
-  return set, found, fleet_found
+  return set, found, json.array(judged.fleet)
 end
 
 -- The data files of the rule set of sources (ruleset.read), read as
@@ -200,17 +203,14 @@ end
 -- history, max_gap = seconds, observe = bool} or {error = why}. Returns the
 -- report {ledger, findings, worst, counts, codes, rules = {loaded, errors}}.
 function M.judge(core, input, sources, given, h, extra_errors)
-  local data, data_errors
-  if sources then
-    data, data_errors = isolated.data_of(core, sources) -- the site's Xid catalogue grades the ledger
-  end
-  local ledger = M.ledger_of(input, data and data.xid_catalogue)
+  local data = sources and M.data(core, sources) -- the site's Xid catalogue grades the ledger
+  local ledger = M.ledger_of(input, data and data[1].xid_catalogue)
   if h then
     apply_history(ledger, h)
   end
   local report = { ledger = ledger, findings = json.array(), codes = {} }
   if sources then
-    local set, found = M.rules(core, sources, given, { ledger }, nil, extra_errors, { data, data_errors })
+    local set, found = M.rules(core, sources, given, { ledger }, { extra_errors = extra_errors, data = data })
     report.findings = found[1]
     report.codes = ruleset.codes(set)
     report.rules = { loaded = #set.rules, errors = #set.errors }

@@ -115,7 +115,7 @@ function M.run_check(core, dir, given, inputs)
       read[#read + 1] = input
     end
   end
-  local set, found = judge.rules(core, sources, given, ledgers, nil, nil, data)
+  local set, found = judge.rules(core, sources, given, ledgers, { data = data })
   local by_input = {}
   for i, input in ipairs(read) do
     by_input[input] = { ledger = ledgers[i], findings = found[i] }

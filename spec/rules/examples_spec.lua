@@ -77,7 +77,7 @@ describe("rules/examples", function()
 
     local function judge(summary, given, rules)
       rules = rules or set
-      local _, _, found = judge_mod.rules(H.core, rules.sources, given, {}, fleet.view(summary))
+      local _, _, found = judge_mod.rules(H.core, rules.sources, given, {}, { view = fleet.view(summary) })
       return found
     end
 
