@@ -73,8 +73,11 @@ describe("judge.rules with site files (isolated.lua)", function()
       ["fleet_loop.lua"] = 'return { code = "fleet-loop", level = "WARN", evaluate_fleet = function() string.rep("", math.maxinteger) end }',
     }, view)
     assert.same({ dir .. "/fleet_loop.lua: deadline of 300 ms passed" }, set.errors)
-    assert.same({ dir .. "/fleet_loop.lua: deadline of 300 ms passed" }, messages(found, "rule-error"))
-    assert.same({ { level = "WARN", code = "fleet-good", node = "fleet", message = "fine" } }, fleet_found)
+    assert.same({}, messages(found, "rule-error")) -- the fleet's error, not the node's
+    assert.same({
+      { level = "ERROR", code = "rule-error", node = "fleet", message = dir .. "/fleet_loop.lua: deadline of 300 ms passed" },
+      { level = "WARN", code = "fleet-good", node = "fleet", message = "fine" },
+    }, fleet_found)
   end)
 
   it("makes a rule that loops in its message handler a rule-error naming its file; the others stand", function()

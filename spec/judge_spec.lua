@@ -60,4 +60,54 @@ describe("gpuledger.judge", function()
     report = judge.judge(H.core, snapshot(), nil, nil, { error = "/h.json: not JSON", max_gap = 45 })
     assert.same({ "history: /h.json: not JSON" }, report.ledger.errors)
   end)
+
+  describe("judge.rules: the set's errors", function()
+    local dir
+    before_each(function()
+      dir = H.tempdir()
+      H.write(dir .. "/thresholds.lua", "return 42")
+      H.write(dir .. "/my rule.lua", 'return { code = "x", level = "WARN", evaluate = function() end }')
+    end)
+    after_each(function()
+      H.remove(dir)
+    end)
+    -- the rule-errors of found, each "<node> <message>"
+    local function rule_errors(found)
+      local out = {}
+      for _, finding in ipairs(found) do
+        if finding.code == "rule-error" then
+          out[#out + 1] = finding.node .. " " .. finding.message
+        end
+      end
+      return out
+    end
+    -- the two errors as rule_errors gives them, about node
+    local function about(node)
+      return {
+        node .. " " .. dir .. "/thresholds.lua: returned a number, want a table of thresholds",
+        node .. " " .. dir .. "/my rule.lua: a rule file is named with letters, digits, _ and - only",
+      }
+    end
+
+    it("with a fleet view are the fleet's rule-errors, once, even when no node was read", function()
+      for _, n in ipairs { 0, 2 } do
+        local ledgers = {}
+        for i = 1, n do
+          ledgers[i] = judge.ledger_of(snapshot())
+        end
+        local set, found, fleet_found = judge.rules(H.core, ruleset.read(H.core, dir), {}, ledgers,
+          { view = { nodes = {}, total = {} } })
+        assert.equal(2, #set.errors)
+        assert.same(about("fleet"), rule_errors(fleet_found))
+        for i = 1, n do
+          assert.same({}, rule_errors(found[i]))
+        end
+      end
+    end)
+
+    it("without a fleet view are each ledger's rule-errors (a node's check)", function()
+      local report = judge.judge(H.core, snapshot(), ruleset.read(H.core, dir), {})
+      assert.same(about(report.ledger.node), rule_errors(report.findings))
+    end)
+  end)
 end)

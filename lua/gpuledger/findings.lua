@@ -30,6 +30,12 @@ function M.rule_error(ledger, message)
   }
 end
 
+-- A rule-error finding about the fleet (the fleet's findings stay in the
+-- order they came: no sort key).
+function M.fleet_rule_error(message)
+  return { level = "ERROR", code = "rule-error", node = "fleet", message = message }
+end
+
 -- What an automation needs to act on a finding about a tenant or a
 -- reservation: its namespace, job, task, alloc, container and pids, where
 -- known. Copied onto the finding.
@@ -208,8 +214,7 @@ function M.evaluate_fleet(core, rules, fleet, policy)
         emitted[#emitted + 1] = { level = level, code = rule.code, node = "fleet", message = f.message }
       end
       local function rule_error_of(why)
-        all[#all + 1] = { level = "ERROR", code = "rule-error", node = "fleet",
-          message = string.format("rule %s (%s): %s", rule.code, rule.origin, why) }
+        all[#all + 1] = M.fleet_rule_error(string.format("rule %s (%s): %s", rule.code, rule.origin, why))
       end
       if level_error then
         rule_error_of(level_error)

@@ -143,8 +143,9 @@ end
 -- Returns the set as the program shows it ({rules =
 -- rows {code, level, level_error?, doc, order, for, file, origin, node,
 -- fleet}, errors = [text]}, levels already given), the findings of each
--- ledger in order (the set's errors first, as rule-errors), and the fleet's
--- findings (about the node "fleet"; none without a view).
+-- ledger in order, and the fleet's findings (about the node "fleet"; none
+-- without a view). The set's errors are rule-errors once, first: in the
+-- fleet's findings with a view, else in each ledger's.
 function M.rules(core, sources, given, ledgers, opts)
   opts = opts or {}
   local set = { rules = {}, errors = {} }
@@ -177,16 +178,22 @@ function M.rules(core, sources, given, ledgers, opts)
     set.errors[#set.errors + 1] = text
   end
 
+  -- the set's errors as rule-errors, first: the fleet's once with a view, else each ledger's
+  local fleet_found = json.array()
+  for _, text in ipairs(opts.view and set.errors or {}) do
+    fleet_found[#fleet_found + 1] = findings.fleet_rule_error(text)
+  end
+  table.move(judged.fleet, 1, #judged.fleet, #fleet_found + 1, fleet_found)
   local found = {}
   for i, ledger in ipairs(ledgers) do
     local all = {}
-    for _, text in ipairs(set.errors) do
+    for _, text in ipairs(opts.view and {} or set.errors) do
       all[#all + 1] = findings.rule_error(ledger, text)
     end
     table.move(judged.found[i], 1, #judged.found[i], #all + 1, all)
     found[i] = json.array(findings.ordered(all, ledger))
   end
-  return set, found, json.array(judged.fleet)
+  return set, found, fleet_found
 end
 
 -- The data files of the rule set of sources (ruleset.read), read as

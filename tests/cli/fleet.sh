@@ -124,6 +124,19 @@ expect_not_in "the fleet rule is quiet under the site's threshold (50 %)" "$out"
 run check --demo --rules "$WORK/site"
 expect_not_in "a node's own check skips a rule of the fleet only" "$out" "fleet-reserved-idle"
 
+# ---- a broken site file: a rule-error of the fleet, once ----------------------
+mkdir "$WORK/broken"
+printf 'return 42\n' >"$WORK/broken/thresholds.lua"
+BROKEN="$WORK/broken/thresholds.lua: returned a number, want a table of thresholds"
+run fleet check --rules "$WORK/broken" --targets "$DEAD" --exit-on error
+expect_rc "a broken site file, no node read: ERROR, exit 3" 3
+expect_eq "no node read: the broken file is one rule-error, about the fleet" \
+    "$(printf '%s\n' "$out" | grep -F "$BROKEN" | tr -s ' ' | cut -d' ' -f1-3)" "ERROR rule-error fleet"
+run fleet check --rules "$WORK/broken" --targets "$REPLAY,$GO" --exit-on error
+expect_rc "a broken site file over two nodes that have no ERROR: exit 3" 3
+expect_eq "two nodes read: the broken file is one rule-error, about the fleet" \
+    "$(printf '%s\n' "$out" | grep -F "$BROKEN" | tr -s ' ' | cut -d' ' -f1-3)" "ERROR rule-error fleet"
+
 # ---- bad input --------------------------------------------------------------
 run fleet ls --targets "gpud"
 expect_rc "a target without a port is a usage error" 2

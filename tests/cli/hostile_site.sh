@@ -164,6 +164,10 @@ expect_fleet_judged() {
 bounded "fleet check with hostile rules" 40 fleet check --exit-on error --rules "$FLEET_RULES" --targets "$NODE_A,$NODE_B"
 expect_rc "fleet check --exit-on error with hostile rules: exit 3 (rule-errors are ERROR)" 3
 expect_fleet_judged "fleet check" "$out"
+for file in handler rep fleet_rep; do
+    expect_eq "fleet check: $file.lua's rule-error comes once, about the fleet (not once per node)" \
+        "$(printf '%s\n' "$out" | grep -F "$FLEET_RULES/$file.lua: deadline of" | tr -s ' ' | cut -d' ' -f1-3)" "ERROR rule-error fleet"
+done
 
 if start_serving fleet-serve fleet serve --rules "$FLEET_RULES" --targets "$NODE_A,$NODE_B" --listen 127.0.0.1:0 --interval 1s; then
     http GET "$URL/fleet"
