@@ -80,6 +80,28 @@ describe("judge.rules with site files (isolated.lua)", function()
     }, fleet_found)
   end)
 
+  it("gives a site file, and the site's files together, more time for each further ledger (fleet)", function()
+    local given = {}
+    local run_isolated = H.core.run_isolated
+    H.core.run_isolated = function(fn, opts) -- the work here, its deadline noted
+      given[#given + 1] = opts.deadline_ms
+      return fn()
+    end
+    local dir = H.tempdir()
+    H.write(dir .. "/good.lua", GOOD)
+    local ledger = judge.ledger_of(snapshot.demo(H.core))
+    local ok, err = pcall(function()
+      judge.rules(H.core, ruleset.read(H.core, dir), {}, { ledger })
+      judge.rules(H.core, ruleset.read(H.core, dir), {}, { ledger, ledger, ledger })
+    end)
+    H.core.run_isolated = run_isolated
+    H.remove(dir)
+    assert.is_true(ok, err)
+    assert.same({ 300, 300 + 2 * isolated.FILE_LEDGER_MS }, given)
+    local file_ms, set_ms = isolated.deadlines(1001)
+    assert.same({ 300 + 1000 * isolated.FILE_LEDGER_MS, isolated.SET_DEADLINE_MS + 1000 * isolated.SET_LEDGER_MS }, { file_ms, set_ms })
+  end)
+
   it("makes a rule that loops in its message handler a rule-error naming its file; the others stand", function()
     local set, found, dir = judged {
       ["good.lua"] = GOOD,

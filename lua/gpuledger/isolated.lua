@@ -15,10 +15,22 @@ local sandbox = require "gpuledger.sandbox"
 local M = {}
 
 -- Each rule file's deadline (loading it, its level, its evaluations), the
--- whole set's, and the renderers'.
+-- whole set's, and the renderers'; and what each ledger judged past the
+-- first adds to a file's deadline and to the set's (fleet judges every
+-- node's ledger).
 M.FILE_DEADLINE_MS = 2000
 M.SET_DEADLINE_MS = 10000
 M.RENDER_DEADLINE_MS = 5000
+M.FILE_LEDGER_MS = 10
+M.SET_LEDGER_MS = 50
+
+-- The deadline of each rule file and of the whole set when they judge n
+-- ledgers: FILE_DEADLINE_MS and SET_DEADLINE_MS for one ledger (or none),
+-- and FILE_LEDGER_MS and SET_LEDGER_MS more for each further one.
+function M.deadlines(n)
+  local further = math.max(n - 1, 0)
+  return M.FILE_DEADLINE_MS + further * M.FILE_LEDGER_MS, M.SET_DEADLINE_MS + further * M.SET_LEDGER_MS
+end
 
 -- value with every float that is a whole number made an integer again
 -- (JSON gives floats; a GPU's index, the budgets must be integers).

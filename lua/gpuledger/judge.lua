@@ -135,8 +135,8 @@ end
 -- (the fleet's summary as rules read it, fleet.view) is given, the fleet,
 -- with the rule set of sources (ruleset.read) under the operator's policy
 -- choices `given`: the embedded rules here, each site file in a child of its
--- own (isolated.call) under isolated.FILE_DEADLINE_MS, the site files under
--- isolated.SET_DEADLINE_MS together; the site's data files in a child too
+-- own (isolated.call), the site files under the deadlines of
+-- isolated.deadlines(#ledgers); the site's data files in a child too
 -- (isolated.data_of). A file that fails is a rule-error naming it and the
 -- other files' findings stand. opts (nil for none): view; extra_errors, more
 -- errors (text) of the set; data, what M.data gave when already had.
@@ -161,14 +161,15 @@ function M.rules(core, sources, given, ledgers, opts)
 
   local embedded, site = embedded_and_site(sources)
   take(judged, run_files(core, sources, embedded, data, given, ledgers, opts.view))
+  local file_ms, set_ms = isolated.deadlines(#ledgers)
   local started = core.now()
   for _, stem in ipairs(site) do
-    local left_ms = isolated.SET_DEADLINE_MS - math.floor((core.now() - started) * 1000)
+    local left_ms = set_ms - math.floor((core.now() - started) * 1000)
     local out, why
     if left_ms <= 0 then
-      why = string.format("not run: the site's rules took longer than their deadline of %d ms together", isolated.SET_DEADLINE_MS)
+      why = string.format("not run: the site's rules took longer than their deadline of %d ms together", set_ms)
     else
-      out, why = isolated.call(core, math.min(isolated.FILE_DEADLINE_MS, left_ms), function()
+      out, why = isolated.call(core, math.min(file_ms, left_ms), function()
         return run_files(core, sources, { stem }, data, given, ledgers, opts.view)
       end)
     end
