@@ -69,20 +69,17 @@ describe("source-unavailable (a tenant that could not be identified, issue 10)",
     H.contains("no engine could identify it (not known to docker or podman)", f[1].message)
   end)
 
-  it("a container its cgroup says containerd runs: says gpuledger asks only Docker and Podman", function()
-    local snap = H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} }
-    snap.sources.proc.pids["4242"].runtime = "containerd"
-    local f = on_gpu(snap)
-    assert.equal(1, #f)
-    H.contains("no engine could identify it (its cgroup names containerd, and gpuledger asks only Docker and Podman)", f[1].message)
-  end)
-
-  it("a Podman container while Podman was not asked: says so, rather than blame Docker", function()
-    local snap = H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} }
-    snap.sources.proc.pids["4242"].runtime = "libpod"
-    local f = on_gpu(snap)
-    assert.equal(1, #f)
-    H.contains("no engine could identify it (its cgroup names Podman, which was not asked (--podman))", f[1].message)
+  it("a container of a runtime gpuledger does not ask (containerd, or Podman while --podman is off): says so, rather than blame Docker", function()
+    for runtime, cause in pairs {
+      containerd = "its cgroup names containerd, and gpuledger asks only Docker and Podman",
+      libpod = "its cgroup names Podman, which was not asked (--podman)",
+    } do
+      local snap = H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} }
+      snap.sources.proc.pids["4242"].runtime = runtime
+      local f = on_gpu(snap)
+      assert.equal(1, #f)
+      H.contains("no engine could identify it (" .. cause .. ")", f[1].message)
+    end
   end)
 
   it("processes while the proc source failed: an ERROR naming them and proc's error; none with --no-docker", function()
