@@ -135,5 +135,9 @@ describe("health.read", function()
     records, errors = health.read({ fields = { "index", "uuid", "pci.bus_id" }, rows = { { "0", "GPU-a" } } }, { error = "remapped: failed" })
     assert.same({}, records)
     assert.same({ "nvidia-smi health: expected 3 fields, got 2", "remapped: failed" }, errors)
+    records, errors = health.read({ fields = { "index", "uuid", "pci.bus_id" }, rows = { { "0", "GPU-a", "00000000:3B:00.0" } } },
+      { fields = health.REMAPPED_ROWS_FIELDS, rows = { { "00000000:3B:00.0", "GPU-a", "0" } } })
+    assert.is_nil(records[1].remappedRowsCorrectable)
+    assert.same({ "nvidia-smi remapped-rows: expected 6 fields, got 3" }, errors) -- not dropped silently
   end)
 end)

@@ -39,11 +39,11 @@ describe("sources.nomad_node", function()
   it("keeps a field of the wrong type as it came, for the ledger to report (issue 10)", function()
     local reduced = nomad_node.reduce(json.decode([[{"NodeResources": {"Devices": [
       {"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA L4", "Instances": [
-        {"ID": 5, "Healthy": "true", "Locality": {"PciBusID": 3}}, "GPU-x"]},
+        {"ID": 5, "Healthy": "true", "Locality": {"PciBusID": 3}}, "GPU-x", {"ID": "GPU-z", "Locality": 7}]},
       {"Vendor": "nvidia", "Type": "gpu", "Name": 4, "Instances": {"ID": "GPU-y"}}
     ]}}]]))
     assert.same({
-      { Name = "NVIDIA L4", Instances = { { ID = 5, Healthy = "true", PciBusID = 3 }, "GPU-x" } },
+      { Name = "NVIDIA L4", Instances = { { ID = 5, Healthy = "true", PciBusID = 3 }, "GPU-x", { ID = "GPU-z", PciBusID = 7 } } },
       { Name = 4, Instances = { ID = "GPU-y" } },
     }, reduced)
   end)

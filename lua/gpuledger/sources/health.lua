@@ -186,7 +186,9 @@ function M.read(health, remapped_rows)
   end
   for _, row in ipairs(remapped_rows and remapped_rows.rows or {}) do
     local record = by_bus[pci.bus_key(text.trim(row[1] or "")) or ""]
-    if record and #row == #remapped_rows.fields then
+    if #row ~= #remapped_rows.fields then
+      errors[#errors + 1] = string.format("nvidia-smi remapped-rows: expected %d fields, got %d", #remapped_rows.fields, #row)
+    elseif record then -- (a row of a GPU the health query did not list has no record to fill)
       fill(record, remapped_rows.fields, row)
     end
   end

@@ -28,8 +28,8 @@ local function reduce_instance(instance)
   if type(instance) ~= "table" then
     return instance
   end
-  local locality = type(instance.Locality) == "table" and instance.Locality or {}
-  local bus_id = locality.PciBusID
+  local locality = instance.Locality
+  local bus_id = type(locality) == "table" and locality.PciBusID or locality -- a wrong Locality is named as the bus id
   return {
     ID = instance.ID, Healthy = instance.Healthy, HealthDescription = instance.HealthDescription,
     PciBusID = type(bus_id) == "string" and bus_id:gsub("%z", "") or bus_id,
