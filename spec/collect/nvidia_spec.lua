@@ -48,10 +48,12 @@ local APPS = "GPU-aaaa1111-0000-4000-8000-000000000000, 4242, 2048, /usr/bin/Han
   .. "GPU-bbbb2222-0000-4000-8000-000000000000, 6060, 48, /usr/local/bin/python3\n"
 
 -- What the node asks of nvidia-smi, the health query aside: the main query
--- and the process list, then the thermal queries.
+-- and the process list, then the thermal queries, by one deadline of
+-- collect.TIMEOUT_MS from now (as collect/node.lua gives them).
 local function nvidia_answers(core, binary)
-  local source = collect.collect(core, binary)
-  collect.collect_thermal(core, source)
+  local deadline_ms = core.monotonic_ms() + collect.TIMEOUT_MS
+  local source = collect.collect(core, binary, deadline_ms)
+  collect.collect_thermal(core, source, deadline_ms)
   return source
 end
 

@@ -64,14 +64,13 @@ end
 
 -- Collects the health query with core (core.spawn, core.parse_csv) from
 -- the nvidia-smi binary, all of its queries by deadline_ms
--- (core.monotonic_ms; the nvidia collector's length from now when nil: the
--- node shares one deadline among all of nvidia-smi's queries). Returns the snapshot's "health" source:
+-- (core.monotonic_ms: the deadline the node gives all of nvidia-smi's
+-- queries). Returns the snapshot's "health" source:
 -- {ok=true, binary, health = {fields, rows}, remapped_rows?} (remapped_rows,
 -- for drivers without remapped_rows.* fields: {fields, rows} or {error};
 -- absent when the driver has no such query either), or {ok=false, binary,
 -- error}.
 function M.collect(core, binary, deadline_ms)
-  deadline_ms = deadline_ms or core.monotonic_ms() + nvidia.TIMEOUT_MS
   local answer, err, plan = ask(core, binary, deadline_ms)
   if not answer then
     return { ok = false, binary = binary, error = err }

@@ -46,11 +46,11 @@ end
 
 -- Reads this node's allocations from the Nomad agent config.nomad names
 -- (its id from /v1/agent/self unless node_id is given), by deadline_ms
--- (core.monotonic_ms; M.DEADLINE_MS from now when nil). Returns the
+-- (core.monotonic_ms; collect/node.lua sets it M.DEADLINE_MS from the
+-- start, for this and collect_devices together). Returns the
 -- snapshot source {ok=true, address, node_id, allocations} (each allocation
 -- reduced) or {ok=false, address, error}.
 function M.collect(core, config, deadline_ms)
-  deadline_ms = deadline_ms or core.monotonic_ms() + M.DEADLINE_MS
   local address = config.address
   local function failed(why)
     return { ok = false, address = address, error = why }
@@ -97,7 +97,6 @@ end
 -- the snapshot source {ok=true, address, node_id, devices}
 -- (nomad_node.reduce) or {ok=false, address, error}.
 function M.collect_devices(core, config, node_id, deadline_ms)
-  deadline_ms = deadline_ms or core.monotonic_ms() + M.DEADLINE_MS
   local address = config.address
   local request = assert(M.tls_options(config)) -- collect() refused a bad pair first
   local endpoint = assert(http.endpoint(address))

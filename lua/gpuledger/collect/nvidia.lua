@@ -52,14 +52,13 @@ end
 
 -- Collects nvidia-smi's main query and who holds the GPUs (the process
 -- list) with core (core.spawn, core.parse_csv) by deadline_ms
--- (core.monotonic_ms; M.TIMEOUT_MS from now when nil), the deadline that
--- the health query and then the thermal queries (M.collect_thermal) share
--- (collect/node.lua): what matters most is asked first.
+-- (core.monotonic_ms), the deadline that the health query and then the
+-- thermal queries (M.collect_thermal) share (collect/node.lua sets it
+-- M.TIMEOUT_MS from the start): what matters most is asked first.
 -- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
 -- compute_apps} (compute_apps {fields, rows} or {error=}), or {ok=false,
 -- binary, error} when the main query failed.
 function M.collect(core, binary, deadline_ms)
-  deadline_ms = deadline_ms or core.monotonic_ms() + M.TIMEOUT_MS
   local main, err = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
   if not main then
     return { ok = false, binary = binary, error = err }
@@ -78,7 +77,7 @@ function M.collect(core, binary, deadline_ms)
 end
 
 -- Adds the optional thermal answers to source (an "nvidia" source of
--- M.collect), asked by deadline_ms (as M.collect's): tlimit and the
+-- M.collect), asked by deadline_ms (M.collect's): tlimit and the
 -- slowdown flags (clocks_event_reasons, else the legacy throttle reasons),
 -- each {fields, rows} or {error=}. Nothing is asked of a source that failed
 -- or answered short rows.
@@ -86,7 +85,6 @@ function M.collect_thermal(core, source, deadline_ms)
   if not source.ok or parse.short_row(source.query_gpu) then
     return
   end
-  deadline_ms = deadline_ms or core.monotonic_ms() + M.TIMEOUT_MS
   source.tlimit = answer_or_error(core, source.binary, "tlimit", "--query-gpu", parse.TLIMIT_FIELDS, deadline_ms)
   for _, group in ipairs(parse.SLOWDOWN_GROUPS) do
     source.slowdown = answer_or_error(core, source.binary, group, "--query-gpu", parse.slowdown_fields(group), deadline_ms)
