@@ -152,6 +152,16 @@ local function flag_lines(f)
   return string.format("  --%s%s\n        %s%s%s", f.name, value, f.help, default, env)
 end
 
+-- Appends to lines a section of the help: a blank line, "title:" and the
+-- items; nothing when there are none.
+local function add_section(lines, title, items)
+  if #items > 0 then
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = title .. ":"
+    table.move(items, 1, #items, #lines + 1, lines)
+  end
+end
+
 -- The usage text (help, -h, --help: on stdout). available: the set of
 -- commands this version has (the others, and the flags only they read,
 -- are left out). command: nil for the whole usage, or a command whose
@@ -182,11 +192,7 @@ function M.usage(available, command)
       own[#own + 1] = "  " .. COMMAND_FLAGS.rules[name].help
     end
   end
-  if #own > 0 then
-    lines[#lines + 1] = ""
-    lines[#lines + 1] = "rules flags:"
-    table.move(own, 1, #own, #lines + 1, lines)
-  end
+  add_section(lines, "rules flags", own)
   local flags = {}
   for _, flag in ipairs(FLAGS) do
     local f = BY_NAME[flag[1]]
@@ -198,11 +204,7 @@ function M.usage(available, command)
       flags[#flags + 1] = flag_lines(f)
     end
   end
-  if #flags > 0 then
-    lines[#lines + 1] = ""
-    lines[#lines + 1] = "flags:"
-    table.move(flags, 1, #flags, #lines + 1, lines)
-  end
+  add_section(lines, "flags", flags)
   return table.concat(lines, "\n") .. "\n"
 end
 
