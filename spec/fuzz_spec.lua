@@ -109,22 +109,34 @@ local function through_pipeline(snap)
   return not ok and why or nil
 end
 
+-- A tally of the cases that failed: add(label, why) counts a why that is
+-- not nil, keeping the first five; assert_none() fails with them.
+local function tally()
+  local failures, first = 0, {}
+  return {
+    add = function(label, why)
+      if why then
+        failures = failures + 1
+        if #first < 5 then
+          first[#first + 1] = string.format("%s: %s", label, tostring(why))
+        end
+      end
+    end,
+    assert_none = function()
+      assert.equal(0, failures, table.concat(first, "\n"))
+    end,
+  }
+end
+
 describe("fuzz: mutated snapshots", function()
   it(string.format("go through the whole pipeline without an internal error (%d cases, seed %d)", CASES, SEED), function()
     local text = json.encode(snapshot.demo(H.core))
     local generator = seeded(SEED)
-    local failures, first = 0, {}
+    local failed = tally()
     for case = 1, CASES do
-      local snap = mutated(text, generator)
-      local why = through_pipeline(snap)
-      if why then
-        failures = failures + 1
-        if #first < 5 then
-          first[#first + 1] = string.format("case %d: %s", case, tostring(why))
-        end
-      end
+      failed.add(string.format("case %d", case), through_pipeline(mutated(text, generator)))
     end
-    assert.equal(0, failures, table.concat(first, "\n"))
+    failed.assert_none()
   end)
 end)
 
@@ -277,21 +289,15 @@ describe("fuzz: mutated API answers", function()
       answers[i] = json.encode(kind.answer(demo))
     end
     local generator = seeded(SEED)
-    local failures, first = 0, {}
+    local failed = tally()
     for case = 1, CASES do
       local i = case % #ANSWERS + 1
       local kind, snap = ANSWERS[i], json.decode(text)
       local ok, why = xpcall(function()
         kind.keep(snap.sources, kind.mutate(json.decode(answers[i]), generator))
       end, debug.traceback)
-      why = not ok and why or through_pipeline(snap)
-      if why then
-        failures = failures + 1
-        if #first < 5 then
-          first[#first + 1] = string.format("case %d (%s): %s", case, kind.name, tostring(why))
-        end
-      end
+      failed.add(string.format("case %d (%s)", case, kind.name), not ok and why or through_pipeline(snap))
     end
-    assert.equal(0, failures, table.concat(first, "\n"))
+    failed.assert_none()
   end)
 end)
