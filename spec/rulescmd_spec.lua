@@ -6,7 +6,6 @@
 local H = require "helper"
 local json = require "gpuledger.json"
 local rulescmd = require "gpuledger.rulescmd"
-local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
 local snapshot = require "gpuledger.snapshot"
 
@@ -245,15 +244,6 @@ describe("gpuledger.rulescmd", function()
   end)
 
   describe("the for field", function()
-    it("takes Prometheus durations, largest unit first", function()
-      for _, good in ipairs { "10m", "1h30m", "90s", "500ms", "1d", "2w", "1y", "1h0m5s", "0s" } do
-        assert.is_true(ruleset.is_duration(good), good)
-      end
-      for _, bad in ipairs { "", "10", "m", "ten minutes", "1m1h", "1.5h", "10 m", "1h1h", "-5m", 10 } do
-        assert.is_false(ruleset.is_duration(bad), tostring(bad))
-      end
-    end)
-
     it("a rule with a bad for is a load error naming the file", function()
       local set = H.site_rules { ["late.lua"] = 'return { code = "late", level = "WARN", ["for"] = "ten minutes", evaluate = function() end }' }
       assert.equal(1, #set.errors)

@@ -10,12 +10,13 @@
 local errors = require "gpuledger.errors"
 local gl = require "gpuledger.gl"
 local json = require "gpuledger.json"
+local rule_schema = require "gpuledger.rule_schema"
 local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
 
 local M = {}
 
-local LEVELS = ruleset.LEVELS
+local LEVELS = rule_schema.LEVELS
 local RULE_ERROR_ORDER = 0
 -- Ranks within a level: health on a GPU someone is on, health on a free
 -- GPU, everything else.

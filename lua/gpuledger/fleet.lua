@@ -8,7 +8,7 @@
 local cjson = require "cjson"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
-local ruleset = require "gpuledger.ruleset"
+local rule_schema = require "gpuledger.rule_schema"
 
 local M = {}
 
@@ -353,7 +353,7 @@ function M.merge_findings(summary, node_findings, fleet_findings)
     end
   end
   table.sort(all, function(a, b)
-    local rank_a, rank_b = ruleset.LEVELS[a.finding.level], ruleset.LEVELS[b.finding.level]
+    local rank_a, rank_b = rule_schema.LEVELS[a.finding.level], rule_schema.LEVELS[b.finding.level]
     if rank_a ~= rank_b then
       return rank_a > rank_b
     end

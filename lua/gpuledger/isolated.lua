@@ -9,7 +9,7 @@
 -- there is a scripts directory (docs/rules.md, "What a site gets").
 local errors = require "gpuledger.errors"
 local json = require "gpuledger.json"
-local ruleset = require "gpuledger.ruleset"
+local rule_data = require "gpuledger.rule_data"
 local sandbox = require "gpuledger.sandbox"
 
 local M = {}
@@ -69,10 +69,10 @@ end
 -- no site code to run: the embedded data, read here.
 function M.data_of(core, sources)
   if next(sources.data) == nil then
-    return ruleset.embedded_data(core), {}
+    return (rule_data.load(core, nil)), {}
   end
   local out, why = M.call(core, M.FILE_DEADLINE_MS, function()
-    local data, data_errors = ruleset.load_data(core, sources)
+    local data, data_errors = rule_data.load(core, sources.data)
     local texts = json.array()
     for _, err in ipairs(data_errors) do
       texts[#texts + 1] = errors.text(err)
@@ -81,11 +81,11 @@ function M.data_of(core, sources)
   end)
   if not out then
     local files = {}
-    for _, stem in ipairs(ruleset.DATA_FILES) do
-      files[#files + 1] = sources.data[stem] and sources.data[stem].path
+    for _, file in ipairs(rule_data.FILES) do
+      files[#files + 1] = sources.data[file.stem] and sources.data[file.stem].path
     end
     local named = #files > 0 and table.concat(files, ", ") or "the rules' data files"
-    return ruleset.embedded_data(core), { string.format("%s: %s; the embedded defaults stay", named, why) }
+    return (rule_data.load(core, nil)), { string.format("%s: %s; the embedded defaults stay", named, why) }
   end
   local catalogue = {} -- JSON keys are strings; the catalogue is by Xid code
   for code, entry in pairs(out.xid_catalogue or {}) do

@@ -9,7 +9,7 @@ local gl = require "gpuledger.gl"
 local history = require "gpuledger.history"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
-local ruleset = require "gpuledger.ruleset"
+local rule_schema = require "gpuledger.rule_schema"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -123,7 +123,7 @@ local function health_families(w, node, entries)
     "The GPU's health, the worst of its health findings: 0 OK, 1 WARN, 2 BAD, 3 ERROR; absent when nothing of its health was read.")
   for _, gpu in ipairs(entries) do
     if gpu.healthVerdict then
-      w.sample(gpu_labels(node, gpu), ruleset.LEVELS[gpu.healthVerdict.level])
+      w.sample(gpu_labels(node, gpu), rule_schema.LEVELS[gpu.healthVerdict.level])
     end
   end
   w.family("gpuledger_gpu_xid_events", "gauge", "Xid events in this boot's kernel log for the GPU, per Xid code (read again at each refresh).")
@@ -314,7 +314,7 @@ function M.node(report, h, refresh, build)
   end
 
   w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
-  w.sample({ { "node", node } }, ruleset.LEVELS[report.worst])
+  w.sample({ { "node", node } }, rule_schema.LEVELS[report.worst])
 
   w.family("gpuledger_gpu_info", "gauge", "One series per GPU naming its model and PCI bus id; always 1.")
   for _, gpu in ipairs(entries) do
