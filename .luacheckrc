@@ -1,4 +1,4 @@
--- luacheck: the style of DESIGN.md (Lua 5.4, no globals). Messages are long
+-- luacheck: the project's Lua style (Lua 5.4, no globals). Messages are long
 -- sentences on purpose, so line length is not checked.
 std = "lua54"
 max_line_length = false

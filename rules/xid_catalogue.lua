@@ -1,6 +1,6 @@
 -- The Xid catalogue: what each Xid code means and what the operator does
 -- about it, from NVIDIA's Xid catalogue (docs.nvidia.com/deploy/xid-errors,
--- its immediate and investigatory actions) as HEALTH.md §2.5 summarises it.
+-- its immediate and investigatory actions; docs/health.md#the-xid-catalogue).
 -- The class decides the finding: "reset" and "reboot" → xid-fatal (BAD),
 -- "memory" → xid-memory (WARN), "app" → xid-app (WARN), "ignore" → none.
 -- NVLink5 codes (144–150) print Fatal or Nonfatal: `nonfatal` is the class

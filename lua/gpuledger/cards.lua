@@ -1,5 +1,5 @@
 -- What gpuledger knows of NVIDIA cards by the exact name nvidia-smi prints
--- (SPEC §3.4): how many NVENC encoder sessions the driver allows and the
+-- (docs/contract.md#encoder-limit-and-hot): how many NVENC encoder sessions the driver allows and the
 -- encoder hardware. A name not listed is unknown: no encoder verdict.
 local M = {}
 

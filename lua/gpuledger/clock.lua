@@ -1,6 +1,6 @@
 -- Instants and durations as gpuledger reads and writes them: RFC 3339 in
--- UTC, Go-style durations (SPEC D6: 500ms, 15s, 1m30s, 2h; d, w, y for
--- --since) and the short human form of SPEC §3.3 (<1m, 45m, 6h12m, 2d1h).
+-- UTC, Go-style durations (500ms, 15s, 1m30s, 2h; d, w, y for
+-- --since) and the short human form of findings (<1m, 45m, 6h12m, 2d1h).
 local M = {}
 
 local UNIT_SECONDS = {
@@ -56,7 +56,7 @@ function M.format_duration(seconds)
   return s_text
 end
 
--- The short form of a span (SPEC §3.3): <1m, 45m, 6h12m, 2d1h.
+-- The short form of a span: <1m, 45m, 6h12m, 2d1h.
 function M.human(seconds)
   if seconds < 60 then
     return "<1m"

@@ -1,4 +1,4 @@
--- Judging a ledger (SPEC §3.3–3.7): every rule of the set runs on a
+-- Judging a ledger (docs/contract.md#findings): every rule of the set runs on a
 -- read-only view of the ledger under its budget and emits findings; a rule
 -- that fails adds one rule-error ERROR instead of its findings, and the
 -- others still run. Findings come out worst first, then node-level before
@@ -231,7 +231,7 @@ function M.evaluate_fleet(core, rules, fleet, policy)
   return all
 end
 
--- The worst level present, OK when there are no findings (SPEC §3.6).
+-- The worst level present, OK when there are no findings.
 function M.worst(findings)
   local worst = "OK"
   for _, finding in ipairs(findings) do
@@ -249,7 +249,8 @@ local EXIT = {
   error = { OK = 0, WARN = 0, BAD = 0, ERROR = 3 },
 }
 
--- check's exit status for the worst level under --exit-on (SPEC §3.7).
+-- check's exit status for the worst level under --exit-on
+-- (docs/contract.md#exit-status).
 function M.exit_status(worst, exit_on)
   return EXIT[exit_on or ""][worst]
 end

@@ -1,5 +1,5 @@
--- The fleet's arithmetic (SPEC §8.3–8.4), pure: a node's ledger as read
--- from its /ledger (ours, the original Go gpuledger's with null arrays and
+-- The fleet's arithmetic (docs/contract.md#fleet), pure: a node's ledger as read
+-- from its /ledger (ours, an older release's with null arrays and
 -- its own states, or a schema-0 one with fields missing) shaped for the
 -- summary, or made readable for the rules; each node reduced to its summary
 -- row and its jobs as soon as it is read, so the fleet never holds every
@@ -119,7 +119,7 @@ end
 
 -- What the summary reads of a GPU entry: its reservations and tenants as
 -- arrays, each tenant's reserved flag, and its state, classified here
--- whatever the node said (older nodes send none, the original its own).
+-- whatever the node said (older nodes send none, or their own).
 local function shape_entry(entry)
   entry.reservations = array_of(entry.reservations, is_table)
   entry.tenants = array_of(entry.tenants, is_table)
@@ -169,7 +169,7 @@ end
 
 -- The ledger in one node's answer (core.http_get_many's result for
 -- <url>/ledger): shaped for the summary, or with for_rules readable for
--- the rules; or nil and why, in SPEC §8.2's words: a transport error as the
+-- the rules; or nil and why, in the contract's words: a transport error as the
 -- HTTP client gives it, "<url>/ledger: HTTP N", "<url>/ledger: the answer
 -- (<type>) is not JSON: …", "<url>/ledger: the answer is not a gpuledger ledger …".
 function M.answer_ledger(url, result, for_rules)
@@ -297,7 +297,7 @@ function M.summarise(rows)
   return { schema = M.SCHEMA, nodes = json.array(rows), jobs = job_list, total = total }
 end
 
--- The contract's fields of a summary row (SPEC §4.3): unreachable only
+-- The contract's fields of a summary row (docs/json.md): unreachable only
 -- when not 0, error only when there is one.
 local ROW_FIELDS = { "node", "schema", "gpus", "held", "reservedIdle", "unaccounted", "free",
   "memoryUsedMiB", "memoryTotalMiB", "unreachable", "error" }
@@ -316,7 +316,7 @@ local function contract_row(row)
   return out
 end
 
--- The summary as the contract has it (SPEC §4.3) and fleet rules read it:
+-- The summary as the contract has it (docs/json.md) and fleet rules read it:
 -- {schema, nodes, jobs, total}, plain tables with the contract's fields only.
 function M.view(summary)
   local nodes, jobs = json.array(), json.array()

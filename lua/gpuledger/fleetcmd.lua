@@ -1,4 +1,4 @@
--- `gpuledger fleet ls|check|serve` (SPEC §8, §6.3): find the nodes, read
+-- `gpuledger fleet ls|check|serve` (docs/contract.md#fleet): find the nodes, read
 -- every node's /ledger at once, reduce each ledger to its summary row the
 -- moment it arrives (and, for check and serve, give its tenants their
 -- verdicts and keep it), then sum, judge and render. The nodes and the

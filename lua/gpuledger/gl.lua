@@ -1,5 +1,5 @@
 -- gl: the helper library every rule sees, so rules say what they mean and
--- word their messages alike (SPEC §3.3: labels, short alloc ids, Go-style
+-- word their messages alike (docs/contract.md#findings: labels, short alloc ids, Go-style
 -- lists, "for 6h12m" suffixes).
 local cards = require "gpuledger.cards"
 local clock = require "gpuledger.clock"
@@ -147,7 +147,7 @@ function M.quoted_namespace(namespace)
   return string.format("%q", namespace)
 end
 
--- The tenancy a health finding ends with (HEALTH.md §5): who is on a
+-- The tenancy a health finding ends with (docs/health.md#findings): who is on a
 -- failing card, or that Nomad will hand it to the next job.
 -- " — reserved by train/trainer (alloc 1f2e3d4c), 2 tenants",
 -- " — not reserved, held by [ffmpeg-manual host]: Nomad may place the next job here",

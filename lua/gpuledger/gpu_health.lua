@@ -1,4 +1,4 @@
--- Each GPU's health in the ledger (HEALTH.md): what the health query says
+-- Each GPU's health in the ledger (docs/health.md): what the health query says
 -- of it (entry.health), this boot's Xid events on its PCI address with what
 -- the catalogue makes of them (entry.xids), and how Nomad fingerprinted it
 -- (entry.nomadDevice). GPUs nvidia-smi no longer lists, but Nomad's device

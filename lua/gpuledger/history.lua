@@ -1,4 +1,4 @@
--- The history (SPEC §7 with decision D2): per GPU, its state and since when,
+-- The history (docs/contract.md#history): per GPU, its state and since when,
 -- and counters of seconds per state; per Nomad job, seconds it held its GPUs
 -- and seconds it left them reserved and idle. Pure: observe() and annotate()
 -- take the ledger (whose `at` is the time), so specs feed literal ledgers.
@@ -7,7 +7,7 @@
 --   {"schema":1,"gpus":{uuid: {node,index,state,since,seen,seconds{state: s},uses}},
 --    "jobs":{"ns/job": {namespace,job,held,idle,seen}}}
 -- plus, on a GPU, "interrupted": the time of a read that could not vouch
--- for it (D2), until the next good read starts its clock again.
+-- for it, until the next good read starts its clock again.
 local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
@@ -33,7 +33,7 @@ local function number_or_zero(v)
 end
 
 -- Checks and normalises a decoded file (null arrays, missing tables, the
--- original's files). Returns the history, or nil and why.
+-- files of older releases). Returns the history, or nil and why.
 local function normalise(doc)
   if type(doc) ~= "table" or json.is_array(doc) or (#doc > 0) then
     return nil, "not a history object"
@@ -155,7 +155,7 @@ function M.save(core, path, h)
   return core.write_atomic(path, M.encode(h))
 end
 
--- The jobs reserving an entry now (SPEC §7): one per ns/job, empty
+-- The jobs reserving an entry now: one per ns/job, empty
 -- namespace "default", held when a tenant with one of the job's allocations
 -- is reserved.
 local function entry_uses(entry)
@@ -210,7 +210,7 @@ end
 
 -- Records one refresh's ledger, with max_gap seconds (3 × interval) as the
 -- longest silence that still counts as continuous. A ledger with an error
--- is not an observation (D2): it accrues nothing and ends the continuity of
+-- is not an observation: it accrues nothing and ends the continuity of
 -- every GPU, so the next good read starts a new `since`. Otherwise each
 -- interval since a GPU's last good read (when continuous) accrues to the
 -- state, and the jobs' held or idle use, seen at its start. GPUs and jobs

@@ -1,7 +1,7 @@
 -- JSON in and out. Decoding is lua-cjson's, with JSON null turned into nil
--- (PITFALLS.md: cjson.null is truthy) and empty arrays marked as arrays, so
+-- (cjson.null is a light userdata, and truthy) and empty arrays marked as arrays, so
 -- that [] is written back as []. Encoding is ours, because Debian's
--- cjson 2.1.0 cannot write an empty array (SPEC D1 wants [] never null):
+-- cjson 2.1.0 cannot write an empty array (and our arrays are [], never null):
 -- tables marked with json.array() are arrays, other tables with only 1..n
 -- keys are arrays, the rest objects with keys in sorted order. Strings are
 -- written as Go writes them (<, >, & and U+2028/9 escaped, bad UTF-8 as U+FFFD).

@@ -31,7 +31,7 @@ end
 -- Applies the history to ledger: with `record` (a history), the ledger is
 -- first observed into it when `observe` is true (serve) and then annotated
 -- with each GPU's stateSince; with `error` (the history could not be read),
--- that becomes a source error "history: …" of the ledger (SPEC §7).
+-- that becomes a source error "history: …" of the ledger.
 local function apply_history(ledger, h)
   if h.error then
     ledger.errors = ledger.errors or json.array()

@@ -1,7 +1,7 @@
--- The join (SPEC §3.1–3.2): from a snapshot, per GPU, who Nomad reserved it
+-- The join (docs/contract.md#the-join): from a snapshot, per GPU, who Nomad reserved it
 -- for (reservations) and who holds it (tenants: Nomad tasks, other
 -- containers, host processes), and its state. Pure: a function of the
--- snapshot alone. The ledger's fields are named as in its JSON (SPEC §4.1),
+-- snapshot alone. The ledger's fields are named as in its JSON (docs/json.md),
 -- which is also what rules read.
 local json = require "gpuledger.json"
 local docker = require "gpuledger.sources.docker"
@@ -29,7 +29,8 @@ function M.matches(ids, gpu)
   return false
 end
 
--- The state of a GPU from its tenants and reservations (SPEC §3.2).
+-- The state of a GPU from its tenants and reservations
+-- (docs/contract.md#gpu-states).
 function M.classify(entry)
   local tenants, reservations = entry.tenants or {}, entry.reservations or {}
   if #tenants == 0 then
@@ -341,7 +342,7 @@ local function cut_strings(value, max)
   return value
 end
 
--- Builds the ledger of a snapshot (SPEC §3.1), the Xid catalogue
+-- Builds the ledger of a snapshot, the Xid catalogue
 -- (rules/xid_catalogue.lua) grading its Xid events. Returns
 -- {schema, node, at, entries, nomadRead, processesRead, errors?, sources},
 -- every GPU with its health (gpu_health.lua; a GPU nvidia-smi no longer

@@ -1,4 +1,4 @@
--- The command line (SPEC §1): one flag set shared by every command, parsed
+-- The command line (docs/contract.md#command-line): one flag set shared by every command, parsed
 -- the way Go's flag package does (-x or --x, --x=v or --x v, bools take no
 -- value, parsing stops at the first non-flag), with environment defaults and
 -- validation. parse() never prints and never exits: it returns the options,
@@ -231,7 +231,7 @@ local function convert(flag, raw)
   return seconds
 end
 
--- Validates a --targets list (SPEC §8.1). Returns the targets, or nil, why.
+-- Validates a --targets list. Returns the targets, or nil, why.
 function M.parse_targets(list)
   local targets = {}
   for raw in (list .. ","):gmatch("([^,]*),") do

@@ -1,4 +1,4 @@
--- `gpuledger report` (SPEC §4.5, §9): GPU-hours per job (reserved, held,
+-- `gpuledger report` (docs/contract.md#report): GPU-hours per job (reserved, held,
 -- idle, idle share; most idle first) and per node and GPU state, from the
 -- samples of Prometheus' two queries, as a table or JSON. Pure: the values
 -- come in, the report and its texts go out.
@@ -46,7 +46,7 @@ local function jobs_of(samples)
 end
 
 -- The nodes of the per-node samples ({metric = {node, state}, value =
--- seconds}): hours per state, every state of SPEC §3.2 present, by node.
+-- seconds}): hours per state, every GPU state present, by node.
 local function nodes_of(samples)
   local by_node, list = {}, json.array()
   for _, sample in ipairs(samples) do
@@ -69,7 +69,7 @@ local function nodes_of(samples)
   return list
 end
 
--- The report (SPEC §4.5) of the two answers ({jobs = samples, nodes =
+-- The report (its JSON in docs/json.md) of the two answers ({jobs = samples, nodes =
 -- samples}) over the window `since`, made at `at` (RFC 3339).
 function M.build(answers, since, at)
   return { schema = 1, since = since, at = at, jobs = jobs_of(answers.jobs), nodes = nodes_of(answers.nodes) }

@@ -166,7 +166,7 @@ function M.level_of(rule, policy)
   return rule.level
 end
 
--- The default codes in the order of SPEC §3.5, which metrics and listings
+-- The default codes in their listing order (docs/contract.md#codes), which metrics and listings
 -- follow; site codes come after them, by name.
 local CODE_ORDER = {
   "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
@@ -178,7 +178,7 @@ for i, code in ipairs(CODE_ORDER) do
 end
 
 -- Every code of the set with its level under policy: [{code=, level=}],
--- in SPEC §3.5 order, then the site's codes by name (for the zero series of
+-- in that order, then the site's codes by name (for the zero series of
 -- gpuledger_findings and for `gpuledger rules`).
 function M.codes(set, policy)
   local codes = {}

@@ -1,6 +1,6 @@
--- `gpuledger serve` (SPEC §6.2, DESIGN.md "serve"): the node agent. Each
+-- `gpuledger serve` (docs/contract.md#http): the node agent. Each
 -- refresh, on the main thread, reads the node (or --replay / --demo),
--- builds the ledger, records it in the history (SPEC §7, D2), judges it and
+-- builds the ledger, records it in the history, judges it and
 -- renders every response once; core.serve swaps the set in whole and
 -- answers requests from it on its own threads. SIGHUP reloads the site
 -- rules, keeping the last good set when the new one has errors (which then

@@ -1,4 +1,4 @@
--- Docker and Podman (SPEC §2.3), the impure half: lists and inspects the
+-- Docker and Podman (docs/sources.md#docker-and-podman), the impure half: lists and inspects the
 -- running containers of an engine for the snapshot (gpuledger.sources.docker
 -- reads them), the list and the inspects within one deadline, the inspects
 -- at once.
@@ -47,8 +47,8 @@ end
 
 -- Lists the running containers of an engine ("docker" or "podman") at
 -- address and inspects each, with the containers of GPU processes it did not
--- list (wanted: full ids from /proc; started between the list and now,
--- SPEC §2.3), all within M.DEADLINE_MS. Returns the snapshot source
+-- list (wanted: full ids from /proc; started between the list and now),
+-- all within M.DEADLINE_MS. Returns the snapshot source
 -- {ok=true, endpoint, containers} or {ok=false, endpoint, error}.
 function M.collect(core, engine, address, wanted)
   local deadline_ms = core.monotonic_ms() + M.DEADLINE_MS

@@ -1,4 +1,4 @@
--- The fleet's nodes, the impure half (SPEC §8.1–8.2): finding them, by
+-- The fleet's nodes, the impure half (docs/contract.md#fleet): finding them, by
 -- precedence --targets, else Nomad's service discovery, else Consul's
 -- health API; and reading every node's /ledger at once. A discovery that
 -- fails is not a failed command: it gives one pseudo-node named after the

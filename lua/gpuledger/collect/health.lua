@@ -1,4 +1,4 @@
--- Collecting the nvidia-smi health query (HEALTH.md §1.9): the fields are
+-- Collecting the nvidia-smi health query (docs/health.md#the-health-query): the fields are
 -- chosen from the driver's --help-query-gpu, asked once per driver version
 -- (the query carries driver_version; a different one, or a field the driver
 -- no longer knows, asks the help again), and the remapped rows come from

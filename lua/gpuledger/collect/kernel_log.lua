@@ -1,4 +1,4 @@
--- Collecting this boot's NVRM lines from the kernel log (API-SHAPES.md §11):
+-- Collecting this boot's NVRM lines from the kernel log (docs/health.md#xid-events-the-kernel-log):
 -- --kernel-log auto tries the journal (journalctl -k -b, spawned without a
 -- shell, bounded), then /dev/kmsg (read without blocking), then
 -- /var/log/kern.log; journal, kmsg or a FILE of log lines asks for one.

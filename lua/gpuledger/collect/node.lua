@@ -1,4 +1,4 @@
--- Collecting a node's snapshot (DESIGN.md, "The snapshot is the seam"): every
+-- Collecting a node's snapshot (docs/architecture.md, "The snapshot is the seam"): every
 -- source's raw answer, already reduced where privacy demands it, or the
 -- source's error. The only module that calls the collectors of the C core.
 local clock = require "gpuledger.clock"
@@ -43,7 +43,7 @@ local function collect_proc(core, proc_root, pids)
   return { ok = true, root = proc_root, pids = by_pid }
 end
 
--- The Podman endpoint --podman names (SPEC §1.3): nil for none. `exists`
+-- The Podman endpoint --podman names: nil for none. `exists`
 -- tells whether a path exists (for auto). The second value is true when the
 -- operator named it explicitly (an unreachable named endpoint is an error; a
 -- missing default socket is simply no Podman).

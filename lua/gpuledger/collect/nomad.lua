@@ -1,4 +1,4 @@
--- Nomad (SPEC §2.4), the impure half: reads this node's allocations from
+-- Nomad (docs/sources.md#nomad), the impure half: reads this node's allocations from
 -- the agent for the snapshot, each reduced (gpuledger.sources.nomad reads
 -- them).
 local http = require "gpuledger.collect.http"
@@ -10,10 +10,10 @@ local M = {}
 
 M.DEADLINE_MS = 5000 -- for every call of one refresh together (collect and collect_devices)
 
--- What a 403 from each endpoint means the token lacks (SPEC §2.4).
+-- What a 403 from each endpoint means the token lacks.
 local CAPABILITY = { agent = "agent:read", allocations = "node:read", node = "node:read" }
 
--- The TLS options of the Nomad client from config.nomad (SPEC §2.6).
+-- The TLS options of the Nomad client from config.nomad (docs/sources.md#tls-nomad-consul-prometheus).
 -- Returns them, or nil and why (half a key pair is refused here, before
 -- any request).
 function M.tls_options(config)
@@ -93,7 +93,7 @@ function M.collect(core, config, deadline_ms)
 end
 
 -- Reads the GPU devices of node node_id as Nomad fingerprinted them (GET
--- /v1/node/:id, API-SHAPES.md §9), by deadline_ms (as collect's). Returns
+-- /v1/node/:id), by deadline_ms (as collect's). Returns
 -- the snapshot source {ok=true, address, node_id, devices}
 -- (nomad_node.reduce) or {ok=false, address, error}.
 function M.collect_devices(core, config, node_id, deadline_ms)

@@ -1,4 +1,4 @@
--- nvidia-smi (SPEC §2.1), the impure half: runs the queries through the
+-- nvidia-smi (docs/sources.md#nvidia-smi), the impure half: runs the queries through the
 -- core and keeps their raw rows for the snapshot (gpuledger.sources.nvidia
 -- reads them).
 local json = require "gpuledger.json"

@@ -1,4 +1,4 @@
--- The one impure part of `report`: the two instant queries of SPEC §9 sent
+-- The one impure part of `report`: the two instant queries (docs/contract.md#report) sent
 -- to Prometheus through core.http_get (TLS like the Nomad client, a bearer
 -- token from the variable a flag names, never seen by Lua).
 local http = require "gpuledger.collect.http"

@@ -1,4 +1,4 @@
--- serve's node page at / (SPEC §6.2) and fleet serve's (§6.3): server-rendered HTML that reads well
+-- serve's node page at / and fleet serve's (docs/contract.md#http): server-rendered HTML that reads well
 -- in light and dark (the stylesheet follows prefers-color-scheme), refreshes
 -- itself with <meta http-equiv="refresh">, and has no script and no inline
 -- style, so the Content-Security-Policy can forbid both. Every name that
@@ -305,7 +305,7 @@ local function fleet_row(row, grafana_url)
     name, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
 end
 
--- fleet serve's page (SPEC §6.3). summary: gpuledger.fleet's; findings:
+-- fleet serve's page. summary: gpuledger.fleet's; findings:
 -- the fleet's, worst first; worst: their worst level; opts: counts (of the
 -- findings per level), at (RFC 3339), interval (seconds), version and
 -- grafana_url (the checked --grafana-url: each node links to the dashboard).

@@ -1,7 +1,7 @@
--- The JSON documents of SPEC §4 (schema 1): the ledger (`ls --json`,
+-- The JSON documents of docs/json.md (schema 1): the ledger (`ls --json`,
 -- /ledger), the findings (`check --json`, /findings) and the fleet's
 -- (`fleet ls|check --json`, /fleet). Arrays are [] when
--- empty (decision D1); keys come out sorted.
+-- empty; keys come out sorted.
 local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"

@@ -1,4 +1,4 @@
--- serve's /metrics (SPEC §5): Prometheus text format 0.0.4, rendered by
+-- serve's /metrics (docs/contract.md#metrics): Prometheus text format 0.0.4, rendered by
 -- hand. Every family is contiguous and carries HELP and TYPE even with no
 -- samples; every finding code of the effective rule set has a series (zero
 -- when absent). No label carries a process name, pid, image, path or
@@ -155,7 +155,7 @@ for i, state in ipairs(ledger_mod.STATES) do
 end
 table.sort(SORTED_STATES)
 
--- The per-GPU gauges, in SPEC order: name, help, value of a GPU (nil: no sample).
+-- The per-GPU gauges, in the contract's order: name, help, value of a GPU (nil: no sample).
 local GPU_GAUGES = {
   { "gpuledger_gpu_utilization_percent", "GPU utilisation in percent.", function(g) return g.utilizationPct end },
   { "gpuledger_gpu_memory_used_bytes", "GPU memory in use, bytes.", function(g) return g.memoryUsedMiB * MIB end },
@@ -223,8 +223,8 @@ end
 
 local SOURCES = { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" }
 
--- The families an alert can name a card or a source by (additive to SPEC
--- §5): each finding on a GPU by gpu, uuid, code and level (the number of
+-- The families an alert can name a card or a source by (beside the
+-- families above): each finding on a GPU by gpu, uuid, code and level (the number of
 -- such findings, so two tenants with one code are one series of 2); 1 or 0
 -- per source read or failed at the last refresh (a source that was not
 -- asked has none); and, when refresh is given, how long the refresh took
@@ -393,7 +393,7 @@ function M.node(report, h, refresh, build)
   return w.text()
 end
 
--- fleet serve's /metrics (SPEC §5.1), without a node label: whether any
+-- fleet serve's /metrics, without a node label: whether any
 -- node was read, nodes read and unreachable, the fleet's GPUs per state,
 -- each job's reserved and held GPUs, and the fleet's findings per code
 -- (codes: the effective rule set's, each with a series, zero when absent).

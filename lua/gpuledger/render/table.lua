@@ -1,4 +1,4 @@
--- The text a person reads at a terminal (SPEC §10): the ledger table of
+-- The text a person reads at a terminal (docs/contract.md#text-output): the ledger table of
 -- `ls` and the findings list of `check`. Every name passes through
 -- text.printable, so a hostile container name cannot move the cursor.
 local clock = require "gpuledger.clock"
@@ -66,7 +66,7 @@ function M.draw(header, rows)
   return table.concat(out, "\n") .. "\n"
 end
 
--- A tenant's name (SPEC §6.2): who it is (gl.who).
+-- A tenant's name: who it is (gl.who).
 M.tenant_name = gl.who
 
 -- The marks of tenant cells: !unmanaged outside Nomad, !unreserved for a
@@ -342,7 +342,7 @@ function M.check(report, output, node_column)
   local function where_of(finding)
     return text.printable(node_column and (finding.gpu or "") or (finding.gpu or finding.node))
   end
-  local where_width, node_width, code_width = 0, 6, 18 -- the original's code width; wider when a code is longer
+  local where_width, node_width, code_width = 0, 6, 18 -- source-unavailable's width; wider when a code is longer
   for _, finding in ipairs(findings) do
     where_width = math.max(where_width, text.width(where_of(finding)))
     node_width = math.max(node_width, text.width(text.printable(finding.node)))
@@ -364,7 +364,7 @@ function M.check(report, output, node_column)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- `fleet ls` (SPEC §8.5): the header line, one row per node (an
+-- `fleet ls`: the header line, one row per node (an
 -- unreachable one with dashes and its error), the fleet's totals, and the
 -- job table when any job holds a reservation.
 function M.fleet_ls(summary)

@@ -1,4 +1,4 @@
--- Consul (SPEC §2.5): where the agent is, and the gpuledger nodes its
+-- Consul (docs/sources.md#consul-fleet-discovery): where the agent is, and the gpuledger nodes its
 -- health API lists as passing, from the decoded answer of
 -- /v1/health/service/<service>?passing=true. Pure.
 local text = require "gpuledger.text"

@@ -1,4 +1,4 @@
--- Docker and Podman (SPEC §2.3): describe() turns a container's inspect
+-- Docker and Podman (docs/sources.md#docker-and-podman): describe() turns a container's inspect
 -- answer, as the snapshot keeps it, into what the ledger needs: its name,
 -- image, Nomad allocation (from the com.hashicorp.nomad.* labels, else from a
 -- "<task>-<alloc uuid>" name) and the GPUs it was given.

@@ -1,4 +1,4 @@
--- The nvidia-smi health query (HEALTH.md §1): which fields to ask a driver
+-- The nvidia-smi health query (docs/health.md#the-health-query): which fields to ask a driver
 -- (from its --help-query-gpu list: one unknown name fails the whole query),
 -- what a bracketed cell means, and the health record of each GPU read from
 -- the answer (and from --query-remapped-rows where the driver has no

@@ -1,5 +1,5 @@
 -- Kernel log text as each reader gets it, turned into this boot's NVRM
--- records {text, at?} (API-SHAPES.md §11): journalctl's JSON lines, the
+-- records {text, at?} (docs/sources.md#the-kernel-log): journalctl's JSON lines, the
 -- records of /dev/kmsg, and plain lines as dmesg, journalctl -k or
 -- /var/log/kern.log print them. Only lines from "NVRM:" on are kept: they are
 -- all the health view reads, and no other line reaches the snapshot.

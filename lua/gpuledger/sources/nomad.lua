@@ -1,4 +1,4 @@
--- Nomad (SPEC §2.4): read() turns the allocations of this node, as the
+-- Nomad (docs/sources.md#nomad): read() turns the allocations of this node, as the
 -- snapshot keeps them, into the allocations the token could see (id →
 -- namespace) and the GPU reservations of running and pending ones.
 local consul = require "gpuledger.sources.consul"
@@ -96,7 +96,7 @@ function M.read(source)
 end
 
 -- The fleet's targets {node, url} from Nomad's registrations of a service
--- (/v1/service/<name>, SPEC §8.1): node = the registration's address, url
+-- (/v1/service/<name>): node = the registration's address, url
 -- http://address:port (an IPv6 address in brackets), sorted by node.
 function M.service_targets(registrations)
   local targets = {}

@@ -1,4 +1,4 @@
--- Nomad's view of this node's GPUs (API-SHAPES.md §9): the NVIDIA device
+-- Nomad's view of this node's GPUs (docs/health.md#nomads-device-list): the NVIDIA device
 -- instances of GET /v1/node/:id, each as Nomad fingerprinted it (healthy or
 -- not, and why), with its PCI address. The NVIDIA plugin reports every
 -- device healthy; a GPU the driver has lost still appears here until the

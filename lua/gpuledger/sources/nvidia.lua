@@ -1,4 +1,4 @@
--- nvidia-smi (SPEC §2.1), the pure half: what is asked (the fields), and
+-- nvidia-smi (docs/sources.md#nvidia-smi), the pure half: what is asked (the fields), and
 -- read(), which turns a snapshot's raw rows (gpuledger.collect.nvidia runs
 -- the queries) into GPU and process records with the value rules ([N/A]
 -- and friends are 0, optional answers ignored when malformed, process
@@ -35,7 +35,7 @@ local WIDE_BLANKS = {
   "\u{202F}", "\u{205F}", "\u{3000}", "\u{FEFF}",
 }
 
--- The binary of a process name (SPEC §2.1): trimmed, cut at the first
+-- The binary of a process name: trimmed, cut at the first
 -- blank (any Unicode white space), then after the last "/"; arguments never
 -- survive, bracketed or not ("[python3 --token=x]" is "python3"). The
 -- driver's placeholders such as "[Insufficient Permissions]" are kept whole.
@@ -56,7 +56,7 @@ function M.process_binary(name)
 end
 
 -- True when an optional answer is usable: it came, has rows, and every row
--- has exactly as many fields as were asked for (SPEC §2.1).
+-- has exactly as many fields as were asked for.
 function M.usable_optional(answer)
   if not answer or not answer.rows or #answer.rows == 0 or not answer.fields then
     return false
@@ -110,7 +110,7 @@ local function cell(row, i)
 end
 
 -- Reads a snapshot's nvidia source. Returns gpus (records named as in the
--- ledger JSON, SPEC §4.1), processes ({gpu_uuid, pid, used_memory_mib,
+-- ledger JSON, docs/json.md), processes ({gpu_uuid, pid, used_memory_mib,
 -- process}) and errors (strings), in nvidia-smi's order.
 function M.read(source)
   local gpus, processes, errors = {}, {}, {}

@@ -1,4 +1,4 @@
--- PCI addresses as each source writes them (HEALTH.md §2.4): nvidia-smi's
+-- PCI addresses as each source writes them (docs/health.md#matching-addresses): nvidia-smi's
 -- "00000000:3B:00.0", the kernel log's "PCI:0000:3b:00" or "0000:3b:00.0",
 -- Nomad's "00000000:3B:00.0" padded with NUL bytes, an old driver's
 -- "3b:00". All come down to one key, "0000:3b:00" (domain:bus:device; the

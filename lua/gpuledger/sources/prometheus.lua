@@ -1,4 +1,4 @@
--- Prometheus' HTTP API as `report` reads it (SPEC §9, API-SHAPES.md §10):
+-- Prometheus' HTTP API as `report` reads it (docs/sources.md#prometheus-report):
 -- the --since window, the two instant queries over gpuledger's counters,
 -- the request path, and the answer turned into samples or one clear error.
 -- Pure: the request itself is collect/prometheus.lua's.
@@ -21,7 +21,7 @@ function M.window(since)
   return since
 end
 
--- The two queries of SPEC §9 over window: GPU-seconds per job and use, and
+-- The two queries of `report` over window: GPU-seconds per job and use, and
 -- per node and GPU state. Both sum away instance and job, so a Prometheus
 -- that scrapes many nodes, fleet ledgers or a federation answers the same.
 function M.queries(window)

@@ -1,4 +1,4 @@
--- Xid events in kernel log lines (HEALTH.md §2.1, API-SHAPES.md §11.1):
+-- Xid events in kernel log lines (docs/health.md#xid-events-the-kernel-log):
 -- parse() finds every NVRM Xid line (with or without "PCI:", with or
 -- without pid and name, with MIG instance ids, the NVLink5 forms with their
 -- Fatal/Nonfatal word), the fallen-off-the-bus lines that report Xid 79
