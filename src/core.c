@@ -1,7 +1,7 @@
 /* gpuledger.core: every function a script can call into C, one prefix
  * (core_), one registration table at the end. Each function checks its
  * arguments with luaL_check* (a wrong call raises) and reports a failure of
- * the world as nil plus a message (DESIGN.md, "The C↔Lua boundary"). The
+ * the world as nil plus a message, not a Lua error. The
  * work itself is done by the plain C units (spawn_capture.c, csv.c, procfs.c, …; the serve loop is
  * serve_loop.c). */
 #include <dirent.h>

@@ -1,6 +1,6 @@
 /* serve's HTTP server: libmicrohttpd (epoll, a small thread pool) answering
  * GET and HEAD from a reference-counted set of responses rendered by the
- * last refresh, with the security headers of SPEC §6.1 on every response,
+ * last refresh, with the security headers of docs/contract.md#http on every response,
  * errors included. A connection that has not sent a complete request (its
  * head, and the body a GET should not have) within HEAD_DEADLINE_MS of
  * opening or of its previous answer is closed, however slowly it drips.
@@ -58,7 +58,7 @@ struct http_set {
     struct http_entry *entries;
 };
 
-/* Adds the headers every response carries (SPEC §6.1). Returns 0 or -1. */
+/* Adds the headers every response carries (docs/contract.md#http). Returns 0 or -1. */
 static int add_common_headers(struct MHD_Response *response)
 {
     static const char *const headers[][2] = {

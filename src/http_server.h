@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <stddef.h>
 
-/* serve's HTTP side (DESIGN.md, "serve"): libmicrohttpd on its own threads
+/* serve's HTTP side (docs/architecture.md): libmicrohttpd on its own threads
  * answers every request from a set of responses rendered in advance; the
  * main thread swaps in a new set after each refresh. No request ever runs
  * Lua or waits on a refresh, and none sees half of one. */
@@ -18,7 +18,7 @@ struct http_set;
 struct http_set *http_set_new(void);
 
 /* Adds the response for `path` ("/metrics"): status, Content-Type and body
- * (copied), with the security headers of SPEC §6.1. A later add of the same
+ * (copied), with the security headers of docs/contract.md#http. A later add of the same
  * path replaces it. Returns 0, or -1 when out of memory. */
 int http_set_add(struct http_set *set, const char *path, unsigned status, const char *content_type,
                  const char *body, size_t body_len);

@@ -1,5 +1,5 @@
 /* /proc/<pid>/cgroup → who a process belongs to: the container it runs in
- * (SPEC 2.2), the Nomad task, systemd service or login session; its uid from
+ * (docs/sources.md#proc), the Nomad task, systemd service or login session; its uid from
  * /proc/<pid>/status and the uid's name from the passwd file. */
 #include "procfs.h"
 

@@ -7,8 +7,8 @@
 #define CGROUP_NAME_CAP  256 /* a task's or unit's name, NUL included */
 #define USER_NAME_CAP    256
 
-/* Finds the container of a process in the text of /proc/<pid>/cgroup (SPEC
- * 2.2): the first line that does not contain "libpod-conmon-", holds a run of
+/* Finds the container of a process in the text of /proc/<pid>/cgroup
+ * (docs/sources.md#proc): the first line that does not contain "libpod-conmon-", holds a run of
  * exactly 64 lowercase hex digits and names a runtime (docker, containerd,
  * nomad or libpod) wins. Writes the id and a NUL into id_out and returns the
  * runtime's name ("libpod", "docker", "containerd" or "nomad", most specific
