@@ -75,7 +75,7 @@ describe("gpuledger.cli", function()
     assert.matches('^gpuledger: unknown command "frobnicate"', err)
   end)
 
-  it("an unknown command is one line, like every usage error (the project's rule over SPEC §1.1's usage dump)", function()
+  it("an unknown command is one line, like every usage error (no usage dump)", function()
     local _, _, err = run { "frobnicate" }
     assert.equal(1, select(2, err:gsub("\n", "")))
   end)

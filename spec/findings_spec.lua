@@ -1,4 +1,4 @@
--- The findings engine (SPEC §3.3, §3.6, §3.7): order, worst, exit status,
+-- The findings engine (docs/contract.md#findings): order, worst, exit status,
 -- counts, policy, and what happens when a rule misbehaves.
 local H = require "helper"
 local findings = require "gpuledger.findings"
@@ -99,7 +99,7 @@ describe("gpuledger.findings", function()
     end)
   end)
 
-  describe("exit_status (SPEC §3.7)", function()
+  describe("exit_status", function()
     local TABLE = {
       [""] = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 },
       warn = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 },
@@ -451,7 +451,7 @@ end }
       assert.matches('^{"at":.*"findings":.*"node":.*"schema":1,"worst":"OK"}\n$', text)
     end)
 
-    it("writes no findings as [] (D1)", function()
+    it("writes no findings as []", function()
       local text = render_json.findings { ledger = ledger {}, findings = {}, worst = "OK" }
       assert.truthy(text:find('"findings":[]', 1, true))
     end)

@@ -1,4 +1,4 @@
--- The fleet's arithmetic (SPEC §8.3–8.4, §11 "fleet"): ledgers of every
+-- The fleet's arithmetic (docs/contract.md#fleet): ledgers of every
 -- shape made readable, per-node rows, jobs, totals, the order of nodes and
 -- findings. (The fleet's renderers are specified with the others, in
 -- spec/render/.)
@@ -48,7 +48,7 @@ describe("fleet", function()
     assert.same({ reserved = 1, held = 1, namespace = "video", job = "worker" }, row.jobs["video/worker"])
   end)
 
-  it("reads the original Go gpuledger's ledger (null arrays, its own states) like ours", function()
+  it("reads an older release's ledger (null arrays, its own states) like ours", function()
     local ledger = assert(fleet.readable(assert(json.decode(fixture("go-ledger.json"), true))))
     assert.same({}, ledger.entries[1].tenants)
     assert.same({}, ledger.entries[3].tenants)
@@ -95,7 +95,7 @@ describe("fleet", function()
     assert.same({}, H.with_code((H.run_rules(ledger)), "rule-error")) -- the rules read it without raising
   end)
 
-  it("reads a node's answer, or says why not in SPEC §8.2's words", function()
+  it("reads a node's answer, or says why not", function()
     local url = "http://10.0.0.4:9877"
     local ledger = assert(fleet.answer_ledger(url, { status = 200, body = fixture("go-ledger.json") }))
     assert.equal("gpu-go", ledger.node)

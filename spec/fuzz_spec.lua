@@ -1,4 +1,4 @@
--- Fuzz (issue 10): mutated snapshots — a field of the demo node's sources
+-- Fuzz: mutated snapshots — a field of the demo node's sources
 -- replaced by a value of another JSON type, or removed — and mutated API
 -- answers — a field of an engine's, Nomad's or the journal's JSON answer
 -- replaced so, or a number in a text answer (/dev/kmsg, dmesg, nvidia-smi's
@@ -147,7 +147,7 @@ local function ledger_after(change)
   return judge.judge(H.core, snap).ledger
 end
 
-describe("wrong JSON types (issue 10)", function()
+describe("wrong JSON types", function()
   local WRONG = {
     { "Config.Env: -1", "docker", function(s) s.docker.containers[1].Config.Env = -1 end, "Config.Env is a number, want a list" },
     { 'Config.Labels: "x"', "docker", function(s) s.docker.containers[1].Config.Labels = "x" end, "Config.Labels is a string, want an object" },
@@ -212,7 +212,7 @@ local function reduced_each(answers, reduce)
   return kept
 end
 
--- Nomad's node answer (API-SHAPES.md §9) that groups were reduced from.
+-- Nomad's node answer (docs/sources.md#nomad) that groups were reduced from.
 local function node_answer(groups)
   local devices = {}
   for i, group in ipairs(groups) do

@@ -97,7 +97,7 @@ describe("gpu_health", function()
       "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" }, errors)
   end)
 
-  describe("a wrong-typed row, record or device (issue 10)", function()
+  describe("a wrong-typed row, record or device", function()
     it("is an error naming the kernel log record and field; the other records still count", function()
       local read, errors = gpu_health.read(sources { log = {
         { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },

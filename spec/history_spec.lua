@@ -1,4 +1,4 @@
--- The history (SPEC §7, §11 "history", with decision D2: a refresh in which
+-- The history (docs/contract.md#history: a refresh in which
 -- a source failed accrues nothing and restarts the clock).
 local H = require "helper"
 local history = require "gpuledger.history"
@@ -70,7 +70,7 @@ describe("history.observe and annotate", function()
     assert.is_nil(since_of(h, at(10, "free")))
   end)
 
-  it("restarts the clock across a partial read between two held reads (D2)", function()
+  it("restarts the clock across a partial read between two held reads", function()
     local h = observe_all {
       at(0, "held"), at(15, "held"), at(30, "held", { errors = { "docker: connection refused" } }), at(45, "held"),
     }
@@ -234,7 +234,7 @@ describe("history file", function()
     assert.same(history.new(), assert(history.load(H.core, path)))
   end)
 
-  it("does not believe a record dated in the future (issue 10: seen in 2099)", function()
+  it("does not believe a record dated in the future (one was seen dated 2099)", function()
     local h = observe_all { at(0, "held") }
     local r = record(h)
     r.seen, r.since = "2099-01-01T00:00:00Z", "2099-01-01T00:00:00Z"
@@ -279,7 +279,7 @@ describe("history file", function()
     assert.truthy(h.gpus["GPU-2"] and h.gpus["GPU-3"])
   end)
 
-  it("reads the original's files, null arrays included", function()
+  it("reads older releases' files, null arrays included", function()
     local h = assert(history.decode([[{"schema":1,"gpus":{"GPU-a":{"node":"n","index":0,"state":"free",
       "since":"2026-11-29T07:00:00Z","seen":"2026-11-29T08:00:00Z","seconds":{"free":30},"uses":null}},"jobs":null}]]))
     assert.equal(30, h.gpus["GPU-a"].seconds.free)

@@ -9,7 +9,7 @@ local A_RESTREAMER = "2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33"
 local A_WORKER = "4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e"
 local A_ENC = "9eab414d-13fc-1cbe-c7ac-e9e1498a3fb3"
 
--- The fixture node of SPEC §11 "ledger": gpu0 has a docker container (2048
+-- The fixture node: gpu0 has a docker container (2048
 -- MiB), a reserved Nomad task (1024 MiB) and a host python3 (48 MiB); gpu1 is
 -- reserved for a worker and holds nothing.
 local function fixture()
@@ -107,7 +107,7 @@ describe("gpuledger.ledger", function()
   end)
 
   describe("build", function()
-    it("cuts names past NAME_MAX bytes and marks them, and the node's name too (issue 10)", function()
+    it("cuts names past NAME_MAX bytes and marks them, and the node's name too", function()
       local long = ("x"):rep(1024 * 1024)
       local snap = H.snapshot {
         gpus = { H.smi_row() },
@@ -254,7 +254,7 @@ describe("gpuledger.ledger", function()
       assert.is_nil(t.allocId)
     end)
 
-    describe("a tenant that could not be identified (issue 10)", function()
+    describe("a tenant that could not be identified", function()
       -- The one tenant of GPU 0 in the ledger of snap, and that ledger.
       local function only_tenant(snap)
         local l = ledger.build(snap)
@@ -265,7 +265,7 @@ describe("gpuledger.ledger", function()
       it("a container id no engine knows: unidentified, not unmanaged, kind docker and its 12-character id; the GPU unaccounted", function()
         local t, l = only_tenant(H.snapshot { apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") }, containers = {} })
         assert.same({ "docker", H.cid("e"):sub(1, 12), true, "unidentified" }, { t.kind, t.containerId, t.unidentified, t.verdict })
-        assert.equal("unaccounted", l.entries[1].state) -- SPEC §3.2: not a reserved Nomad task
+        assert.equal("unaccounted", l.entries[1].state) -- not a reserved Nomad task
       end)
 
       it("a container whose inspect failed ({Id, Unreadable}): unidentified, the cause among the errors", function()
@@ -548,7 +548,7 @@ describe("gpuledger.ledger", function()
         assert.is_false(l.nomadRead)
       end)
 
-      it("a failed nvidia-smi is an error and no GPUs, entries [] (D1)", function()
+      it("a failed nvidia-smi is an error and no GPUs, entries []", function()
         local snap = H.snapshot {}
         snap.sources.nvidia = { ok = false, error = "nvidia-smi query-gpu: nvidia-smi: No such file or directory" }
         local l = ledger.build(snap)
@@ -563,7 +563,7 @@ describe("gpuledger.ledger", function()
       end)
     end)
 
-    describe("the health sources' wrong types (issue 10)", function()
+    describe("the health sources' wrong types", function()
       -- The demo snapshot as a replayed JSON text, after change(text).
       local function demo_ledger(change)
         local text = change(json.encode(require("gpuledger.snapshot").demo(H.core)))
@@ -634,7 +634,7 @@ describe("gpuledger.ledger", function()
       end)
     end)
 
-    describe("an engine's containers and Nomad's allocations (issue 10)", function()
+    describe("an engine's containers and Nomad's allocations", function()
       it("a container or allocation that is null or no object is an error naming it; the others stay", function()
         local snap = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
         snap.sources.docker.containers[1] = nil -- a JSON null among the containers
@@ -671,13 +671,13 @@ describe("gpuledger.ledger", function()
       doc = assert(json.decode(text))
     end)
 
-    it("an empty tenants list is [] (D1)", function()
+    it("an empty tenants list is []", function()
       local text = render_json.ledger(ledger.build(fixture()))
       assert.truthy(text:find('"tenants":[]', 1, true))
       assert.is_nil(text:find("null", 1, true))
     end)
 
-    it("carries the §4.1 fields", function()
+    it("carries the ledger document's fields", function()
       assert.equal(1, doc.schema)
       assert.equal("gpud", doc.node)
       assert.equal(H.AT, doc.at)

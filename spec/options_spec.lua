@@ -143,7 +143,7 @@ describe("gpuledger.options", function()
       assert.is_nil(opts.set["encoder-max"])
     end)
 
-    it("have the defaults of SPEC §1.3", function()
+    it("have the defaults gpuledger help lists", function()
       local opts = assert(parse({ "check" }))
       assert.equal("http://127.0.0.1:4646", opts["nomad-addr"])
       assert.equal("NOMAD_TOKEN", opts["nomad-token-env"])

@@ -59,7 +59,7 @@ describe("gpuledger.report", function()
     assert.truthy(text:find("increase() needs two scrapes", 1, true))
   end)
 
-  it("json: SPEC §4.5, [] when empty", function()
+  it("json: the report document, [] when empty", function()
     local decoded = require("cjson").decode(report.json(built))
     assert.equal(1, decoded.schema)
     assert.equal("7d", decoded.since)

@@ -1,6 +1,6 @@
--- The rules command (issue 5): the rows of `gpuledger rules`, `rules
+-- The rules command: the rows of `gpuledger rules`, `rules
 -- --check` over several inputs, `rules --prometheus`; and the safety the
--- check reports on: each escape attempt of issue 5 is stopped with a clear
+-- check reports on: each escape attempt (testdata/site-rules/escapes/) is stopped with a clear
 -- rule-error naming the file (and line), the other rules still run, and
 -- site scripts get their own sandbox.
 local H = require "helper"
@@ -31,7 +31,7 @@ end
 
 describe("gpuledger.rulescmd", function()
   describe("rows", function()
-    it("lists every code of the set in SPEC order with level, doc, origin and file", function()
+    it("lists every code of the set in listing order with level, doc, origin and file", function()
       local rows, errors = rows_of(H.rule_set())
       assert.same({}, errors)
       local codes = {}

@@ -1,5 +1,5 @@
 -- The effective rule set: embedded defaults, a site directory over them,
--- the thresholds (DESIGN.md "Rules", SPEC D3).
+-- the thresholds (docs/rules.md).
 local H = require "helper"
 local ruleset = require "gpuledger.ruleset"
 
@@ -56,7 +56,7 @@ describe("gpuledger.ruleset", function()
       assert.is_true(set.thresholds.rule_memory_bytes > 0)
     end)
 
-    it("each default rule has the levels of SPEC §3.3", function()
+    it("each default rule has the levels of the contract", function()
       local policy = set.thresholds
       local want = {
         ["source-unavailable"] = "ERROR", ["unreserved-tenant"] = "BAD", ["unmanaged-tenant"] = "BAD",
@@ -72,7 +72,7 @@ describe("gpuledger.ruleset", function()
   describe("codes", function()
     local set = H.rule_set()
 
-    it("lists every code once with its level, SPEC §3.5's worst first", function()
+    it("lists every code once with its level, the tenancy codes' worst first", function()
       local list = ruleset.codes(set, set.thresholds)
       assert.equal(#DEFAULT_CODES, #list)
       local rank = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 }
@@ -98,7 +98,7 @@ describe("gpuledger.ruleset", function()
       assert.is_true(found)
     end)
 
-    it("come in the fixed order of SPEC §3.5", function()
+    it("come in the fixed listing order", function()
       local list = ruleset.codes(set, set.thresholds)
       local got = {}
       for i, entry in ipairs(list) do
@@ -106,7 +106,7 @@ describe("gpuledger.ruleset", function()
       end
       local want = { "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
         "encoder-saturated", "hot", "idle", "held" }
-      for _, code in ipairs(H.HEALTH_CODES) do -- codes SPEC §3.5 does not list: by name, after
+      for _, code in ipairs(H.HEALTH_CODES) do -- the other codes: by name, after
         want[#want + 1] = code
       end
       assert.same(want, got)

@@ -1,4 +1,4 @@
--- serve's responses of one refresh (SPEC §6.2): what core.serve swaps in.
+-- serve's responses of one refresh: what core.serve swaps in.
 local H = require "helper"
 local serve = require "gpuledger.serve"
 local history = require "gpuledger.history"

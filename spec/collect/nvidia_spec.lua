@@ -1,5 +1,5 @@
 -- nvidia-smi's queries, run through a fake core: what is asked, how, and
--- what reaches the snapshot (SPEC §2.1).
+-- what reaches the snapshot (docs/sources.md#nvidia-smi).
 local H = require "helper"
 local collect = require "gpuledger.collect.nvidia"
 local json = require "gpuledger.json"
@@ -90,7 +90,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.equal("nvidia-smi query-gpu: /opt/bin/nvidia-smi: not found", by_path.error)
   end)
 
-  it("asks the main query for the 12 fields in SPEC order", function()
+  it("asks the main query for the 12 fields in their order", function()
     local fake = fake_core {}
     local argv
     fake.spawn = function(a) argv = a return nil, "no" end

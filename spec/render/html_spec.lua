@@ -1,4 +1,4 @@
--- The node page and its stylesheet (SPEC §6.2, §11 "HTTP handlers").
+-- The node page and its stylesheet (docs/contract.md#http).
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
@@ -83,7 +83,7 @@ describe("render.html", function()
     assert.truthy(text:find("host: python3, 48 MiB <span class=\"mark\">· outside Nomad</span>", 1, true))
   end)
 
-  it("marks a tenant that could not be identified as such, not as outside Nomad (issue 10)", function()
+  it("marks a tenant that could not be identified as such, not as outside Nomad", function()
     local unknown = H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true }
     local text = page(H.ledger { H.gpu { index = 0, tenants = { unknown } } })
     assert.truthy(text:find("docker: eeeeeeeeeeee, 2048 MiB <span class=\"mark\">· could not be identified</span>", 1, true))

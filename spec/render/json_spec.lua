@@ -1,4 +1,4 @@
--- The fleet's JSON documents (SPEC §4.3): fleet ls --json, fleet check
+-- The fleet's JSON documents (docs/json.md): fleet ls --json, fleet check
 -- --json and /fleet, with the contract's fields only.
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
@@ -6,7 +6,7 @@ local json = require "gpuledger.json"
 local render_json = require "gpuledger.render.json"
 
 describe("render.json: the fleet's documents", function()
-  it("writes the JSON documents of SPEC §4.3 with only the contract's fields", function()
+  it("writes the fleet's JSON documents with only the contract's fields", function()
     local summary, found = H.fleet_judged()
     local doc = json.decode(render_json.fleet(H.AT, summary, found, "ERROR"))
     assert.same({ "at", "findings", "schema", "summary", "worst" }, (function()

@@ -1,4 +1,4 @@
--- /metrics (SPEC §5, §11 "metrics").
+-- /metrics (docs/contract.md#metrics).
 local H = require "helper"
 local ruleset = require "gpuledger.ruleset"
 local fleet = require "gpuledger.fleet"
@@ -340,7 +340,7 @@ describe("render.metrics", function()
 end)
 
 describe("render.metrics: fleet serve", function()
-  it("writes /metrics of SPEC §5.1 with a zero series for every state and code", function()
+  it("writes fleet serve's /metrics with a zero series for every state and code", function()
     local summary, found = H.fleet_judged()
     local set = H.rule_set("/nonexistent")
     local text = metrics.fleet(summary, found, ruleset.codes(set, {}))

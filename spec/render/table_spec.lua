@@ -14,7 +14,7 @@ local function contains(needle, haystack)
   assert.truthy(haystack:find(needle, 1, true), string.format("%q not in %q", needle, haystack))
 end
 
--- The node of SPEC §11 end-to-end: gpu0 shared, gpu1 reserved and idle for 1h30m.
+-- The end-to-end node: gpu0 shared, gpu1 reserved and idle for 1h30m.
 local function node(fields)
   return H.ledger({
     H.gpu { index = 0, model = "NVIDIA L4", utilizationPct = 72, memoryUsedMiB = 2048, memoryTotalMiB = 8192, temperatureC = 66,
@@ -88,7 +88,7 @@ describe("gpuledger.render.table", function()
       contains("nomad:train/t (1024 MiB) ?nomad not read", render.ls(unread))
     end)
 
-    it("marks a tenant that could not be identified ?not identified, not !unmanaged (issue 10)", function()
+    it("marks a tenant that could not be identified ?not identified, not !unmanaged", function()
       local unknown = H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true }
       local out = render.ls(H.ledger { H.gpu { tenants = { unknown, H.host_tenant { unidentified = true } } } })
       contains("docker:eeeeeeeeeeee (2048 MiB) ?not identified", out)
@@ -229,7 +229,7 @@ describe("gpuledger.render.table", function()
       assert.equal("\n0 findings: 0 OK, 0 WARN, 0 BAD, 0 ERROR\n", render.check { findings = {}, counts = findings.counts({}) })
     end)
 
-    it("counts the SPEC §11 end-to-end node: 4 findings, 2 WARN, 2 BAD", function()
+    it("counts the end-to-end node: 4 findings, 2 WARN, 2 BAD", function()
       local found = H.run_rules(node(), { idle = false })
       local out = lines(render.check { findings = found, counts = findings.counts(found) })
       assert.equal("4 findings: 0 OK, 2 WARN, 2 BAD, 0 ERROR", out[#out])

@@ -1,5 +1,5 @@
 -- rules/encoder_saturated.lua, as embedded in the core: each condition of its finding
--- and its boundary (SPEC §3.3–3.4).
+-- and its boundary (docs/contract.md#codes).
 local H = require "helper"
 
 local gpu = H.gpu

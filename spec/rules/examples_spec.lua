@@ -227,7 +227,7 @@ describe("rules/examples", function()
       assert.same(default, mine)
     end)
 
-    it("does not report a tenant that could not be identified (issue 10)", function()
+    it("does not report a tenant that could not be identified", function()
       local unidentified = ledger { gpu { tenants = {
         H.docker_tenant { container = false, image = false, containerId = "eeeeeeeeeeee", unidentified = true },
         H.host_tenant { unidentified = true },
@@ -294,7 +294,7 @@ describe("rules/examples", function()
       assert.matches("│ gpu │ model     │ util │ memory      │ temp  │ enc │ state │ health │ reserved by (nomad) │ tenants │", out, 1, true)
     end)
 
-    it("the default columns module lists the nine columns of SPEC §10 and health", function()
+    it("the default columns module lists the nine ledger columns and health", function()
       local headers = {}
       for i, column in ipairs(require("gpuledger.render.columns").columns) do
         headers[i] = column.header

@@ -1,5 +1,5 @@
 -- rules/source_unavailable.lua, as embedded in the core: each condition of its finding
--- and its boundary (SPEC §3.3–3.4).
+-- and its boundary (docs/contract.md#codes).
 local H = require "helper"
 
 local gpu, ledger = H.gpu, H.ledger
@@ -25,7 +25,7 @@ describe("source-unavailable (ledger errors)", function()
   end)
 end)
 
-describe("source-unavailable (a tenant that could not be identified, issue 10)", function()
+describe("source-unavailable (a tenant that could not be identified)", function()
   local SOCK = "unix:///var/run/docker.sock"
 
   -- The source-unavailable findings about GPU 0 when judging snap.

@@ -1,5 +1,5 @@
 -- rules/unmanaged_tenant.lua, as embedded in the core: each condition of its finding
--- and its boundary (SPEC §3.3–3.4).
+-- and its boundary (docs/contract.md#codes).
 local H = require "helper"
 
 local gpu = H.gpu
@@ -38,7 +38,7 @@ describe("unmanaged-tenant", function()
     assert.equal("WARN", ruleset.level_of(rule, { allow_unmanaged = true }))
   end)
 
-  describe("a tenant that could not be identified is not called unmanaged (issue 10)", function()
+  describe("a tenant that could not be identified is not called unmanaged", function()
     it("a container whose inspect failed", function()
       local found = H.run_rules(H.snapshot {
         apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") },

@@ -19,7 +19,7 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
     assert.is_table(set.xid_catalogue)
   end)
 
-  it("classes every code of HEALTH.md §2.5 as NVIDIA's catalogue grades it", function()
+  it("classes every code of docs/health.md's table as NVIDIA's catalogue grades it", function()
     local catalogue = H.rule_set().xid_catalogue
     local want = {
       reset = { 48, 62, 64, 74, 95, 109, 119, 120, 136, 140, 143, 155, 158 },

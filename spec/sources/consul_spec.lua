@@ -1,4 +1,4 @@
--- Discovery's pure parts (SPEC §2.5, §8.1): Consul's address and health
+-- Discovery's pure parts (docs/contract.md#fleet): Consul's address and health
 -- answer, Nomad's service registrations, --targets.
 local consul = require "gpuledger.sources.consul"
 local nomad = require "gpuledger.sources.nomad"

@@ -176,7 +176,7 @@ describe("gpuledger.sources.docker", function()
       assert.same(docker.describe(inspect), docker.describe(docker.reduce(inspect)))
     end)
 
-    it("writes an empty Env and DeviceRequests as JSON arrays (D1), not objects", function()
+    it("writes an empty Env and DeviceRequests as JSON arrays, not objects", function()
       local encoded = json.encode(docker.reduce(H.container { id = "x", name = "plain" }))
       assert.truthy(encoded:find('"Env":[]', 1, true), encoded)
       assert.truthy(encoded:find('"DeviceRequests":[]', 1, true), encoded)

@@ -90,7 +90,7 @@ describe("kernel_log.from_text", function()
   end)
 end)
 
-describe("a garbled time in the kernel log (issue 10)", function()
+describe("a garbled time in the kernel log", function()
   local XID = "NVRM: Xid (PCI:0000:3b:00): 119, x"
 
   it("leaves the record undated, never raising, whichever reader met it", function()

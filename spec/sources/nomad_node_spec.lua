@@ -1,7 +1,7 @@
 local nomad_node = require "gpuledger.sources.nomad_node"
 local json = require "gpuledger.json"
 
--- A node answer as API-SHAPES.md §9 shows it: NUL-padded bus ids, attribute
+-- A node answer as Nomad gives it: NUL-padded bus ids, attribute
 -- values with nulls, a group of another vendor.
 local NODE = json.decode([[{
   "ID": "f7476465-4d6e-c0de-26d0-e383c49be941", "Name": "gpu-node-07", "SecretID": "",
@@ -36,7 +36,7 @@ describe("sources.nomad_node", function()
     assert.is_nil(devices[2].busKey)
   end)
 
-  it("keeps a field of the wrong type as it came, for the ledger to report (issue 10)", function()
+  it("keeps a field of the wrong type as it came, for the ledger to report", function()
     local reduced = nomad_node.reduce(json.decode([[{"NodeResources": {"Devices": [
       {"Vendor": "nvidia", "Type": "gpu", "Name": "NVIDIA L4", "Instances": [
         {"ID": 5, "Healthy": "true", "Locality": {"PciBusID": 3}}, "GPU-x", {"ID": "GPU-z", "Locality": 7}]},

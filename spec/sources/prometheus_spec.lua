@@ -13,7 +13,7 @@ describe("gpuledger.sources.prometheus", function()
     end
   end)
 
-  it("queries: SPEC §9's, over the window", function()
+  it("queries: report's two, over the window", function()
     local q = prometheus.queries("7d")
     assert.equal("sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[7d]))", q.jobs)
     assert.equal("sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[7d]))", q.nodes)

@@ -2,7 +2,7 @@ local shape = require "gpuledger.sources.shape"
 local json = require "gpuledger.json"
 
 describe("sources.shape", function()
-  it("names a JSON null inside a list, which ipairs would stop at (issue 10)", function()
+  it("names a JSON null inside a list, which ipairs would stop at", function()
     local rows = json.decode('[["0", null, "x"], ["1", "y", 5]]')
     assert.equal("rows[1][2] is null, want a string", shape.check(rows, { list = { list = "string" } }, "rows"))
   end)

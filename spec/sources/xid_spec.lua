@@ -78,7 +78,7 @@ describe("xid.parse", function()
     assert.equal(2, #events)
   end)
 
-  it("makes no event of a fallen-off-the-bus line whose address is no PCI address (issue 10)", function()
+  it("makes no event of a fallen-off-the-bus line whose address is no PCI address", function()
     local events = xid.parse(records(
       "NVRM: GPU 0000:1e999:00.0: GPU has fallen off the bus.",
       "NVRM: The NVIDIA GPU 0000:18:1e999.0",
@@ -89,7 +89,7 @@ describe("xid.parse", function()
     assert.equal(1, #xid.summary(events))
   end)
 
-  it("makes no event of an Xid line whose code is too big for an integer (issue 10)", function()
+  it("makes no event of an Xid line whose code is too big for an integer", function()
     assert.same({}, (xid.parse(records("NVRM: Xid (PCI:0000:3b:00): 99999999999999999999999, pid=1, name=x, MMU Fault"))))
   end)
 
