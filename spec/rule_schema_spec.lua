@@ -18,6 +18,12 @@ describe("gpuledger.rule_schema", function()
       rule_schema.problem "note")
   end)
 
+  it("refuses a key no rule has, as a misspelt key would do nothing", function()
+    assert.equal('note has the unknown key "helth" (a rule has code, level, evaluate_fleet, evaluate, order, health, doc, for)',
+      rule_schema.problem { code = "note", level = "WARN", evaluate = evaluate, helth = true })
+    assert.matches('note has the unknown key %[1%]', rule_schema.problem { code = "note", level = "WARN", evaluate = evaluate, 1 })
+  end)
+
   it("copies only a rule's keys, with the fields given", function()
     local rule = { code = "note", level = "WARN", evaluate = evaluate, doc = "d" }
     local copy = rule_schema.copy(rule, { file = "note" })

@@ -150,6 +150,16 @@ end }
       assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, set), "idle"))
     end)
 
+    it("a rule with a key no rule has is an error naming the file and the key, and is not loaded", function()
+      local set, dir = H.site_rules {
+        ["note.lua"] = 'return { code = "note", level = "WARN", helth = true, four = "10m", evaluate = function() end }',
+      }
+      assert.is_nil(H.rule(set, "note"))
+      assert.equal(1, #set.errors)
+      assert.equal(dir .. '/note.lua: note has the unknown keys "four", "helth" (a rule has code, level, '
+        .. "evaluate_fleet, evaluate, order, health, doc, for)", H.error_text(set.errors[1]))
+    end)
+
     it("a site thresholds.lua changes only the keys it sets", function()
       local set = H.site_rules { ["thresholds.lua"] = "return { temp_max = 70 }" }
       assert.equal(70, set.thresholds.temp_max)

@@ -49,6 +49,26 @@ local KEYS = {
     ok = function(v) return v == nil or M.is_duration(v) end },
 }
 
+local KNOWN, NAMES = {}, {}
+for i, field in ipairs(KEYS) do
+  KNOWN[field.key], NAMES[i] = true, field.key
+end
+
+-- Why rule has a key no rule has (a misspelt one would be ignored), or nil.
+local function unknown_key(rule)
+  local unknown = {}
+  for key in next, rule do -- raw: the table has no metatable
+    if not KNOWN[key] then
+      unknown[#unknown + 1] = type(key) == "string" and string.format("%q", key) or string.format("[%s]", tostring(key))
+    end
+  end
+  if #unknown > 0 then
+    table.sort(unknown)
+    return string.format("%s has the unknown key%s %s (a rule has %s)", type(rule.code) == "string" and rule.code or "the rule",
+      #unknown > 1 and "s" or "", table.concat(unknown, ", "), table.concat(NAMES, ", "))
+  end
+end
+
 -- Why rule (what a rule file returned, not false) is not a rule, or nil.
 function M.problem(rule)
   if type(rule) ~= "table" then
@@ -62,6 +82,7 @@ function M.problem(rule)
       return string.format(field.want, rule.code)
     end
   end
+  return unknown_key(rule)
 end
 
 -- A copy of rule's keys (a rule M.problem passed), plus fields.

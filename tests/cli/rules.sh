@@ -128,6 +128,9 @@ check_broken wrong-shape "$BROKEN/wrong-shape" "$BROKEN/wrong-shape/number.lua: 
 check_broken memory-hog "$BROKEN/memory-hog" "$BROKEN/memory-hog/hog.lua:9:"
 check_broken bad-for "$SITE/bad-for" "$SITE/bad-for/late.lua: [\"for\"] of late"
 check_broken level-fn "$SITE/level-fn" "$SITE/level-fn/moody.lua:5: no mood today"
+mkdir "$WORK/misspelt"
+printf 'return { code = "note", level = "WARN", helth = true, evaluate = function() end }\n' >"$WORK/misspelt/note.lua"
+check_broken unknown-key "$WORK/misspelt" "$WORK/misspelt/note.lua: note has the unknown key \"helth\""
 # The same from a long checkout path (a Nomad allocation directory, a clone
 # in a mktemp -d): Lua shortens file names past 60 characters in its own
 # messages; the whole path must still reach the user.
