@@ -55,6 +55,15 @@ describe("gpuledger.rulescmd", function()
       assert.equal("WARN", row(rows_of(H.rule_set(), { allow_unmanaged = true }), "unmanaged-tenant").level)
     end)
 
+    it("shows a default a site file switched off, and which file did", function()
+      local set, dir = H.site_rules { ["idle.lua"] = "return false" }
+      assert.is_nil(row(rows_of(set), "idle"))
+      local off = rulescmd.off_rows(set)
+      assert.same({ { code = "idle", doc = H.rule(H.rule_set(), "idle").doc, origin = dir .. "/idle.lua", file = "idle" } }, off)
+      local drawn = rulescmd.table(rows_of(set), off)
+      assert.matches("│ idle +│ off +│ switched off by " .. dir:gsub("%p", "%%%0") .. "/idle.lua", drawn)
+    end)
+
     it("carries a site rule's origin and its [\"for\"]", function()
       local set = H.site_rules { ["late.lua"] = 'return { code = "late", level = "WARN", ["for"] = "1h30m", evaluate = function() end }' }
       local late = row(rows_of(set), "late")
@@ -143,7 +152,7 @@ describe("gpuledger.rulescmd", function()
         { name = "demo", snapshot = snapshot.demo(H.core) },
         { name = "/x.json", error = "/x.json: gone" },
       })
-      local report = rulescmd.check_report("/site", rulescmd.rows(set), results, errors)
+      local report = rulescmd.check_report("/site", rulescmd.rows(set), results, errors, rulescmd.off_rows(set))
       assert.matches(string.format("gpuledger rules --check /site: %d rules, 1 from the site directory", #H.DEFAULT_CODES + 1), report, 1, true)
       assert.matches("== the embedded demo node (node gpu-demo-01, 4 GPU(s))", report, 1, true)
       assert.matches("== /x.json: cannot be read: /x.json: gone", report, 1, true)
@@ -154,7 +163,7 @@ describe("gpuledger.rulescmd", function()
 
     it("ends ok when nothing failed", function()
       local set, results, errors = run_check(nil, { { name = "demo", snapshot = snapshot.demo(H.core) } })
-      local report = rulescmd.check_report("/none", rulescmd.rows(set), results, errors)
+      local report = rulescmd.check_report("/none", rulescmd.rows(set), results, errors, rulescmd.off_rows(set))
       local last = "ok: no rule errors over 1 input(s)\n"
       assert.equal(last, report:sub(-#last))
     end)

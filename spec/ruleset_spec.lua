@@ -142,12 +142,26 @@ end }
       assert.equal("WARN", f[1].level)
     end)
 
-    it("a file returning false switches a default off", function()
-      local set = H.site_rules { ["idle.lua"] = "return false" }
+    it("a file returning false switches a default off, and the set says which", function()
+      local set, dir = H.site_rules { ["idle.lua"] = "return false" }
       assert.is_nil(H.rule(set, "idle"))
       assert.equal(#DEFAULT_CODES - 1, #set.rules)
       assert.same({}, set.errors)
       assert.same({}, H.with_code(H.run_rules(H.ledger { H.gpu {} }, nil, set), "idle"))
+      assert.same({ { code = "idle", doc = H.rule(H.rule_set(), "idle").doc, file = "idle", origin = dir .. "/idle.lua", off = true } },
+        set.off)
+    end)
+
+    it("a file named like a default that returns nothing is an error naming it, never a default switched off", function()
+      for _, text in ipairs { "", "-- nothing here", "return nil", "return" } do
+        local set, dir = H.site_rules { ["unmanaged_tenant.lua"] = text }
+        assert.same({}, set.off, text)
+        assert.equal(1, #set.errors, text)
+        assert.equal(dir .. "/unmanaged_tenant.lua: returned nothing, want a table with code, level and evaluate "
+          .. "(or false to switch a default off)", H.error_text(set.errors[1]))
+        local found = H.run_rules(H.ledger { H.gpu { tenants = { H.docker_tenant {} } } }, nil, set)
+        assert.equal(1, #H.with_code(found, "rule-error"), text)
+      end
     end)
 
     it("a rule with a key no rule has is an error naming the file and the key, and is not loaded", function()

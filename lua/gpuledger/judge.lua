@@ -61,12 +61,13 @@ end
 -- rules, in a child for a site file): load them with data (the thresholds
 -- and the Xid catalogue, plain data), give each rule its level under the
 -- policy, evaluate it on each ledger and, with a fleet view, the rules that
--- see the fleet on it. Returns {errors = [text], rules = [row], found =
--- [[finding]] per ledger, fleet = [finding]}.
+-- see the fleet on it. Returns {errors = [text], rules = [row], off = the
+-- defaults switched off (ruleset.compile), found = [[finding]] per ledger,
+-- fleet = [finding]}.
 local function run_files(core, sources, stems, data, given, ledgers, view)
   local set = ruleset.compile(core, sources, stems, data)
   local policy = M.policy(set, given)
-  local out = { errors = json.array(), rules = json.array(), found = json.array(), fleet = json.array() }
+  local out = { errors = json.array(), rules = json.array(), off = set.off, found = json.array(), fleet = json.array() }
   for _, err in ipairs(set.errors) do
     out.errors[#out.errors + 1] = errors.text(err)
   end
@@ -114,6 +115,7 @@ end
 local function take(judged, out)
   local set = judged.set
   table.move(out.errors, 1, #out.errors, #set.errors + 1, set.errors)
+  table.move(out.off or {}, 1, #(out.off or {}), #set.off + 1, set.off)
   local dropped = {}
   for _, rule in ipairs(out.rules) do
     local first = judged.by_code[rule.code]
@@ -142,13 +144,14 @@ end
 -- errors (text) of the set; data, what M.data gave when already had.
 -- Returns the set as the program shows it ({rules =
 -- rows {code, level, level_error?, doc, order, for, file, origin, node,
--- fleet}, errors = [text]}, levels already given), the findings of each
+-- fleet}, off = the defaults a site file switched off ({code, doc, file,
+-- origin, off = true}), errors = [text]}, levels already given), the findings of each
 -- ledger in order, and the fleet's findings (about the node "fleet"; none
 -- without a view). The set's errors are rule-errors once, first: in the
 -- fleet's findings with a view, else in each ledger's.
 function M.rules(core, sources, given, ledgers, opts)
   opts = opts or {}
-  local set = { rules = {}, errors = {} }
+  local set = { rules = {}, off = {}, errors = {} }
   local judged = { set = set, by_code = {}, found = {}, fleet = {} }
   for i = 1, #ledgers do
     judged.found[i] = {}

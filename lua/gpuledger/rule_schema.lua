@@ -71,7 +71,9 @@ end
 
 -- Why rule (what a rule file returned, not false) is not a rule, or nil.
 function M.problem(rule)
-  if type(rule) ~= "table" then
+  if rule == nil then
+    return "returned nothing, want a table with code, level and evaluate (or false to switch a default off)"
+  elseif type(rule) ~= "table" then
     return string.format("returned a %s, want a table with code, level and evaluate (or false to switch a default off)", type(rule))
   end
   if getmetatable(rule) ~= nil then

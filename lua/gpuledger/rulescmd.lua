@@ -47,6 +47,16 @@ function M.rows(set, policy)
   return rows, errors
 end
 
+-- The defaults a site file of set switched off, as rows {code, doc, origin
+-- (the site file), file}.
+function M.off_rows(set)
+  local rows = json.array()
+  for _, off in ipairs(set.off) do
+    rows[#rows + 1] = { code = off.code or off.file, doc = off.doc or "", origin = off.origin, file = off.file }
+  end
+  return rows
+end
+
 -- The effective rule set of rules_dir (judge.rules: each site file loaded
 -- in a child) under the policy choices given, judging no ledger. Returns
 -- the set.
@@ -64,11 +74,15 @@ local function append(out, ...)
   return out
 end
 
--- The rules table of `gpuledger rules`.
-function M.table(rows)
+-- The rules table of `gpuledger rules`: rows (M.rows), then the defaults
+-- switched off (M.off_rows).
+function M.table(rows, off)
   local cells = {}
   for i, row in ipairs(rows) do
     cells[i] = { row.code, row.level, row.origin, row.doc }
+  end
+  for _, row in ipairs(off) do
+    cells[#cells + 1] = { row.code, "off", "switched off by " .. row.origin, row.doc }
   end
   return require("gpuledger.render.table").draw({ "code", "level", "from", "what it finds" }, cells)
 end
@@ -79,9 +93,9 @@ function M.list(core, config)
   local rows, level_errors = M.rows(set)
   local errors = append(json.array(), set.errors, level_errors)
   if config.json then
-    say(io.stdout, json.encode { rules = rows, errors = errors } .. "\n")
+    say(io.stdout, json.encode { rules = rows, off = M.off_rows(set), errors = errors } .. "\n")
   else
-    say(io.stdout, M.table(rows))
+    say(io.stdout, M.table(rows, M.off_rows(set)))
     for _, err in ipairs(errors) do
       say(io.stderr, "gpuledger: rule-error: " .. text.printable(err) .. "\n")
     end
@@ -141,8 +155,8 @@ function M.run_check(core, dir, given, inputs)
   return set, results, errors
 end
 
--- The text report of --check.
-function M.check_report(dir, rows, results, errors)
+-- The text report of --check: rows and off as M.table takes them.
+function M.check_report(dir, rows, results, errors, off)
   local site = 0
   for _, row in ipairs(rows) do
     if row.origin ~= "embedded" then
@@ -150,7 +164,7 @@ function M.check_report(dir, rows, results, errors)
     end
   end
   local out = { text.printable(string.format("gpuledger rules --check %s: %d rules, %d from the site directory", dir, #rows, site)) }
-  out[#out + 1] = M.table(rows)
+  out[#out + 1] = M.table(rows, off)
   local table_render = require "gpuledger.render.table"
   local failed_inputs = 0
   for _, result in ipairs(results) do
@@ -203,10 +217,10 @@ function M.check(core, config)
     failed = failed or result.error ~= nil
   end
   if config.json then
-    local doc = { dir = dir, rules = rows, inputs = results, errors = errors, ok = not failed }
+    local doc = { dir = dir, rules = rows, off = M.off_rows(set), inputs = results, errors = errors, ok = not failed }
     say(io.stdout, json.encode(doc, "  ", { counts = true }) .. "\n") -- counts: the text report's
   else
-    say(io.stdout, M.check_report(dir, rows, results, errors))
+    say(io.stdout, M.check_report(dir, rows, results, errors, M.off_rows(set)))
   end
   return failed and 1 or 0
 end

@@ -96,17 +96,42 @@ function M.file_name(sources, stem)
   return string.format("embedded rules/%s.lua", stem)
 end
 
+-- Runs a rule file (text, chunkname, found_in of M.read) in a sandbox of
+-- its own; rule_file.run's answer.
+local function run_rule(core, text, chunkname, found_in)
+  return rule_file.run(core, text, chunkname, sandbox.environment { gl = sandbox.readonly(gl) }, found_in)
+end
+
+-- What a file returning false (the site's, at origin) switched off: the
+-- embedded rule of its name {code, doc, file, origin, off = true}, or, when
+-- there is none, only {file, origin, off}.
+local function switched_off(core, stem, origin)
+  local off = { file = stem, origin = origin, off = true }
+  local text, chunkname = core.embedded_text("rules/" .. stem .. ".lua")
+  local ok, default = false, nil
+  if text then
+    ok, default = run_rule(core, text, chunkname, "embedded")
+  end
+  if ok and type(default) == "table" then
+    off.code, off.doc = default.code, default.doc
+  end
+  return off
+end
+
 -- Compiles the rule set from sources (M.read), running each file in its
 -- sandbox under the load budget. only: nil for every file, or the list of
 -- stems to load; with a list, the set's errors are only those files' (not
 -- the data files' nor the names'). data: nil to load the data files from
 -- sources, or {thresholds, xid_catalogue} (rule_data.load) to take as they
--- are. Returns {rules = {…}, thresholds = {…}, xid_catalogue = {…},
--- errors = {{file, line, message} (errors.lua), …}}; each rule is a copy of
--- the file's table (rule_schema.copy) plus file (the stem) and origin (a
--- site path or "embedded").
+-- are. Returns {rules = {…}, off = {…}, thresholds = {…}, xid_catalogue =
+-- {…}, errors = {{file, line, message} (errors.lua), …}}; each rule is a
+-- copy of the file's table (rule_schema.copy) plus file (the stem) and
+-- origin (a site path or "embedded"); off lists the defaults a site file
+-- switched off by returning false ({code, doc, file, origin, off = true}).
+-- Only false switches a default off: a file that returns nothing (an
+-- empty file) is an error naming it, as is any other value not a rule.
 function M.compile(core, sources, only, data)
-  local set = { rules = {}, errors = {} }
+  local set = { rules = {}, off = {}, errors = {} }
   local data_errors = {}
   if not data then
     data, data_errors = rule_data.load(core, sources.data)
@@ -127,12 +152,13 @@ function M.compile(core, sources, only, data)
     if file.error then
       set.errors[#set.errors + 1] = errors.new(nil, nil, file.error)
     else
-      local env = sandbox.environment { gl = sandbox.readonly(gl) }
-      local ok, rule = rule_file.run(core, file.text, file.chunkname, env, file.found_in)
+      local ok, rule = run_rule(core, file.text, file.chunkname, file.found_in)
       local where = file.found_in == "site" and file.chunkname:sub(2) or "embedded" -- the site path, for people
       if not ok then
         set.errors[#set.errors + 1] = rule
-      elseif rule then -- nil or false: no rule
+      elseif rule == false then
+        set.off[#set.off + 1] = switched_off(core, stem, where)
+      else
         local problem = rule_schema.problem(rule)
         if problem then
           set.errors[#set.errors + 1] = errors.new(file.chunkname:sub(2), nil, problem)

@@ -83,6 +83,21 @@ printf 'return false\n' >"$site/idle.lua"
 run check --demo --json --rules "$site"
 expect_lua "site rules: a file returning false switches a default off" "$out" \
     'for _, f in ipairs(j.findings) do if f.code == "idle" then return false end end; return true'
+run rules --rules "$site"
+expect_in "rules: a default switched off is listed as off, naming the site file" "$out" "│ idle "
+expect_in "rules: names the file that switched it off" "$out" "switched off by $site/idle.lua"
+run rules --json --rules "$site"
+expect_lua "rules --json: the default switched off is in off, not in rules" "$out" \
+    "for _, r in ipairs(j.rules) do if r.code == 'idle' then return false end end; return #j.off == 1 and j.off[1].code == 'idle' and j.off[1].origin == '$site/idle.lua'"
+mkdir "$WORK/empty-default"
+: >"$WORK/empty-default/unmanaged_tenant.lua"
+run check --demo --rules "$WORK/empty-default" --exit-on error
+expect_rc "an empty file named like a default: check --exit-on error fails (3: an ERROR)" 3
+expect_in "an empty file named like a default: a rule-error naming it" "$out" \
+    "$WORK/empty-default/unmanaged_tenant.lua: returned nothing, want a table"
+run rules --rules "$WORK/empty-default"
+expect_rc "an empty file named like a default: rules exit 1" 1
+expect_not_in "an empty file named like a default: not listed as switched off" "$out" "switched off"
 GPULEDGER_RULES=$site run rules --json
 expect_lua "GPULEDGER_RULES: the same as --rules" "$out" \
     "for _, r in ipairs(j.rules) do if r.code == 'gpu-busy' then return r.origin == '$site/gpu_busy.lua' end end; return false"
