@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The style checks of DESIGN.md, as a test: C formatted by the committed
+# The project's style checks, as a test: C formatted by the committed
 # .clang-format, Lua clean under luacheck (.luacheckrc: Lua 5.4, no globals),
 # shell scripts clean under shellcheck. Run by ctest as `lint`.
 # shellcheck source-path=SCRIPTDIR source=lib/testlib.sh disable=SC1091

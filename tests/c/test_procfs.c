@@ -1,5 +1,5 @@
-/* cgroup_container_id on every cgroup form of SPEC 2.2 and 11 "containers";
- * cgroup_owner on every form of a Nomad task (API-SHAPES.md §12), systemd
+/* cgroup_container_id on every container cgroup form of docs/sources.md#proc;
+ * cgroup_owner on every form of a Nomad task there, systemd
  * service and login session; status_real_uid; the passwd lookup; and
  * procfs_read_file on a fixture proc tree and the real /proc. */
 #include "check.h"

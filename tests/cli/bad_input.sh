@@ -2,8 +2,8 @@
 # Bad input through the whole binary: an nvidia-smi that is missing, not
 # executable, failing, hanging, or answering garbage, too much, short rows,
 # invalid UTF-8, an old driver's fields, or failing only its process query
-# (testdata/nvidia/bad/, SPEC §2.1); and site rule directories with broken
-# rules (testdata/rules/, DESIGN.md "Rules"). Each gives one clear error line,
+# (testdata/nvidia/bad/); and site rule directories with broken
+# rules (testdata/rules/, docs/rules.md). Each gives one clear error line,
 # the right exit status, and never a crash. (Unreadable and vanished pids in
 # a proc tree: proc.sh.)
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gpuledger against a real dockerd and the fake Nomad (SPEC §2.2–2.4, §3;
-# issue 3, "Done means"). Real containers run busybox `sleep`; the fake
+# gpuledger against a real dockerd and the fake Nomad (docs/sources.md#docker-and-podman,
+# docs/contract.md#the-join). Real containers run busybox `sleep`; the fake
 # nvidia-smi reports the real host pids of their processes and of one host
 # process, so the whole chain (real pid → real /proc/<pid>/cgroup → real
 # Engine API answer → Nomad allocation) is exercised.
@@ -239,10 +239,10 @@ expect_in "snapshot: keeps the Nomad labels" "$snap" "com.hashicorp.nomad.alloc_
 expect_not_in "snapshot: no process argument" "$snap" "secret.mp4"
 expect_not_in "snapshot: no job spec from Nomad" "$snap" "job-secret-0451"
 expect_not_in "snapshot: no token" "$snap" "$TOKEN"
-# Decision D1: an empty list is [] in our JSON, the snapshot's too (the
+# An empty list is [] in our JSON, the snapshot's too (the
 # Engine API sends arrays or null there, never objects).
 empty_objects=$(grep -E -c '"(Env|DeviceRequests|DeviceIDs|containers|allocations)": *\{\}' "$WORK/snap.json")
-expect_eq "snapshot: empty Env/DeviceRequests lists are [], not {} (D1)" "$empty_objects" 0
+expect_eq "snapshot: empty Env/DeviceRequests lists are [], not {}" "$empty_objects" 0
 
 MY_TOKEN=$TOKEN gl check --json
 live_json=$out

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gpuledger against a Docker Engine API that misbehaves (SPEC §2.3, decision
-# D5; issue 3, "Bad input, each with a test"), played by fake_engine.py: a
+# gpuledger against a Docker Engine API that misbehaves (docs/sources.md#docker-and-podman;
+# each bad input with a test, errors in libcurl's words), played by fake_engine.py: a
 # socket that is missing, refused, hanging mid-answer, answering 500, invalid
 # JSON or 20 MB, a container that vanishes between list and inspect, a
 # container id shorter than 12 characters, a GPU process in a container no
@@ -250,8 +250,8 @@ expect_in "unknown container: it was inspected on the engine" "$(cat "$WORK/engi
 # unidentified LABEL CAUSE ENDPOINT: with the engine at ENDPOINT, check
 # --json (the private procfs root) says the GPU of the unknown container's
 # process cannot be accounted for (an ERROR source-unavailable on gpu0
-# naming the container, its pid and CAUSE) and does not call it unmanaged
-# (issue 10); ls marks it ?not identified.
+# naming the container, its pid and CAUSE) and does not call it unmanaged;
+# ls marks it ?not identified.
 unidentified() {
     local label=$1 cause=$2 endpoint=$3
     gl "$endpoint" check --json --proc "$WORK/proc"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# fleet ls and fleet check (SPEC §8) over real `gpuledger serve` processes
+# fleet ls and fleet check (docs/contract.md#fleet) over real `gpuledger serve` processes
 # (the demo node and a replayed one) and nodes that misbehave: a dead port,
 # one that accepts and never answers, one that drips a byte a second, one
 # answering HTML, one garbage, one a redirect, one serving a schema-0 ledger
-# and one the original Go gpuledger's byte shape (null arrays). Asserts the
+# and one an older release's byte shape (null arrays). Asserts the
 # counts, the job table, the order, the errors, and that the whole run ends
 # within --timeout and a small margin however many nodes are slow.
 # shellcheck source=tests/lib/testlib.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleet discovery (SPEC §8.1, §2.5, §2.6): Consul's health API (passing
+# fleet discovery (docs/contract.md#fleet): Consul's health API (passing
 # instances only, the token in a header from the variable named, HTTPS with
 # a client certificate, the Consul CLI's variables, CONSUL_HTTP_SSL), Nomad's
 # service registrations (namespace, token, read-job), the precedence

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fleet serve (SPEC §6.3, §5.1): behind the same server as serve (security
+# fleet serve (docs/contract.md, "HTTP" and "Metrics"): behind the same server as serve (security
 # headers, GET and HEAD only), /fleet, /metrics (promtool's lint, then a
 # real Prometheus scraping it), /healthz (503 only when no node was read), a
 # poll every --interval, and the page in headless Chromium (the DOM, each

@@ -4,7 +4,7 @@
 # capture. The outputs are produced the way the goldens were (the same
 # script, --out into a scratch directory); text must match exactly with the
 # header time masked (TIME), JSON must be equal once parsed, with "at" and
-# every "stateSince" masked (key order and layout are free, SPEC D1).
+# every "stateSince" masked (key order and layout are free).
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 

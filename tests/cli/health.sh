@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU health beside tenancy through the whole binary (issue 15): the health
+# GPU health beside tenancy through the whole binary: the health
 # query built from a real driver's help (and an older driver's), the kernel
 # log from a FILE, from the journal (a fake journalctl) and from this
 # machine's /dev/kmsg, each unreadable log an ERROR that names what to grant,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile site files (issue 10): rules that never give the program back — a
+# Hostile site files: rules that never give the program back — a
 # message handler that loops (in evaluate and at load time), a rule that
 # changes its own table after it was checked, single C calls that run for
 # minutes (string.rep, table.move, a plain string.find, a backtracking

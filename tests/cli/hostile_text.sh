@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile text from sources (issue 10): control characters (ESC, CR, NUL,
+# Hostile text from sources: control characters (ESC, CR, NUL,
 # C1) and bidirectional controls in container, job and label names never
 # leave gpuledger raw — not in ls, check, /metrics label values or the page
 # — and JSON stays valid; names are bounded (a 1 MB container name, a 50 MB

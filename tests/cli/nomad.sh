@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gpuledger against the fake Nomad agent (SPEC §1.3, §2.4, §2.6, §3; issue
-# 3, "Bad input, each with a test"): which allocations reserve a GPU (nvidia
+# gpuledger against the fake Nomad agent (docs/sources.md#nomad, bad input each with a
+# test): which allocations reserve a GPU (nvidia
 # gpu devices of running and pending allocations only), each Nomad error
 # named (403 → the capability, 500 → the body, not JSON, a server-only
 # agent), --nomad-node-id, Nomad unread (--no-nomad, Nomad down: no task
@@ -302,7 +302,7 @@ tls --nomad-ca-cert "$CERTS/wrong-ca.pem"
 tls_error "HTTPS, wrong CA"
 NOMAD_CACERT=$CERTS/ca.pem tls --nomad-ca-cert "$CERTS/wrong-ca.pem"
 tls_error "HTTPS, a wrong --nomad-ca-cert beats a right NOMAD_CACERT"
-# Configuration errors (SPEC §2.6): named by the flag, and no request made.
+# Configuration errors (TLS flags): named by the flag, and no request made.
 : >"$WORK/nomad.log"
 tls --nomad-ca-path "$WORK/no-ca-dir"
 nomad_error "--nomad-ca-path without a .pem or .crt" \

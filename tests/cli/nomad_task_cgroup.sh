@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real process in a real cgroup v2 named as Nomad names a task of the exec,
 # raw_exec, java or exec2 drivers (`nomad.slice/share.slice/<alloc>.<task>.scope`,
-# Nomad 1.7+; API-SHAPES.md §12), held on a fake GPU (the fake nvidia-smi
+# Nomad 1.7+; docs/sources.md#proc), held on a fake GPU (the fake nvidia-smi
 # reports its real pid), read through the real /proc: it comes out as that
 # allocation's task, and with the fake Nomad reserving the GPU for that
 # allocation the GPU is held, with no BAD finding. The test makes the cgroup itself (systemd-run needs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# gpuledger against the fake nvidia-smi (SPEC §2.1, §3, §4.1, §4.2), host
+# gpuledger against the fake nvidia-smi (docs/sources.md#nvidia-smi), host
 # only (--no-docker --no-nomad): the two real-card captures give the right
-# ledger and findings, empty arrays are [] (decision D1), process arguments
+# ledger and findings, empty arrays are [], process arguments
 # never leave the machine, and the queries run in the order the contract
 # gives.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
@@ -42,7 +42,7 @@ expect_lua "h100: encoder 0 sessions, 0 fps" "$json" 'j.entries[1].encoderSessio
 expect_lua "h100: thermal margin 26" "$json" 'j.entries[1].thermalMarginC == 26'
 expect_lua "h100: thermal slowdown false" "$json" 'j.entries[1].thermalSlowdown == false'
 expect_lua "h100: no reservations" "$json" '#j.entries[1].reservations == 0'
-expect_in "h100: reservations is [] (D1)" "$json" '"reservations":[]'
+expect_in "h100: reservations is []" "$json" '"reservations":[]'
 expect_not_in "h100: no null anywhere" "$json" 'null'
 expect_lua "h100: state unaccounted" "$json" 'j.entries[1].state == "unaccounted"'
 expect_lua "h100: one tenant, host" "$json" '#j.entries[1].tenants == 1 and j.entries[1].tenants[1].kind == "host"'
@@ -63,7 +63,7 @@ expect_in "h100 ls: host tenant, unmanaged" "$out" "host:"
 expect_in "h100 ls: !unmanaged" "$out" "(19798 MiB) !unmanaged"
 expect_not_in "h100 ls: no source error count" "$out" "source error"
 
-# Findings by hand (SPEC §3.3/3.4): the host processes are an unmanaged
+# Findings by hand (docs/contract.md#codes): the host processes are an unmanaged
 # tenant (BAD); one tenant, so not contended; an H100 has no known encoder
 # cap; margin 26 > 5 with slowdown false, so not hot; not idle, not held.
 smi "$H100" check --json
@@ -92,7 +92,7 @@ expect_rc "h100 check --json --exit-on bad: exit 2" 2
 smi "$H100" check --json --allow-unmanaged --exit-on bad
 expect_rc "h100 --allow-unmanaged --exit-on bad: exit 0" 0
 expect_lua "h100 --allow-unmanaged: the finding is WARN" "$out" '#j.findings == 1 and j.findings[1].level == "WARN" and j.worst == "WARN"'
-# A known margin wins over --temp-max (SPEC §3.4).
+# A known margin wins over --temp-max (docs/contract.md#encoder-limit-and-hot).
 smi "$H100" check --json --temp-max 50
 expect_lua "h100 --temp-max 50: margin 26 known, not hot" "$out" '#j.findings == 1 and j.findings[1].code ~= "hot"'
 
@@ -100,7 +100,7 @@ expect_lua "h100 --temp-max 50: margin 26 known, not hot" "$out" '#j.findings ==
 smi "$H100/idle" ls --json
 expect_rc "h100 idle ls --json: exit 0" 0
 json=$out
-expect_in "h100 idle: tenants is [] (D1)" "$json" '"tenants":[]'
+expect_in "h100 idle: tenants is []" "$json" '"tenants":[]'
 expect_in "h100 idle: reservations is []" "$json" '"reservations":[]'
 expect_not_in "h100 idle: no null" "$json" 'null'
 expect_lua "h100 idle: free, margin 46, power 69.85" "$json" 'local e = j.entries[1]; return e.state == "free" and e.thermalMarginC == 46 and e.powerW == 69.85 and e.memoryUsedMiB == 0 and e.temperatureC == 41'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpuledger with Podman (SPEC §1.3 --podman, §2.2, §2.3, §3.1; issue 3):
+# gpuledger with Podman (--podman, docs/sources.md#docker-and-podman):
 # the podman-driver container named <task>-<alloc uuid>, with no Nomad
 # label, is Nomad's only when Nomad returns that allocation (allocFromName);
 # Podman is listed beside Docker; a --podman endpoint named explicitly that
@@ -99,7 +99,7 @@ expect_lua "fake Podman: Docker's container beside it on gpu1" "$out" 'j.entries
 at_exit "podman_down '$WORK/podman'"
 if ! podman_up "$WORK/podman"; then
     skip "real podman" "$CT_WHY"
-    # Where Podman cannot run the test counts as skipped (issue 3), once the
+    # Where Podman cannot run the test counts as skipped, once the
     # checks above have passed.
     [ "$failed" -eq 0 ] || finish
     printf '%d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pid → container through a fixture /proc tree (testdata/proc, SPEC §2.2):
+# pid → container through a fixture /proc tree (testdata/proc, docs/sources.md#proc):
 # cgroup v1 and v2 Docker, Podman (conmon excluded), /libpod_parent, Nomad
 # slices, containerd, host processes (a login session and a bare process are
 # tenants of their own: tenants.sh has every such form), and vanished,
@@ -88,7 +88,7 @@ expect_lua "ls: gpu0 has four host tenants: alice's session, root's python3, the
     'if #j.entries[1].tenants ~= 4 then return false end for _, t in ipairs(j.entries[1].tenants) do if t.kind ~= "host" then return false end end return true'
 expect_lua "ls: the unnamed host tenant has the pids /proc read no owner or uid of: conmon (no status) and empty" "$json" \
     'for _, t in ipairs(j.entries[1].tenants) do if t.owner == nil and not t.unidentified then return cjson.encode(t.pids) == "[7171,9292]" and t.usedMemoryMiB == 209 end end; return false'
-expect_lua "ls: the pids /proc has no record of (vanished, unreadable) are one unidentified host tenant (issue 10)" "$json" \
+expect_lua "ls: the pids /proc has no record of (vanished, unreadable) are one unidentified host tenant" "$json" \
     'for _, t in ipairs(j.entries[1].tenants) do if t.unidentified then return t.owner == nil and cjson.encode(t.pids) == "[9090,9191]" end end; return false'
 expect_lua "ls: the session of uid 1000 (6060) and root's bare process (6161) are tenants of their own" "$json" \
     'local owners = {}; for _, t in ipairs(j.entries[1].tenants) do if t.owner then owners[#owners + 1] = t.owner .. ":" .. t.user .. ":" .. cjson.encode(t.pids) end end; table.sort(owners); return table.concat(owners, " ") == "process:root:[6161] user:alice:[6060]"'
@@ -113,7 +113,7 @@ done
 
 gl check --json "${ENGINES[@]}"
 expect_rc "check --json: exit 0" 0
-expect_lua "check: one unmanaged-tenant per identified host tenant, none for a container no engine knows (issue 10)" "$out" \
+expect_lua "check: one unmanaged-tenant per identified host tenant, none for a container no engine knows" "$out" \
     "local n = 0; for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' then n = n + 1 end end; return n == 3"
 expect_lua "check: one source-unavailable on a GPU per unknown container and one for the unidentified processes" "$out" \
     "local n = 0; for _, f in ipairs(j.findings) do if f.code == 'source-unavailable' and f.gpu then n = n + 1 end end; return n == ${#WANT[@]} + 1"

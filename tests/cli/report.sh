@@ -71,7 +71,7 @@ expect_eq "report: two GET requests of /api/v1/query" \
 
 run report --prometheus "$PROM/ok/" --json --since 2w
 expect_rc "report --json: exit 0" 0
-expect_lua "report --json: SPEC §4.5's shape" "$out" \
+expect_lua "report --json: the report document's shape" "$out" \
     'j.schema == 1 and j.since == "2w" and type(j.at) == "string" and #j.jobs == 2 and #j.nodes == 2'
 expect_lua "report --json: worker first, its hours and share" "$out" \
     'local w = j.jobs[1]; return w.namespace == "video" and w.job == "worker" and w.reservedHours == 10 and w.heldHours == 2 and w.idleHours == 8 and w.idleShare == 0.8'

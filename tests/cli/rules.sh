@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Site rules as a product (issue 5) through the whole binary: `rules` as a
+# Site rules as a product through the whole binary: `rules` as a
 # table and JSON; overrides that take effect without a rebuild (a replaced
 # default, a new code, thresholds.lua, a default switched off, the
 # GPULEDGER_RULES equivalent); `rules --check [DIR]` on good and broken
@@ -32,7 +32,7 @@ timed() {
     if [ "$elapsed" -lt "$limit" ]; then pass "$name: $elapsed ms (< $limit)"; else fail "$name: under $limit ms" "took $elapsed ms"; fi
 }
 
-# SPEC §3.5's codes in its order, then the health codes by name
+# the tenancy codes in their listing order, then the health codes by name
 DEFAULT_CODES='source-unavailable unreserved-tenant unmanaged-tenant contended reserved-idle encoder-saturated hot idle held ecc-disabled ecc-uncorrected gpu-lost gpu-recovery-action gpu-requires-reset hw-slowdown mig-mode-pending nomad-schedules-failing-gpu pcie-degraded persistence-off power-brake retired-pages-high retired-pages-pending row-remap-failed row-remap-pending row-remap-uncorrectable xid-app xid-fatal xid-memory'
 
 # --- rules: the effective set -------------------------------------------------
@@ -51,7 +51,7 @@ expect_lua "rules --json: the default codes in order, no errors" "$out" \
     "local s = {}; for i, r in ipairs(j.rules) do s[i] = r.code end; return table.concat(s, ' ') == '$DEFAULT_CODES' and #j.errors == 0"
 expect_lua "rules --json: each has code, level, doc and origin" "$out" \
     'for _, r in ipairs(j.rules) do if not (r.code and r.level and r.doc ~= "" and r.origin == "embedded") then return false end end; return true'
-expect_lua "rules --json: levels of SPEC §3.3" "$out" \
+expect_lua "rules --json: the contract's levels" "$out" \
     'local l = {}; for _, r in ipairs(j.rules) do l[r.code] = r.level end; return l["source-unavailable"] == "ERROR" and l["unmanaged-tenant"] == "BAD" and l.hot == "WARN" and l.idle == "OK"'
 expect_lua "rules --json: the examples are embedded but not loaded as rules" "$out" \
     'for _, r in ipairs(j.rules) do if r.code == "memory-nearly-full" or r.code == "reserved-idle-long" then return false end end; return true'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gpuledger serve, the whole binary on loopback (SPEC §5, §6.1–6.2, §7,
-# issue 4): every endpoint and its headers, methods other than GET and HEAD,
+# gpuledger serve, the whole binary on loopback (docs/contract.md, "HTTP",
+# "Metrics", "History"): every endpoint and its headers, methods other than GET and HEAD,
 # unknown and `..` paths, a 100 KB URL, 500 idle connections held open while
 # 50 scrapes are answered, a source failing mid-run (one stderr line when it
 # starts failing, one when it is read again), SIGHUP with a broken rules
@@ -336,7 +336,7 @@ if start_serve replay --replay "$WORK/live.json" --listen 127.0.0.1:0 --interval
     expect_eq "stderr: and once read again" "$(grep -c '^gpuledger: source input read again$' <<<"$log")" 1
     expect_eq "stderr: nothing else about sources" "$(grep -c '^gpuledger: source ' <<<"$log")" 6
     since=$(curl -s "$URL/metrics" | awk '/^gpuledger_gpu_state_since_timestamp_seconds\{.*gpu="1"/ { print int($2) }')
-    expect_eq "the first good read after the failure starts the clock again (D2)" \
+    expect_eq "the first good read after the failure starts the clock again" \
         "$(awk -v s="$since" -v t="$restored" 'BEGIN { print (s != "" && s >= t) ? "yes" : "no: since " s ", restored " t }')" yes
     stop_serve TERM
     expect_eq "replay: exit 0" "$SERVE_RC" 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpuledger serve under attack, on loopback (issue 10): 1,500 slowloris
+# gpuledger serve under attack, on loopback: 1,500 slowloris
 # connections from 30 addresses, each dripping a header byte every two
 # seconds and reopened whenever the server closes it, while scrapes from
 # another address keep being answered; a single connection dripping its head

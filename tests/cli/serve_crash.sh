@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash safety of the history file (SPEC §7): serve writes it every refresh
+# Crash safety of the history file (docs/contract.md#history): serve writes it every refresh
 # (temp file, fsync, rename); kill -9 at random moments, 30 times, and after
 # every kill the file parses, its counters and last-seen time never go
 # backwards, and it is never more than about one refresh behind the moment

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A node where every source misbehaves at once (issue 10, "Sources need a
-# deadline per refresh"): nvidia-smi answers its main and process queries
+# A node where every source misbehaves at once (each source has one
+# deadline per refresh, docs/sources.md): nvidia-smi answers its main and process queries
 # and hangs on the health query and the optional thermal ones, Docker lists
 # at once and drips every inspect a byte a second, and Nomad answers
 # agent/self and hangs on the allocations. Each source has one deadline for everything it

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Who a GPU process belongs to when it is not a container: Nomad tasks of the
 # exec, raw_exec, java and exec2 drivers in every cgroup form Nomad makes
-# (API-SHAPES.md §12), systemd services, login sessions and bare processes,
+# (docs/sources.md#proc), systemd services, login sessions and bare processes,
 # from the fixture tree testdata/proc (its README lists each form) and the
 # user names of testdata/etc/passwd; and never a process's arguments or
 # environment, which that tree holds as bait.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The command line through the real binary (SPEC §1 and §11 "CLI / parse"):
+# The command line through the real binary (docs/contract.md#command-line):
 # version, help, -h, unknown commands and flags, flags before the command,
 # stray arguments, and the validation of --exit-on, --interval, --timeout,
 # --rules and the fleet/report requirements. Every usage error exits 2 with
-# ONE line on stderr ("gpuledger: ..."), an unknown command too (the
-# project's rule; the original printed the usage after it, SPEC §1.1).
+# ONE line on stderr ("gpuledger: ..."), an unknown command too (no usage
+# dump: `gpuledger help` lists the commands).
 # Nothing here reads a GPU: the runs that get past parsing use --demo.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"

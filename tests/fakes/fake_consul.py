@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A fake Consul agent for tests (standard library only): the health API
 GET /v1/health/service/<service>[?passing=true] in the real shape and with
-its ACL behaviour (API-SHAPES.md section 4), from a JSON config file:
+its ACL behaviour (docs/sources.md#consul-fleet-discovery), from a JSON config file:
 
     {"token": "SECRET",          # optional: ACLs on; this token reads everything
      "instances": [{"node": "gpu-a", "address": "127.0.0.1", "service_address": "",

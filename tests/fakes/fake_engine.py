@@ -3,7 +3,7 @@
 
 For the bad answers a real dockerd cannot be made to give. Listens on a unix
 socket and/or on 127.0.0.1 TCP, serves /_ping, /containers/json and
-/containers/<id>/json from a JSON fixture (API-SHAPES.md sections 6 and 7).
+/containers/<id>/json from a JSON fixture (answers as docs/sources.md#docker-and-podman).
 See tests/fakes/README.md for modes and the fixture format.
 
     fake_engine.py --socket PATH [--port-file FILE] --mode MODE [--fixture FILE]

@@ -2,7 +2,7 @@
 """A fake Nomad agent HTTP API for tests (standard library only).
 
 Serves GET /v1/agent/self, /v1/node/<id>, /v1/node/<id>/allocations and /v1/service/<name>
-in the real API's shape and with its error forms (API-SHAPES.md sections 0-3),
+in the real API's shape and with its error forms (docs/sources.md#nomad),
 from a JSON config file. See tests/fakes/README.md for the config format.
 
     fake_nomad.py CONFIG.json --port-file FILE [--log FILE] [--max-seconds N]
@@ -305,7 +305,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, allocs, pretty, self.blocking_headers(), fault=fault)
 
     def node(self, node_id, pretty):
-        """The Node object (API-SHAPES.md §9): its GPU devices from the config's
+        """The Node object (docs/health.md#nomads-device-list): its GPU devices from the config's
         "devices" (null when absent); an unknown id is 404 "node not found"."""
         reader = self.node_reader("node")
         if reader is None:

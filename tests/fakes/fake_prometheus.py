@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """A fake Prometheus HTTP API for report's error cases (standard library only).
 
-Serves GET <prefix>/api/v1/query in the real API's shape (API-SHAPES.md
-section 10). The route prefix picks the behaviour, as a --web.route-prefix
+Serves GET <prefix>/api/v1/query in the real API's shape (docs/sources.md#prometheus-report). The route prefix picks the behaviour, as a --web.route-prefix
 would pick a server:
 
     /ok          success: the --answers file's vector for each query

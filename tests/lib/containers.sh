@@ -4,8 +4,9 @@
 # this file; every function says on stderr what it does and, when something
 # cannot run on this machine, returns non-zero after saying why, so that the
 # caller can skip with that reason (also left in CT_WHY). Call docker_up and
-# podman_up directly, not in $(...): they set globals that dk and pm use. How
-# these daemons behave here: /work/shared/PITFALLS.md, "Real components in tests".
+# podman_up directly, not in $(...): they set globals that dk and pm use.
+# dockerd runs without iptables or a bridge; Podman only with runc, cgroupfs
+# and ulimits this machine allows (ct_podman_config).
 #
 #   at_exit 'docker_down "$WORK/docker"'
 #   docker_up "$WORK/docker" || { skip "real docker" "$CT_WHY"; finish; }

@@ -72,7 +72,7 @@ header() {
     printf '%s\n' "$headers" | sed -n "s/^$1: //p" | head -1
 }
 
-# expect_security_headers NAME: the last response carries SPEC §6.1's headers.
+# expect_security_headers NAME: the last response carries the security headers of docs/contract.md#http.
 expect_security_headers() {
     expect_eq "$1: Content-Security-Policy" "$(header content-security-policy)" \
         "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"

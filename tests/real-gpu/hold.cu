@@ -1,4 +1,4 @@
-// hold.cu: holds GPU memory for a while, for tests/real-gpu/run.sh (issue 6).
+// hold.cu: holds GPU memory for a while, for tests/real-gpu/run.sh.
 // usage: hold SECONDS [MIB]   (MIB defaults to 512)
 // Prints "pid N", the device's name and UUID, then "holding N MiB" once the
 // memory is allocated and written, sleeps, frees and exits 0. Every CUDA call
