@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of running site code in children (issue 10, isolated.lua), not a
+# The cost of running site code in children (isolated.lua), not a
 # test; results go in bench/README.md:
 #   1. one core.run_isolated round trip (fork, a trivial function, JSON
 #      back, reap), from Lua with the C core as a module, ROUNDS times;

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Derive fake-nvidia-smi fixture directories from real nvidia-smi captures.
 
-Reads the nvidia_gpu_exporter captures in ../shared/nvidia-smi-captures/ (relative
-to the repository root; another directory may be given as the first argument)
-and writes, for each capture, testdata/nvidia/<model>-<driver>/ (the "load"
+Reads the nvidia_gpu_exporter captures (github.com/utkuozdemir/nvidia_gpu_exporter,
+`internal/captures/*.txt`) in the directory given as the only argument, and writes, for each capture, testdata/nvidia/<model>-<driver>/ (the "load"
 section) and .../idle/ (the "idle" section), in the file layout that
 tests/fakes/nvidia-smi reads (tests/fakes/README.md, "nvidia-smi").
 
@@ -28,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
-# gpuledger's queries (SPEC §2.1), by the answer file the fake reads.
+# gpuledger's queries (docs/sources.md#nvidia-smi), by the answer file the fake reads.
 QUERIES = {
     "query-gpu": ("gpu", ["index", "uuid", "name", "pci.bus_id", "memory.used", "memory.total",
                           "utilization.gpu", "utilization.memory", "temperature.gpu", "power.draw",
@@ -152,7 +151,9 @@ def derive(capture, out_root):
 
 
 def main():
-    src = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO.parent / "shared" / "nvidia-smi-captures"
+    if len(sys.argv) != 2:
+        sys.exit("usage: derive.py CAPTURE_DIR (nvidia_gpu_exporter's internal/captures/)")
+    src = Path(sys.argv[1])
     captures = sorted(src.glob("*.txt"))
     if not captures:
         sys.exit(f"derive.py: no captures in {src}")
