@@ -397,6 +397,32 @@ describe("gpuledger.options", function()
       assert.equal(":9877", assert(parse({ "fleet", "ls", "--targets", "a:1" })).listen)
     end)
 
+    describe("--cgroup-parent", function()
+      it("reads absolute cgroup paths, their trailing slashes dropped", function()
+        local opts = assert(parse { "ls", "--cgroup-parent", "/gpu-jobs.slice/, /custom-docker" })
+        assert.same({ "/gpu-jobs.slice", "/custom-docker" }, opts.cgroup_parents)
+        assert.same({}, assert(options.parse_cgroup_parents("")))
+      end)
+
+      for _, bad in ipairs { "gpu-jobs.slice", "/", "/user.slice", "/user.slice/user-1000.slice", "/a//b" } do
+        it("refuses " .. bad .. ": no user's own slice, no relative path, not the root", function()
+          local opts, err = parse { "ls", "--cgroup-parent", bad }
+          assert.is_nil(opts)
+          assert.matches("^%-%-cgroup%-parent \"", err.message)
+        end)
+      end
+
+      it("takes at most the C core's bound", function()
+        local many = {}
+        for i = 1, options.CGROUP_PARENTS_MAX + 1 do
+          many[i] = "/p" .. i
+        end
+        local parents, err = options.parse_cgroup_parents(table.concat(many, ","))
+        assert.is_nil(parents)
+        assert.matches("at most", err)
+      end)
+    end)
+
     describe("--targets", function()
       it("reads host:port, a URL with a path, and a bracketed IPv6 address", function()
         local targets = assert(options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877"))
@@ -477,7 +503,7 @@ describe("gpuledger.options", function()
       assert.equal("check", c.command)
       assert.is_true(c.json)
       assert.equal("nvidia-smi", c.nvidia.binary)
-      assert.same({ enabled = true, root = "/proc" }, c.proc)
+      assert.same({ enabled = true, root = "/proc", cgroup_parents = {} }, c.proc)
       assert.same({ enabled = true, endpoint = "unix:///p.sock" }, c.podman)
       assert.is_false(c.nomad.enabled)
       assert.equal("http://n:4646", c.nomad.address)

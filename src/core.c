@@ -210,15 +210,32 @@ static void push_process_owner(lua_State *L, const struct cgroup_owner *owner, l
         set_uid_fields(L, passwd_path, uid, "uid", "user");
 }
 
-/* core.proc_cgroups(proc_root, pids) → { [pid] = record } (push_process_owner)
- * for each pid whose cgroup file can be read (vanished and unreadable pids
- * are absent), user names from the etc/passwd beside proc_root; or nil,
- * cause when proc_root is not a readable directory. Never reads a
- * process's arguments or environment. */
+/* The most cgroup parents core.proc_cgroups trusts besides the system's own. */
+#define CGROUP_PARENTS_MAX 16
+
+/* core.proc_cgroups(proc_root, pids[, parents]) → { [pid] = record }
+ * (push_process_owner) for each pid whose cgroup file can be read (vanished
+ * and unreadable pids are absent), user names from the etc/passwd beside
+ * proc_root; or nil, cause when proc_root is not a readable directory.
+ * parents: the cgroups besides the system's own that only Nomad or an
+ * engine creates under (procfs.h's cgroup_parents), at most
+ * CGROUP_PARENTS_MAX strings. Never reads a process's arguments or
+ * environment. */
 static int core_proc_cgroups(lua_State *L)
 {
     const char *proc_root = luaL_checkstring(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
+    const char *parents[CGROUP_PARENTS_MAX + 1] = {0};
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        lua_Integer count = luaL_len(L, 3);
+        luaL_argcheck(L, count <= CGROUP_PARENTS_MAX, 3, "too many cgroup parents");
+        for (lua_Integer i = 1; i <= count; i++) {
+            luaL_argcheck(L, lua_geti(L, 3, i) == LUA_TSTRING, 3, "cgroup parents are strings");
+            parents[i - 1] = lua_tostring(L, -1); /* stays alive in the table */
+            lua_pop(L, 1);
+        }
+    }
     struct stat st;
     if (stat(proc_root, &st) != 0)
         return push_errno(L, proc_root, errno);
@@ -239,7 +256,7 @@ static int core_proc_cgroups(lua_State *L)
         if (len < 0)
             continue;
         struct cgroup_owner owner;
-        cgroup_owner(text, (size_t)len, &owner);
+        cgroup_owner(text, (size_t)len, parents, &owner);
         len = procfs_read_file(proc_root, (long)pid, "status", text, sizeof text);
         long uid = len < 0 ? -1 : status_real_uid(text, (size_t)len);
         push_process_owner(L, &owner, uid, passwd_path);

@@ -1,5 +1,5 @@
-/* /proc/<pid>/cgroup → who a process belongs to: the container it runs in
- * (docs/sources.md#proc), the Nomad task, systemd service or login session; its uid from
+/* /proc/<pid>/cgroup → who a process belongs to (docs/sources.md#proc): the container it runs in,
+ * the Nomad task, systemd service or login session; its uid from
  * /proc/<pid>/status and the uid's name from the passwd file. */
 #include "procfs.h"
 
@@ -76,28 +76,6 @@ static const char *line_runtime(const char *line, size_t len)
     return NULL;
 }
 
-/* As procfs.h says; id_out is "" when NULL is returned. */
-const char *cgroup_container_id(const char *text, size_t len, char id_out[CONTAINER_ID_LEN + 1])
-{
-    id_out[0] = '\0';
-    if (!text)
-        return NULL;
-    const char *cursor = text, *line;
-    size_t line_len;
-    while ((line = next_line(&cursor, text + len, &line_len))) {
-        if (line_contains(line, line_len, "libpod-conmon-"))
-            continue;
-        const char *id = find_container_id(line, line_len);
-        const char *runtime = id ? line_runtime(line, line_len) : NULL;
-        if (runtime) {
-            memcpy(id_out, id, CONTAINER_ID_LEN);
-            id_out[CONTAINER_ID_LEN] = '\0';
-            return runtime;
-        }
-    }
-    return NULL;
-}
-
 /* One line of a cgroup file: `<id>:<controllers>:<path>`. */
 struct cgroup_line {
     int is_v2; /* the unified hierarchy's line, `0::<path>` */
@@ -134,17 +112,72 @@ static int split_cgroup_line(const char *line, size_t len, struct cgroup_line *o
     return 1;
 }
 
+/* The roots of the system's own cgroups: only root creates a cgroup there
+ * (systemd's system and machine slices, Nomad's, Docker's and Podman's
+ * cgroupfs parents, the kubelet's). */
+static const char *const CGROUP_SYSTEM_ROOTS[] = {
+    "/system.slice", "/machine.slice", "/nomad.slice",    "/nomad",
+    "/docker",       "/libpod_parent", "/kubepods.slice", "/kubepods",
+};
+
+/* Whether path is root or lies below it (root has no trailing slash). */
+static int path_under(const char *path, size_t len, const char *root)
+{
+    size_t root_len = strlen(root);
+    return root_len > 0 && has_prefix(path, len, root) &&
+           (len == root_len || path[root_len] == '/');
+}
+
+/* As procfs.h says. */
+int cgroup_path_trusted(const char *path, size_t len, cgroup_parents parents)
+{
+    for (size_t i = 0; i < sizeof CGROUP_SYSTEM_ROOTS / sizeof CGROUP_SYSTEM_ROOTS[0]; i++)
+        if (path_under(path, len, CGROUP_SYSTEM_ROOTS[i]))
+            return 1;
+    for (size_t i = 0; parents && parents[i]; i++)
+        if (path_under(path, len, parents[i]))
+            return 1;
+    return 0;
+}
+
+/* As procfs.h says; id_out is "" when NULL is returned. */
+const char *cgroup_container_id(const char *text, size_t len, cgroup_parents parents,
+                                char id_out[CONTAINER_ID_LEN + 1])
+{
+    id_out[0] = '\0';
+    if (!text)
+        return NULL;
+    const char *cursor = text, *line;
+    size_t line_len;
+    while ((line = next_line(&cursor, text + len, &line_len))) {
+        struct cgroup_line parts;
+        if (!split_cgroup_line(line, line_len, &parts) ||
+            !cgroup_path_trusted(parts.path, parts.path_len, parents) ||
+            line_contains(parts.path, parts.path_len, "libpod-conmon-"))
+            continue;
+        const char *id = find_container_id(parts.path, parts.path_len);
+        const char *runtime = id ? line_runtime(parts.path, parts.path_len) : NULL;
+        if (runtime) {
+            memcpy(id_out, id, CONTAINER_ID_LEN);
+            id_out[CONTAINER_ID_LEN] = '\0';
+            return runtime;
+        }
+    }
+    return NULL;
+}
+
 /* Calls match on each line of a cgroup file until one returns 1; returns
  * whether one did. */
-static int first_matching_line(const char *text, size_t len,
-                               int (*match)(const struct cgroup_line *, struct cgroup_owner *),
+static int first_matching_line(const char *text, size_t len, cgroup_parents parents,
+                               int (*match)(const struct cgroup_line *, cgroup_parents,
+                                            struct cgroup_owner *),
                                struct cgroup_owner *out)
 {
     const char *cursor = text, *line;
     size_t line_len;
     while ((line = next_line(&cursor, text + len, &line_len))) {
         struct cgroup_line parts;
-        if (split_cgroup_line(line, line_len, &parts) && match(&parts, out))
+        if (split_cgroup_line(line, line_len, &parts) && match(&parts, parents, out))
             return 1;
     }
     return 0;
@@ -201,25 +234,50 @@ static int take_nomad_task(const char *name, size_t len, char separator, const c
     return 1;
 }
 
+/* The cgroups Nomad puts a task's `<alloc>.<task>.scope` right under on
+ * cgroup v2: its slice (1.3-1.6), its slice's partitions (1.7+). */
+static const char *const NOMAD_V2_PARENTS[] = {
+    "/nomad.slice",
+    "/nomad.slice/share.slice",
+    "/nomad.slice/reserve.slice",
+};
+
+/* Whether a v2 task scope's parent (len bytes, its trailing slash not
+ * counted) is Nomad's own or one of parents. */
+static int nomad_v2_parent(const char *parent, size_t len, cgroup_parents parents)
+{
+    for (size_t i = 0; i < sizeof NOMAD_V2_PARENTS / sizeof NOMAD_V2_PARENTS[0]; i++)
+        if (len == strlen(NOMAD_V2_PARENTS[i]) && has_prefix(parent, len, NOMAD_V2_PARENTS[i]))
+            return 1;
+    for (size_t i = 0; parents && parents[i]; i++)
+        if (len == strlen(parents[i]) && has_prefix(parent, len, parents[i]))
+            return 1;
+    return 0;
+}
+
 /* A Nomad task cgroup that names its allocation (cgroup_owner, form 2). */
-static int match_nomad_task(const struct cgroup_line *line, struct cgroup_owner *out)
+static int match_nomad_task(const struct cgroup_line *line, cgroup_parents parents,
+                            struct cgroup_owner *out)
 {
     size_t name_len;
     const char *name = last_component(line->path, line->path_len, &name_len);
+    size_t parent_len = (size_t)(name - line->path);
     if (line->is_v2)
-        return take_nomad_task(name, name_len, '.', ".scope", out);
+        return parent_len > 0 && nomad_v2_parent(line->path, parent_len - 1, parents) &&
+               take_nomad_task(name, name_len, '.', ".scope", out);
     if (!has_prefix(line->path, line->path_len, "/nomad/"))
         return 0;
     if (take_nomad_task(name, name_len, '.', "", out))
         return 1;
-    size_t parent_len = (size_t)(name - line->path);
     return has_suffix(line->path, parent_len, "/reserved/") &&
            take_nomad_task(name, name_len, '-', "", out);
 }
 
 /* A Nomad 1.3-1.6 v1 task cgroup, `/nomad/<uuid>` (cgroup_owner, form 3). */
-static int match_nomad_cgroup(const struct cgroup_line *line, struct cgroup_owner *out)
+static int match_nomad_cgroup(const struct cgroup_line *line, cgroup_parents parents,
+                              struct cgroup_owner *out)
 {
+    (void)parents; /* /nomad is the system's own */
     const size_t len = strlen("/nomad/") + ALLOC_ID_LEN;
     if (line->is_v2 || line->path_len != len || !has_prefix(line->path, len, "/nomad/") ||
         !starts_with_uuid(line->path + strlen("/nomad/"), ALLOC_ID_LEN))
@@ -246,8 +304,10 @@ static long parse_uid(const char *s, const char *end, const char **after)
 }
 
 /* A systemd service or a login session (cgroup_owner, form 4). */
-static int match_systemd_unit(const struct cgroup_line *line, struct cgroup_owner *out)
+static int match_systemd_unit(const struct cgroup_line *line, cgroup_parents parents,
+                              struct cgroup_owner *out)
 {
+    (void)parents; /* /system.slice is the system's own; a session is its user's */
     const char *path = line->path, *end = line->path + line->path_len;
     if (has_prefix(path, line->path_len, "/system.slice/")) {
         for (const char *component = path + strlen("/system.slice/"); component < end;) {
@@ -279,22 +339,22 @@ static int match_systemd_unit(const struct cgroup_line *line, struct cgroup_owne
 }
 
 /* As procfs.h says. */
-void cgroup_owner(const char *text, size_t len, struct cgroup_owner *out)
+void cgroup_owner(const char *text, size_t len, cgroup_parents parents, struct cgroup_owner *out)
 {
     memset(out, 0, sizeof *out);
     out->kind = OWNER_PROCESS;
     out->session_uid = -1;
     if (!text)
         return;
-    out->runtime = cgroup_container_id(text, len, out->container_id);
+    out->runtime = cgroup_container_id(text, len, parents, out->container_id);
     if (out->runtime) {
         out->kind = OWNER_CONTAINER;
         return;
     }
-    if (first_matching_line(text, len, match_nomad_task, out) ||
-        first_matching_line(text, len, match_nomad_cgroup, out))
+    if (first_matching_line(text, len, parents, match_nomad_task, out) ||
+        first_matching_line(text, len, parents, match_nomad_cgroup, out))
         return;
-    first_matching_line(text, len, match_systemd_unit, out);
+    first_matching_line(text, len, parents, match_systemd_unit, out);
 }
 
 /* As procfs.h says: the first number after "Uid:" at the start of a line. */

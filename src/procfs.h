@@ -7,13 +7,31 @@
 #define CGROUP_NAME_CAP  256 /* a task's or unit's name, NUL included */
 #define USER_NAME_CAP    256
 
+/* The cgroups besides the system's own (CGROUP_SYSTEM_ROOTS in procfs.c:
+ * /system.slice, /machine.slice, /nomad.slice, /nomad, /docker,
+ * /libpod_parent, /kubepods.slice, /kubepods) under which only Nomad or an
+ * engine creates cgroups: a Nomad cgroup_parent or cgroup_v2_override, a
+ * Docker cgroup-parent. Each is an absolute path without a trailing slash;
+ * the list ends with NULL (NULL itself is an empty list). */
+typedef const char *const *cgroup_parents;
+
+/* Whether a cgroup path (len bytes) lies in a cgroup only root creates: one
+ * of the system's own roots or a parent, or below it. A user's own slice
+ * (/user.slice, their systemd manager's user@<uid>.service and anything it
+ * delegates) and every other path is not: a user can name a cgroup there as
+ * they like, so it proves nothing about a container or a Nomad task. */
+int cgroup_path_trusted(const char *path, size_t len, cgroup_parents parents);
+
 /* Finds the container of a process in the text of /proc/<pid>/cgroup
- * (docs/sources.md#proc): the first line that does not contain "libpod-conmon-", holds a run of
- * exactly 64 lowercase hex digits and names a runtime (docker, containerd,
- * nomad or libpod) wins. Writes the id and a NUL into id_out and returns the
- * runtime's name ("libpod", "docker", "containerd" or "nomad", most specific
- * first); returns NULL for a host process. */
-const char *cgroup_container_id(const char *text, size_t len, char id_out[CONTAINER_ID_LEN + 1]);
+ * (docs/sources.md#proc): the
+ * first line whose path is trusted (cgroup_path_trusted), does not contain
+ * "libpod-conmon-", holds a run of exactly 64 lowercase hex digits and names
+ * a runtime (docker, containerd, nomad or libpod) wins. Writes the id and a
+ * NUL into id_out and returns the runtime's name ("libpod", "docker",
+ * "containerd" or "nomad", most specific first); returns NULL for a host
+ * process. */
+const char *cgroup_container_id(const char *text, size_t len, cgroup_parents parents,
+                                char id_out[CONTAINER_ID_LEN + 1]);
 
 /* Who a process belongs to, as its cgroup says. */
 enum cgroup_owner_kind {
@@ -38,9 +56,9 @@ struct cgroup_owner {
  * that any line shows wins, in this order:
  *  1. a container (cgroup_container_id);
  *  2. a Nomad task of the exec, raw_exec, java or exec2 drivers: on a cgroup
- *     v2 line (`0::`), a last component `<alloc>.<task>.scope` under any
- *     parent (nomad.slice, its share.slice and reserve.slice, or the custom
- *     cgroup_parent of Nomad 1.3-1.6); on a v1 line under `/nomad/`,
+ *     v2 line (`0::`), a last component `<alloc>.<task>.scope` right under
+ *     /nomad.slice, its share.slice or reserve.slice, or one of parents (a
+ *     custom cgroup_parent of Nomad 1.3-1.6); on a v1 line under `/nomad/`,
  *     `<alloc>.<task>` (any depth, so `/nomad/reserve/…` too) or the
  *     `/nomad/reserved/<alloc>-<task>` cpuset of Nomad 1.3-1.6;
  *  3. a Nomad 1.3-1.6 v1 task cgroup `/nomad/<uuid>` that names no
@@ -48,9 +66,11 @@ struct cgroup_owner {
  *  4. a systemd service: the first `<unit>.service` component below
  *     `/system.slice/`; or a login session below `/user.slice/user-<uid>.slice`;
  *  5. otherwise a bare process.
- * A line's " (deleted)" suffix is ignored. A name that does not fit its
- * field is not taken. Never fails; out is fully written. */
-void cgroup_owner(const char *text, size_t len, struct cgroup_owner *out);
+ * A container or Nomad task is taken only from a line whose path is trusted
+ * (cgroup_path_trusted): under a user's own slice the process is that
+ * user's session. A line's " (deleted)" suffix is ignored. A name that does
+ * not fit its field is not taken. Never fails; out is fully written. */
+void cgroup_owner(const char *text, size_t len, cgroup_parents parents, struct cgroup_owner *out);
 
 /* The real uid in the text of /proc/<pid>/status (its "Uid:" line), or -1
  * when there is none. */

@@ -23,6 +23,7 @@ local FLAGS = {
   { "no-health", "bool", false, nil, "do not run nvidia-smi's health query" },
   { "kernel-log", "string", "auto", "GPULEDGER_KERNEL_LOG", "Xid events from: auto (journal, /dev/kmsg, kern.log), journal, kmsg, off, or a FILE of kernel log lines" },
   { "proc", "string", "/proc", nil, "procfs root" },
+  { "cgroup-parent", "string", "", nil, "cgroups (comma-separated) besides the system's own where only Nomad or an engine creates cgroups: a custom Nomad cgroup_parent or cgroup_v2_override, Docker's cgroup-parent" },
   { "node", "string", "", nil, "node name in the ledger (default: hostname)" },
   { "json", "bool", false, nil, "JSON output" },
   { "wide", "bool", false, nil, "ls: the full table even on a narrower terminal" },
@@ -72,7 +73,8 @@ local FLAG_COMMANDS = {
   ["nomad-ca-cert"] = { NODE, "fleet" }, ["nomad-ca-path"] = { NODE, "fleet" },
   ["nomad-client-cert"] = { NODE, "fleet" }, ["nomad-client-key"] = { NODE, "fleet" },
   ["nomad-tls-server-name"] = { NODE, "fleet" },
-  docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, node = { NODE },
+  docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, ["cgroup-parent"] = { NODE },
+  node = { NODE },
   ["no-nomad"] = { NODE }, ["no-docker"] = { NODE }, ["no-health"] = { NODE }, ["kernel-log"] = { NODE },
   ["grafana-url"] = { "serve", "fleet" },
   json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
@@ -257,7 +259,37 @@ function M.parse_targets(list)
   return targets
 end
 
+-- The most --cgroup-parent paths (the C core's bound).
+M.CGROUP_PARENTS_MAX = 16
+
+-- Validates a --cgroup-parent list: absolute cgroup paths, none of them the
+-- root or under a user's own slice (a user names those cgroups as they
+-- like). Returns the paths without their trailing slashes, or nil, why.
+function M.parse_cgroup_parents(list)
+  local parents = {}
+  for raw in (list .. ","):gmatch("([^,]*),") do
+    local path = raw:gsub("^%s+", ""):gsub("%s+$", ""):gsub("/+$", "")
+    if raw:match("%S") then
+      if path:sub(1, 1) ~= "/" or path:find("//", 1, true) then
+        return nil, string.format("--cgroup-parent %q: want an absolute cgroup path such as /gpu-jobs.slice", raw)
+      elseif path == "/user.slice" or path:find("^/user%.slice/") then
+        return nil, string.format("--cgroup-parent %q: a user's own slice proves nothing (a user names its cgroups)", raw)
+      end
+      parents[#parents + 1] = path
+    end
+  end
+  if #parents > M.CGROUP_PARENTS_MAX then
+    return nil, string.format("--cgroup-parent: %d paths, at most %d", #parents, M.CGROUP_PARENTS_MAX)
+  end
+  return parents
+end
+
 local function validate(opts)
+  local parents, parents_problem = M.parse_cgroup_parents(opts["cgroup-parent"])
+  if not parents then
+    return parents_problem
+  end
+  opts.cgroup_parents = parents
   if not EXIT_ON[opts["exit-on"]] then
     return string.format("--exit-on %q: want warn, bad or error", opts["exit-on"])
   end
@@ -486,7 +518,7 @@ function M.config(opts, getenv, terminal_columns)
     nvidia = { binary = opts["nvidia-smi"] },
     health = { enabled = not opts["no-health"], binary = opts["nvidia-smi"] },
     kernel_log = { mode = opts["kernel-log"], proc_root = opts.proc },
-    proc = { enabled = asks_engines, root = opts.proc },
+    proc = { enabled = asks_engines, root = opts.proc, cgroup_parents = opts.cgroup_parents },
     docker = { enabled = asks_engines, endpoint = opts.docker },
     podman = { enabled = asks_engines, endpoint = opts.podman }, -- auto, off or an address: collect decides
     nomad = {

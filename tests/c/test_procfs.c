@@ -1,6 +1,7 @@
 /* cgroup_container_id on every container cgroup form of docs/sources.md#proc;
- * cgroup_owner on every form of a Nomad task there, systemd
- * service and login session; status_real_uid; the passwd lookup; and
+ * cgroup_owner on every form of a Nomad task, systemd service and login
+ * session, and on look-alikes a user can make in their own slice;
+ * status_real_uid; the passwd lookup; and
  * procfs_read_file on a fixture proc tree and the real /proc. */
 #include "check.h"
 #include "procfs.h"
@@ -20,11 +21,14 @@
 
 static char id[CONTAINER_ID_LEN + 1];
 
+/* The cgroup parents a site configured, as --cgroup-parent gives them. */
+static const char *const parents[] = {"/gpu.slice/jobs.slice", "/custom-docker", NULL};
+
 /* The runtime found in a C string, "" for a host process; id holds the id. */
 static const char *runtime_of(const char *cgroup)
 {
     memset(id, 'Z', sizeof id);
-    const char *runtime = cgroup_container_id(cgroup, strlen(cgroup), id);
+    const char *runtime = cgroup_container_id(cgroup, strlen(cgroup), parents, id);
     return runtime ? runtime : "";
 }
 
@@ -51,6 +55,30 @@ static void test_container_forms(void)
     CONTAINER("0::/nomad.slice/" ID_A ".scope\n", "nomad", ID_A);
     CONTAINER("0::/kubepods/containerd/docker-" ID_A "\n", "docker", ID_A);
     CONTAINER("0::/system.slice/docker-" ID_A ".scope", "docker", ID_A); /* no newline */
+    CONTAINER("0::/custom-docker/" ID_A "\n", "docker", ID_A);           /* a configured parent */
+}
+
+/* Only root creates a cgroup under the system's own roots; a user names the
+ * cgroups of their own slice and of their systemd manager as they like. */
+static void test_untrusted_paths(void)
+{
+    HOST("0::/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" ID_A ".scope\n");
+    HOST("0::/user.slice/user-1000.slice/user@1000.service/app.slice/libpod-" ID_D
+         ".scope/container\n");
+    HOST("1:name=systemd:/user.slice/user-1000.slice/user@1000.service/docker/" ID_A "\n");
+    HOST("0::/user.slice/user-1000.slice/session-3.scope/system.slice/docker-" ID_A ".scope\n");
+    HOST("0::/docker-" ID_A ".scope\n");               /* the root itself is not a slice */
+    HOST("0::/dockerx/" ID_A "\n");                    /* a look-alike of /docker */
+    HOST("0::/system.slicex/docker-" ID_A ".scope\n"); /* of /system.slice */
+    HOST("0::/gpu.slice/docker-" ID_A ".scope\n");     /* above a configured parent */
+    HOST("0::/" ID_A "/nomad\n");                      /* the id as a root */
+    CHECK(cgroup_path_trusted("/system.slice", 13, NULL));
+    CHECK(cgroup_path_trusted("/gpu.slice/jobs.slice/x", 23, parents));
+    CHECK(!cgroup_path_trusted("/gpu.slice/jobs.slice/x", 23, NULL));
+    CHECK(!cgroup_path_trusted("/gpu.slice/jobs.slicex", 22, parents));
+    CHECK(!cgroup_path_trusted("/user.slice", 11, parents));
+    CHECK(!cgroup_path_trusted("/", 1, parents));
+    CHECK(!cgroup_path_trusted("", 0, parents));
 }
 
 static void test_host_forms(void)
@@ -87,15 +115,19 @@ static void test_first_line_wins(void)
     /* a longer run early in a line does not hide the id later in it */
     CONTAINER("0::/docker/" ID_A "ff/docker-" ID_B ".scope\n", "docker", ID_B);
     /* the runtime's name may come after the id */
-    CONTAINER("0::/" ID_A "/nomad\n", "nomad", ID_A);
+    CONTAINER("0::/system.slice/" ID_A "/nomad\n", "nomad", ID_A);
+    /* an untrusted line before a trusted one does not hide it */
+    CONTAINER("1:name=systemd:/user.slice/user-1000.slice/user@1000.service/docker-" ID_B ".scope\n"
+              "0::/system.slice/docker-" ID_A ".scope\n",
+              "docker", ID_A);
 
     static const char with_nul[] = "0::/x\0y\n1:cpu:/docker/" ID_A "\n";
     memset(id, 'Z', sizeof id);
-    const char *runtime = cgroup_container_id(with_nul, sizeof with_nul - 1, id);
+    const char *runtime = cgroup_container_id(with_nul, sizeof with_nul - 1, parents, id);
     CHECK_STR(runtime, "docker");
     CHECK_STR(id, ID_A);
 
-    CHECK(cgroup_container_id(NULL, 0, id) == NULL);
+    CHECK(cgroup_container_id(NULL, 0, parents, id) == NULL);
 }
 
 #define ALLOC "2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33"
@@ -107,7 +139,7 @@ static void check_owner(const char *cgroup, enum cgroup_owner_kind want_kind, co
 {
     struct cgroup_owner owner;
     memset(&owner, 'Z', sizeof owner);
-    cgroup_owner(cgroup, strlen(cgroup), &owner);
+    cgroup_owner(cgroup, strlen(cgroup), parents, &owner);
     char name[CONTAINER_ID_LEN + CGROUP_NAME_CAP + 8] = "";
     switch (owner.kind) {
     case OWNER_CONTAINER:
@@ -187,6 +219,26 @@ static void test_nomad_task_forms(void)
     OWNER("11:memory:/other/" ALLOC ".worker\n", OWNER_PROCESS, ""); /* v1 outside /nomad */
     OWNER("6:cpuset:/nomad/share\n", OWNER_PROCESS, "");
     OWNER("9:freezer:/nomad/" ALLOC "/x\n", OWNER_PROCESS, "");
+    /* a task scope anywhere but right under Nomad's slices or a configured parent */
+    OWNER("0::/system.slice/" ALLOC ".worker.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/nomad.slice/share.slice/x/" ALLOC ".worker.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/gpu.slice/" ALLOC ".worker.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/" ALLOC ".worker.scope\n", OWNER_PROCESS, "");
+    OWNER("0::/system.slice/tenant.service/" ALLOC ".worker.scope\n", OWNER_SERVICE,
+          "tenant.service");
+
+    /* a user's own scopes named like a Nomad task or a Nomad container are
+     * that user's session */
+    OWNER("0::/user.slice/user-1000.slice/user@1000.service/app.slice/" ALLOC ".worker.scope\n",
+          OWNER_SESSION, "1000");
+    OWNER("0::/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" ID_A ".scope\n",
+          OWNER_SESSION, "1000");
+    OWNER("0::/user.slice/user-1000.slice/user@1000.service/nomad.slice/share.slice/" ALLOC
+          ".worker.scope\n",
+          OWNER_SESSION, "1000");
+    OWNER("9:freezer:/user.slice/user-1000.slice/nomad/" ALLOC ".worker\n"
+          "0::/user.slice/user-1000.slice/session-3.scope\n",
+          OWNER_SESSION, "1000");
 }
 
 static void test_host_owner_forms(void)
@@ -223,7 +275,7 @@ static void test_host_owner_forms(void)
     OWNER(long_unit, OWNER_PROCESS, "");
 
     struct cgroup_owner owner;
-    cgroup_owner(NULL, 0, &owner);
+    cgroup_owner(NULL, 0, parents, &owner);
     CHECK_INT(owner.kind, OWNER_PROCESS);
 }
 
@@ -394,6 +446,7 @@ static void test_no_descriptor_left(void)
 int main(void)
 {
     test_container_forms();
+    test_untrusted_paths();
     test_host_forms();
     test_first_line_wins();
     test_nomad_task_forms();

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Who a GPU process belongs to when it is not a container: Nomad tasks of the
 # exec, raw_exec, java and exec2 drivers in every cgroup form Nomad makes
-# (docs/sources.md#proc), systemd services, login sessions and bare processes,
-# from the fixture tree testdata/proc (its README lists each form) and the
-# user names of testdata/etc/passwd; and never a process's arguments or
-# environment, which that tree holds as bait.
+# (docs/sources.md#proc; a custom cgroup_parent named by --cgroup-parent), systemd services, login
+# sessions and bare processes, from the fixture tree testdata/proc (its
+# README lists each form) and the user names of testdata/etc/passwd; a
+# user's own scopes named like a Nomad task or a Nomad container, which are
+# that user's; and never a process's arguments or environment, which that
+# tree holds as bait.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/fakes.sh
@@ -36,6 +38,8 @@ $U0, 3535, 305, python3
 $U0, 3636, 306, blender
 $U0, 3737, 307, ffmpeg
 $U0, 3838, 308, ffmpeg
+$U0, 1414, 309, python3
+$U0, 1515, 310, python3
 $U1, 2121, 401, ollama
 $U1, 2222, 402, python3
 $U1, 2323, 403, python3
@@ -48,7 +52,8 @@ export FAKE_SMI_DIR=$smi_dir
 ENGINES=(--no-nomad --podman off --docker "unix://$WORK/absent.sock")
 proc_root=$PROC
 gl() {
-    run "$@" --nvidia-smi "$FAKES/nvidia-smi" --proc "$proc_root" --node tenants-node --rules "$WORK/no-rules"
+    run "$@" --nvidia-smi "$FAKES/nvidia-smi" --proc "$proc_root" --node tenants-node --rules "$WORK/no-rules" \
+        --cgroup-parent /gpu-jobs.slice
 }
 
 # --- snapshot: each process's owner -----------------------------------------
@@ -77,8 +82,21 @@ expect_owner 2323 "bob's session (uid 1001), run as root" "p.owner == 'session' 
 expect_owner 6060 "alice's session (uid 1000)" "p.owner == 'session' and p.session_uid == 1000 and p.session_user == 'alice' and p.uid == 1000"
 expect_owner 2424 "a bare process of uid 4321, a uid passwd does not name" "p.owner == 'process' and p.uid == 4321 and p.user == nil"
 expect_owner 6161 "a bare process of root" "p.owner == 'process' and p.uid == 0 and p.user == 'root'"
+bobs_own="p.owner == 'session' and p.session_uid == 1001 and p.session_user == 'bob' and p.uid == 1001 and p.alloc_id == nil and p.container_id == nil"
+expect_owner 1414 "bob's own scope named like task worker is bob's session, no Nomad task" "$bobs_own"
+expect_owner 1515 "bob's own scope named like a Nomad container is bob's session, no container" "$bobs_own"
 for secret in hunter2 ffffffff-ffff NOMAD_TOKEN --token; do
     expect_not_in "snapshot: nothing of a process's arguments or environment ($secret)" "$snap" "$secret"
+done
+
+# --- a custom cgroup_parent proves a task only where the operator names it -----
+run snapshot "${ENGINES[@]}" --nvidia-smi "$FAKES/nvidia-smi" --proc "$PROC" --node tenants-node --rules "$WORK/no-rules"
+expect_lua "without --cgroup-parent, /gpu-jobs.slice proves no task" "$out" \
+    "local p = j.sources.proc.pids['3434']; return p.owner == 'process' and p.alloc_id == nil and p.uid == 1000"
+for bad in relative.slice /user.slice/user-1001.slice "/a//b"; do
+    run snapshot "${ENGINES[@]}" --nvidia-smi "$FAKES/nvidia-smi" --proc "$PROC" --cgroup-parent "$bad"
+    expect_rc "--cgroup-parent $bad: a usage error" 2
+    expect_in "--cgroup-parent $bad: says what is wrong" "$err" "--cgroup-parent \"$bad\""
 done
 
 # --- the passwd beside the proc root, and none ----------------------------------
@@ -124,6 +142,10 @@ expect_lua "ls: gpu1's host processes are one tenant per service, user and proce
     "local names = {}; for _, t in ipairs(j.entries[2].tenants) do names[#names + 1] = t.kind .. ':' .. (t.service or t.user or '') .. ':' .. string.format('%d', t.uid) end; table.sort(names); return table.concat(names, ' ') == 'host::4321 host:alice:1000 host:bob:1001 host:jupyter@lab.service:1000 host:ollama.service:998 host:root:0'"
 expect_lua "ls: the service tenant" "$ledger" \
     "for _, t in ipairs(j.entries[2].tenants) do if t.service == 'ollama.service' then return t.kind == 'host' and t.owner == 'service' and cjson.encode(t.pids) == '[2121]' and t.usedMemoryMiB == 401 end end; return false"
+expect_lua "ls: gpu0's scopes named by bob are bob's tenant, not train/worker's or a container's" "$ledger" \
+    "for _, t in ipairs(j.entries[1].tenants) do if t.owner == 'user' then return t.kind == 'host' and t.uid == 1001 and t.user == 'bob' and cjson.encode(t.pids) == '[1414,1515]' and t.allocId == nil and t.containerId == nil end end; return false"
+expect_lua "ls: train/worker holds only its own pid" "$ledger" \
+    "for _, t in ipairs(j.entries[1].tenants) do if t.allocId == '2b7f3c8e-5d21-4a0e-9c4b-0e6f9a1d7c33' then return cjson.encode(t.pids) == '[3131]' end end; return false"
 expect_lua "ls: alice's session holds pid 6060" "$ledger" \
     "for _, t in ipairs(j.entries[2].tenants) do if t.owner == 'user' and t.uid == 1000 then return t.user == 'alice' and cjson.encode(t.pids) == '[6060]' end end; return false"
 
@@ -133,8 +155,8 @@ findings=$out
 expect_finding() {
     expect_lua "check: $1" "$findings" "for _, f in ipairs(j.findings) do if $2 then return true end end; return false"
 }
-expect_lua "check: no unmanaged-tenant for any Nomad task" "$findings" \
-    "for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' and f.gpu:find('^gpu0') then return false end end; return true"
+expect_lua "check: on gpu0, one unmanaged-tenant, bob: none for a Nomad task" "$findings" \
+    "local found = {}; for _, f in ipairs(j.findings) do if f.code == 'unmanaged-tenant' and f.gpu:find('^gpu0') then found[#found + 1] = f.message end end; return #found == 1 and found[1]:find('^user bob %(uid 1001%) ') ~= nil"
 expect_finding "a task whose cgroup names no allocation cannot be judged: source-unavailable, ERROR" \
     "f.code == 'source-unavailable' and f.message:find('^a Nomad task running %[ffmpeg%] %(pids %[3838%]%) holds this GPU, but its cgroup does not name its allocation')"
 expect_finding "train/trainer is an unreserved-tenant, BAD" \

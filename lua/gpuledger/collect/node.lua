@@ -30,9 +30,12 @@ local function reported_pids(source)
 end
 
 -- Who each GPU process belongs to (a container, a Nomad task, a service, a
--- login session or itself) and its uid, from <proc>/<pid>/cgroup and status.
-local function collect_proc(core, proc_root, pids)
-  local found, why = core.proc_cgroups(proc_root, pids)
+-- login session or itself) and its uid, from <proc>/<pid>/cgroup and status;
+-- a container or a Nomad task only from a cgroup under the system's own
+-- roots or cgroup_parents (docs/sources.md, "Which cgroups prove a
+-- tenant").
+local function collect_proc(core, proc_root, cgroup_parents, pids)
+  local found, why = core.proc_cgroups(proc_root, pids, cgroup_parents)
   if not found then
     return { ok = false, root = proc_root, error = string.format("proc %s: %s", proc_root, why) }
   end
@@ -104,7 +107,7 @@ function M.collect(core, config)
 
   local tasks = {}
   if config.docker.enabled then
-    sources.proc = collect_proc(core, config.proc.root, reported_pids(sources.nvidia))
+    sources.proc = collect_proc(core, config.proc.root, config.proc.cgroup_parents, reported_pids(sources.nvidia))
     local wanted = process_containers(sources.proc)
     for _, engine in ipairs(engines(core, config)) do
       local name, address = engine[1], engine[2]
