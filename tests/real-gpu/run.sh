@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, the real-GPU run: runs ON the GPU machine as `bash tests/real-gpu/run.sh`
+# The real-GPU run: runs ON the GPU machine as `bash tests/real-gpu/run.sh`
 # with carry ["tests/real-gpu/carry"] (made beforehand by tests/real-gpu/pack.sh),
 # and writes at most 8 files into $OUT (tests/real-gpu/README.md):
 #
