@@ -1,8 +1,9 @@
 -- The seams of docs/architecture.md, checked from the require lines of
--- lua/gpuledger/ so that they stay true: only collect/, cli.lua and
--- serve.lua reach a collector or the option parser, no renderer requires
--- the findings engine or a rule, and only the judge runs rules (so site
--- rules run in children, isolated.lua).
+-- lua/gpuledger/ so that they stay true: cli.lua only dispatches, each
+-- command is its module in cmd/, only the commands bring a collector, the
+-- judge and a renderer together, a renderer decides nothing (no findings
+-- engine, rule, judge or collector), and only the judge runs rules (so
+-- site rules run in children, isolated.lua).
 local H = require "helper"
 
 local ROOT = (os.getenv("GPULEDGER_SOURCE_DIR") or ".") .. "/lua/gpuledger"
@@ -43,24 +44,94 @@ describe("the seams of the pipeline", function()
     assert.is_true(#files > 20)
   end)
 
-  it("only collect/, cli.lua and serve.lua require a collect/ module or options.lua", function()
-    local allowed = { ["cli.lua"] = true, ["serve.lua"] = true }
+  -- A command module: cmd.lua (what the commands share) or cmd/<name>.lua.
+  local function is_command(file)
+    return file == "cmd.lua" or file:match("^cmd/") ~= nil
+  end
+
+  it("cli.lua only parses and dispatches: it requires the core, the options and the sandbox, no more", function()
+    local allowed = { ["gpuledger.core"] = true, ["gpuledger.options"] = true, ["gpuledger.sandbox"] = true,
+      ["gpuledger.cmd."] = true } -- the dispatch: require("gpuledger.cmd." .. name)
+    for _, name in ipairs(requires("cli.lua")) do
+      assert.is_true(allowed[name], "cli.lua requires " .. name)
+    end
+  end)
+
+  it("every command has its module cmd/<name>.lua, with a run, and cmd/ holds only commands", function()
+    local options = require "gpuledger.options"
+    for name in pairs(options.COMMANDS) do
+      assert.equal("function", type(require("gpuledger.cmd." .. name).run), name)
+    end
     for _, file in ipairs(files) do
-      if not (allowed[file] or file:match("^collect/")) then
+      local name = file:match("^cmd/([%w_]+)%.lua$")
+      if name then
+        assert.truthy(options.COMMANDS[name], file .. " is no command")
+      end
+    end
+  end)
+
+  it("a command does not require another: what they share is in cmd.lua or server.lua", function()
+    for _, file in ipairs(files) do
+      if file:match("^cmd/") then
         for _, name in ipairs(requires(file)) do
-          assert.is_falsy(name:match("^gpuledger%.collect%.") or name == "gpuledger.options",
-            file .. " requires " .. name)
+          assert.is_falsy(name:match("^gpuledger%.cmd%."), file .. " requires " .. name)
         end
       end
     end
   end)
 
-  it("no renderer requires findings.lua or a rule", function()
+  it("only collect/ and the commands require a collect/ module; only cli.lua and the commands options.lua", function()
+    for _, file in ipairs(files) do
+      for _, name in ipairs(requires(file)) do
+        if not (is_command(file) or file:match("^collect/")) then
+          assert.is_falsy(name:match("^gpuledger%.collect%."), file .. " requires " .. name)
+        end
+        if not (is_command(file) or file == "cli.lua") then
+          assert.is_falsy(name == "gpuledger.options", file .. " requires " .. name)
+        end
+      end
+    end
+  end)
+
+  it("only the commands bring together two of a collector, the judge and a renderer", function()
+    for _, file in ipairs(files) do
+      if not is_command(file) then
+        local reaches = {}
+        for _, name in ipairs(requires(file)) do
+          local part = (name:match("^gpuledger%.collect%.") and "collect") or (name == "gpuledger.judge" and "judge")
+            or (name:match("^gpuledger%.render%.") and "render")
+          if part then
+            reaches[part] = true
+          end
+        end
+        local count = 0
+        for _ in pairs(reaches) do
+          count = count + 1
+        end
+        assert.is_true(count < 2, file .. " requires " .. table.concat(requires(file), ", "))
+      end
+    end
+  end)
+
+  it("a renderer decides nothing: it requires no findings engine, rule, judge, collector, command or option", function()
+    local refused = { ["gpuledger.findings"] = true, ["gpuledger.judge"] = true, ["gpuledger.options"] = true, ["gpuledger.cli"] = true, ["gpuledger.cmd"] = true, ["gpuledger.server"] = true }
     for _, file in ipairs(files) do
       if file:match("^render/") then
         for _, name in ipairs(requires(file)) do
-          assert.is_falsy(name == "gpuledger.findings" or name:match("^rules%."), file .. " requires " .. name)
+          assert.is_falsy(refused[name] or name:match("^rules%.") or name:match("^gpuledger%.collect%.")
+            or name:match("^gpuledger%.cmd%."), file .. " requires " .. name)
         end
+      end
+    end
+  end)
+
+  it("spec/cmd/ and spec/render/ mirror lua/gpuledger/cmd/ and render/: each spec names its module", function()
+    local spec_root = (os.getenv("GPULEDGER_SOURCE_DIR") or ".") .. "/spec"
+    for _, dir in ipairs { "cmd", "render" } do
+      for _, name in ipairs(H.core.listdir(spec_root .. "/" .. dir) or {}) do
+        local module = name:match("^(.+)_spec%.lua$")
+        assert.truthy(module, dir .. "/" .. name .. " is no spec")
+        assert.equal("file", H.core.stat(ROOT .. "/" .. dir .. "/" .. module .. ".lua"), dir .. "/" .. name .. " has no module")
       end
     end
   end)

@@ -216,6 +216,41 @@ describe("history file", function()
     assert.is_nil((history.load(H.core, path)))
   end)
 
+  it("open: the file's history, a fresh one without a word for a missing file", function()
+    local path = dir .. "/history.json"
+    local h, fresh_because = history.open(H.core, path)
+    assert.same(history.new(), h)
+    assert.is_nil(fresh_because)
+    assert.is_true(history.save(H.core, path, observe_all { at(0, "held") }))
+    h, fresh_because = history.open(H.core, path)
+    assert.equal("held", record(h).state)
+    assert.is_nil(fresh_because)
+  end)
+
+  it("open: a bad file is kept aside, not written over, and the history starts fresh saying so", function()
+    local path = dir .. "/history.json"
+    H.write(path, "{not json")
+    local h, fresh_because = history.open(H.core, path)
+    assert.same(history.new(), h)
+    assert.matches("^history " .. path:gsub("%p", "%%%0") .. ": .*; kept aside as .*%.corrupt%-.*; starting a fresh history$",
+      fresh_because)
+    local names = H.core.listdir(dir)
+    assert.equal(1, #names)
+    assert.matches("^history%.json%.corrupt%-", names[1])
+    assert.equal("{not json", read(dir .. "/" .. names[1]))
+  end)
+
+  it("open: removes the temp files a killed writer left beside the file, and only those", function()
+    local path = dir .. "/history.json"
+    H.write(dir .. "/history.json.AbC123.tmp", "half")
+    H.write(dir .. "/other.json.AbC123.tmp", "not ours")
+    H.write(dir .. "/history.json.toolong1.tmp", "not a temp name")
+    history.open(H.core, path)
+    local names = H.core.listdir(dir)
+    table.sort(names)
+    assert.same({ "history.json.toolong1.tmp", "other.json.AbC123.tmp" }, names)
+  end)
+
   it("refuses a history in a directory other users can write, and keeps a bad one aside", function()
     local shared = dir .. "/shared"
     assert(os.execute("mkdir -m 1777 " .. shared))

@@ -155,6 +155,42 @@ function M.save(core, path, h)
   return core.write_atomic(path, M.encode(h))
 end
 
+-- Removes the temp files a writer killed mid-write left next to path
+-- ("<base>.XXXXXX.tmp", atomic_file.c).
+local function remove_stale_temps(core, path)
+  local dir, base = path:match("^(.*)/([^/]+)$")
+  if not dir then
+    dir, base = ".", path
+  elseif dir == "" then
+    dir = "/"
+  end
+  local pattern = "^" .. base:gsub("%W", "%%%0") .. "%.%w%w%w%w%w%w%.tmp$"
+  for _, name in ipairs(core.listdir(dir) or {}) do
+    if name:match(pattern) then
+      os.remove(dir .. "/" .. name)
+    end
+  end
+end
+
+-- The history serve keeps in the file at path, before its first refresh:
+-- the file's, or a fresh one when it cannot be read (a bad file is kept
+-- aside first, not written over: nothing is lost silently); the temp files
+-- a killed writer left beside it are removed. Returns the history and, when
+-- it starts fresh, why (a line for stderr).
+function M.open(core, path)
+  local loaded, why, bad_file = M.load(core, path)
+  local warning
+  if bad_file then
+    local aside, aside_error = core.keep_aside(path)
+    warning = string.format("history %s: %s; %s; starting a fresh history", path, why,
+      aside and ("kept aside as " .. aside) or ("could not keep it aside: " .. tostring(aside_error)))
+  elseif not loaded then
+    warning = string.format("history %s: %s; starting a fresh history", path, why)
+  end
+  remove_stale_temps(core, path)
+  return loaded or M.new(), warning
+end
+
 -- The jobs reserving an entry now: one per ns/job, empty
 -- namespace "default", held when a tenant with one of the job's allocations
 -- is reserved.

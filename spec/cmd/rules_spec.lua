@@ -5,7 +5,7 @@
 -- site scripts get their own sandbox.
 local H = require "helper"
 local json = require "gpuledger.json"
-local rulescmd = require "gpuledger.rulescmd"
+local rulescmd = require "gpuledger.cmd.rules"
 local sandbox = require "gpuledger.sandbox"
 local snapshot = require "gpuledger.snapshot"
 
@@ -29,7 +29,7 @@ local function row(rows, code)
   end
 end
 
-describe("gpuledger.rulescmd", function()
+describe("gpuledger.cmd.rules", function()
   describe("rows", function()
     it("lists every code of the set in listing order with level, doc, origin and file", function()
       local rows, errors = rows_of(H.rule_set())

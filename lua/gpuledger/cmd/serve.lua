@@ -8,41 +8,20 @@
 -- it, and the history is saved once more. A source that starts failing,
 -- and one read again, is one line on stderr.
 local clock = require "gpuledger.clock"
+local cmd = require "gpuledger.cmd"
 local history = require "gpuledger.history"
-local html = require "gpuledger.render.html"
 local judge = require "gpuledger.judge"
 local isolated = require "gpuledger.isolated"
 local ruleset = require "gpuledger.ruleset"
+local server = require "gpuledger.server"
 local snapshot = require "gpuledger.snapshot"
 local text = require "gpuledger.text"
 
 local M = {}
 
-local PLAIN = "text/plain; charset=utf-8"
+local PLAIN = server.PLAIN
 local JSON = "application/json"
-local CSS = "text/css; charset=utf-8"
-
-local function warn(message)
-  io.stderr:write("gpuledger: ", text.printable(message), "\n")
-  io.stderr:flush()
-end
-
--- Removes temp files a writer killed mid-write left next to path
--- ("<base>.XXXXXX.tmp", atomic_file.c).
-local function remove_stale_temps(core, path)
-  local dir, base = path:match("^(.*)/([^/]+)$")
-  if not dir then
-    dir, base = ".", path
-  elseif dir == "" then
-    dir = "/"
-  end
-  local pattern = "^" .. base:gsub("%W", "%%%0") .. "%.%w%w%w%w%w%w%.tmp$"
-  for _, name in ipairs(core.listdir(dir) or {}) do
-    if name:match(pattern) then
-      os.remove(dir .. "/" .. name)
-    end
-  end
-end
+local warn = server.warn
 
 -- The /healthz response: 200 "ok", or 503 with the source errors; either
 -- way followed by the rule errors ("rule-error: …", a refused reload's
@@ -131,13 +110,8 @@ function M.responses(core, report, h, page, refresh)
     ["/findings"] = { status = 200, content_type = JSON, body = render_json.findings(report) },
     ["/healthz"] = healthz(report),
     ["/"] = { status = 200, content_type = page_html.CONTENT_TYPE, body = page_html.node(report, page) },
-    ["/style.css"] = M.stylesheet(core),
+    ["/style.css"] = server.stylesheet(core),
   }
-end
-
--- The stylesheet response (the same for serve and fleet serve).
-function M.stylesheet(core)
-  return { status = 200, content_type = CSS, body = assert(core.embedded_text(html.STYLESHEET)) }
 end
 
 -- The message handler of a refresh without GPULEDGER_DEBUG: the message
@@ -162,53 +136,10 @@ local function stale_responses(core, last, made, max_gap, message)
   return responses
 end
 
--- What every path answers when a refresh itself failed (a bug, or a site
--- script that raises): an honest 500 on each of paths, 503 on /healthz,
--- the stylesheet still; the failure ("<what>: <traceback>") is logged.
-function M.failed_responses(core, what, message, paths)
-  warn(what .. ": " .. message)
-  local body = "gpuledger: the last refresh failed: " .. text.printable(message:match("^[^\n]*")) .. "\n"
-  local responses = {}
-  for _, path in ipairs(paths) do
-    responses[path] = { status = 500, content_type = PLAIN, body = body }
-  end
-  responses["/healthz"] = { status = 503, content_type = PLAIN, body = body }
-  responses["/style.css"] = M.stylesheet(core)
-  return responses
-end
-
--- Serves what refresh() returns on listen (core.serve: the first refresh
--- before listening, then one every interval seconds; reload() on SIGHUP),
--- saying "gpuledger <version> <banner[1]> on <address> (<banner[2]>
--- <interval>)" on stderr once it listens. Returns core.serve's answer: true
--- and why it stopped, or nil and why it could not listen.
-local function serve_until_stopped(core, listen, interval, banner, refresh, reload)
-  local function listening(port)
-    local shown = listen:gsub(":0$", ":" .. port)
-    io.stderr:write(string.format("gpuledger %s %s on %s (%s %s)\n", core.version, banner[1], shown, banner[2],
-      clock.format_duration(interval)))
-    io.stderr:flush()
-  end
-  return core.serve({ listen = listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)) },
-    { refresh = refresh, reload = reload, listening = listening })
-end
-
--- serve_until_stopped for a command that keeps nothing to save: its exit
--- status (0 once stopped, 1 when it could not listen).
-function M.listen_and_serve(core, listen, interval, banner, refresh, reload)
-  local ok, why = serve_until_stopped(core, listen, interval, banner, refresh, reload)
-  if not ok then
-    warn(why)
-    return 1
-  end
-  warn(string.format("%s: stopped", why))
-  return 0
-end
-
--- Runs serve with core and config (options.config); get_snapshot(config)
--- returns this refresh's snapshot or nil and why (cli.lua: the node, the
--- --replay file read again, or the demo). Returns the exit status.
-function M.run(core, config, get_snapshot)
+-- Runs serve with core and config (options.config), reading the node (or
+-- the --replay file again, or the demo) each refresh with cmd.snapshot.
+-- Returns the exit status.
+function M.run(core, config)
   local interval, rules_dir = config.serve.interval, config.site.rules
   local max_gap = 3 * interval
   local path = config.serve.history
@@ -219,17 +150,11 @@ function M.run(core, config, get_snapshot)
   end
   local h = history.new()
   if path then
-    local loaded, why, bad_file = history.load(core, path)
-    if loaded then
-      h = loaded
-    elseif bad_file then -- kept, not written over: nothing is lost silently
-      local aside, aside_error = core.keep_aside(path)
-      warn(string.format("history %s: %s; %s; starting a fresh history", path, why,
-        aside and ("kept aside as " .. aside) or ("could not keep it aside: " .. tostring(aside_error))))
-    else
-      warn(string.format("history %s: %s; starting a fresh history", path, why))
+    local fresh_because
+    h, fresh_because = history.open(core, path)
+    if fresh_because then
+      warn(fresh_because)
     end
-    remove_stale_temps(core, path)
   end
   local last_node = config.node
   local refused -- the errors of the last refused reload, until a good one
@@ -250,7 +175,7 @@ function M.run(core, config, get_snapshot)
   local function refresh()
     local ok, responses = xpcall(function()
       local now = core.now()
-      local snap, why = get_snapshot(config)
+      local snap, why = cmd.snapshot(core, config)
       watch_sources(snap, not snap and why or nil)
       if not snap then
         snap = snapshot.new(last_node, clock.format_time(now), {})
@@ -274,7 +199,7 @@ function M.run(core, config, get_snapshot)
         warn("refresh: " .. message)
         return stale_responses(core, last_good, last_good_made, max_gap, message:match("^[^\n]*"))
       end
-      return M.failed_responses(core, "refresh", message, { "/", "/metrics", "/ledger", "/findings" })
+      return server.failed_responses(core, "refresh", message, { "/", "/metrics", "/ledger", "/findings" })
     end
     last_good, last_good_made = responses, core.now()
     return responses
@@ -296,14 +221,8 @@ function M.run(core, config, get_snapshot)
     warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
   end
 
-  local ok, why = serve_until_stopped(core, config.serve.listen, interval, { "serving", "refresh" }, refresh, reload)
-  if not ok then
-    warn(why)
-    return 1
-  end
-  save()
-  warn(string.format("%s: stopped", why))
-  return 0
+  return server.serve(core, config.serve.listen, interval, { "serving", "refresh" },
+    { refresh = refresh, reload = reload, stopped = save })
 end
 
 return M

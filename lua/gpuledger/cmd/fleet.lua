@@ -5,9 +5,10 @@
 -- fleet are judged together by the one judge (judge.rules) with the same
 -- rule set and policy as `check`: each node's ledger by the rules that
 -- judge a node, the summary by the rules that see the whole fleet
--- (evaluate_fleet), each site rule file in a child. cli.lua passes the
--- collector (collect/fleet.lua), as it passes serve its snapshot.
+-- (evaluate_fleet), each site rule file in a child. collect/fleet.lua finds
+-- and reads the nodes.
 local clock = require "gpuledger.clock"
+local collect = require "gpuledger.collect.fleet"
 local findings_mod = require "gpuledger.findings"
 local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
@@ -15,18 +16,18 @@ local judge = require "gpuledger.judge"
 local metrics = require "gpuledger.render.metrics"
 local render_json = require "gpuledger.render.json"
 local ruleset = require "gpuledger.ruleset"
-local serve = require "gpuledger.serve"
+local server = require "gpuledger.server"
 local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
 
 local M = {}
 
--- Reads the targets' ledgers with collect (collect/fleet.lua) within timeout
+-- Reads the targets' ledgers (collect/fleet.lua) within timeout
 -- seconds each; with judging true (check, serve) keeps each ledger read,
 -- made readable for the rules and its tenants given their verdicts.
 -- Returns the summary rows (in target order) and the ledger of each row
 -- read (by row; empty without judging).
-function M.read(core, collect, targets, timeout, judging)
+function M.read(core, targets, timeout, judging)
   local rows, ledgers, positions = {}, {}, {}
   for position, target in ipairs(targets) do
     positions[target] = position
@@ -49,10 +50,10 @@ end
 -- ruleset.read) judge every node read and the fleet under config.policy.
 -- Returns at, summary and, with rules, the fleet's findings (worst first)
 -- and the set's codes with their levels (for /metrics).
-local function poll(core, collect, config, rules)
+local function poll(core, config, rules)
   local at = clock.format_time(core.now())
   local targets = collect.targets(core, config)
-  local rows, ledgers = M.read(core, collect, targets, config.fleet.timeout, rules ~= nil)
+  local rows, ledgers = M.read(core, targets, config.fleet.timeout, rules ~= nil)
   local summary = fleet.summarise(rows)
   if not rules then
     return at, summary
@@ -78,14 +79,14 @@ end
 
 local commands = {}
 
-function commands.ls(core, collect, config)
-  local at, summary = poll(core, collect, config, nil)
+function commands.ls(core, config)
+  local at, summary = poll(core, config, nil)
   say(config.json and render_json.fleet_ls(at, summary) or table_render.fleet_ls(summary))
   return 0
 end
 
-function commands.check(core, collect, config)
-  local at, _, found = poll(core, collect, config, ruleset.read(core, config.site.rules))
+function commands.check(core, config)
+  local at, _, found = poll(core, config, ruleset.read(core, config.site.rules))
   local worst = findings_mod.worst(found)
   if config.json then
     say(render_json.fleet_check(at, found, worst))
@@ -95,7 +96,7 @@ function commands.check(core, collect, config)
   return findings_mod.exit_status(worst, config.exit_on)
 end
 
-local PLAIN = "text/plain; charset=utf-8"
+local PLAIN = server.PLAIN
 
 -- /healthz: 503 with "<node>: <error>" lines when no node could be read.
 local function healthz(summary)
@@ -121,24 +122,24 @@ function M.responses(core, at, summary, found, codes, page)
         grafana_url = page.grafana_url,
       }),
     },
-    ["/style.css"] = serve.stylesheet(core),
+    ["/style.css"] = server.stylesheet(core),
     ["/fleet"] = { status = 200, content_type = "application/json", body = render_json.fleet(at, summary, found, worst) },
     ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.fleet(summary, found, codes) },
     ["/healthz"] = healthz(summary),
   }
 end
 
-function commands.serve(core, collect, config)
+function commands.serve(core, config)
   local rules = ruleset.read(core, config.site.rules)
   local interval = config.serve.interval
   local function refresh()
     local ok, responses = xpcall(function()
-      local at, summary, found, codes = poll(core, collect, config, rules)
+      local at, summary, found, codes = poll(core, config, rules)
       return M.responses(core, at, summary, found, codes,
         { interval = interval, grafana_url = config.serve.grafana_url })
     end, debug.traceback)
     if not ok then
-      return serve.failed_responses(core, "fleet poll", tostring(responses), { "/", "/fleet", "/metrics" })
+      return server.failed_responses(core, "fleet poll", tostring(responses), { "/", "/fleet", "/metrics" })
     end
     return responses
   end
@@ -152,13 +153,13 @@ function commands.serve(core, collect, config)
     end
     rules = fresh
   end
-  return serve.listen_and_serve(core, config.serve.listen, interval, { "fleet serving", "poll" }, refresh, reload)
+  return server.serve(core, config.serve.listen, interval, { "fleet serving", "poll" }, { refresh = refresh, reload = reload })
 end
 
--- Runs `fleet <config.subcommand>` with core and collect (collect/fleet.lua);
--- returns the exit status.
-function M.run(core, config, collect)
-  return commands[config.subcommand](core, collect, config)
+-- Runs `fleet <config.subcommand>` with core, reading the nodes with
+-- collect/fleet.lua; returns the exit status.
+function M.run(core, config)
+  return commands[config.subcommand](core, config)
 end
 
 return M

@@ -1,6 +1,6 @@
 -- serve's responses of one refresh: what core.serve swaps in.
 local H = require "helper"
-local serve = require "gpuledger.serve"
+local serve = require "gpuledger.cmd.serve"
 local history = require "gpuledger.history"
 
 local function responses(ledger)
@@ -8,7 +8,7 @@ local function responses(ledger)
   return serve.responses(H.core, report, history.new(), { interval = 15, version = "dev" })
 end
 
-describe("serve.responses", function()
+describe("gpuledger.cmd.serve responses", function()
   it("has every path with its status and content type", function()
     local r = responses(H.ledger { H.gpu { index = 0 } })
     local got = {}

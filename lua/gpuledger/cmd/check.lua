@@ -1,0 +1,35 @@
+-- `gpuledger check`: this node (or --replay / --demo) judged by the rule
+-- set, its findings worst first as a table or JSON; the exit status says
+-- the worst level, per --exit-on.
+local cmd = require "gpuledger.cmd"
+local findings = require "gpuledger.findings"
+
+local M = {}
+
+-- The renderers by format (cmd.format), each of the report and config.
+-- They are required where they run (isolated.render: perhaps the site's).
+M.RENDER = {
+  text = function(report, config)
+    return require("gpuledger.render.table").check(report, config.output)
+  end,
+  json = function(report)
+    return require("gpuledger.render.json").findings(report)
+  end,
+}
+
+function M.run(core, config)
+  local report, why = cmd.judged(core, config)
+  if not report then
+    return cmd.failure(why)
+  end
+  local format = cmd.format(config)
+  local bad_render = cmd.print_rendered(core, config, function()
+    return M.RENDER[format](report, config)
+  end)
+  if bad_render then
+    return cmd.failure(bad_render)
+  end
+  return findings.exit_status(report.worst, config.exit_on)
+end
+
+return M

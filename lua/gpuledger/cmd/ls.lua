@@ -1,0 +1,41 @@
+-- `gpuledger ls`: the ledger of this node (or --replay / --demo), judged
+-- so that each GPU has its health, as a table or JSON; the source errors
+-- follow the table on stderr. Exit 0 unless the snapshot or the rendering
+-- failed.
+local cmd = require "gpuledger.cmd"
+local text = require "gpuledger.text"
+
+local M = {}
+
+-- The renderers by format (cmd.format), each of the report and config.
+-- They are required where they run (isolated.render: perhaps the site's).
+M.RENDER = {
+  text = function(report, config)
+    return require("gpuledger.render.table").ls(report.ledger, config.output)
+  end,
+  json = function(report)
+    return require("gpuledger.render.json").ledger(report.ledger)
+  end,
+}
+
+function M.run(core, config)
+  local report, why = cmd.judged(core, config)
+  if not report then
+    return cmd.failure(why)
+  end
+  local format = cmd.format(config)
+  local bad_render = cmd.print_rendered(core, config, function()
+    return M.RENDER[format](report, config)
+  end)
+  if bad_render then
+    return cmd.failure(bad_render)
+  elseif format == "json" then
+    return 0
+  end
+  for _, err in ipairs(report.ledger.errors or {}) do
+    cmd.say(io.stderr, "gpuledger: " .. text.printable(err) .. "\n")
+  end
+  return 0
+end
+
+return M

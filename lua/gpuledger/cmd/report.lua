@@ -1,0 +1,27 @@
+-- `gpuledger report`: GPU-hours per job and per node and state over
+-- --since, from Prometheus. --since is checked before any request; any
+-- failure of Prometheus is one line and exit 1.
+local clock = require "gpuledger.clock"
+local cmd = require "gpuledger.cmd"
+local collect = require "gpuledger.collect.prometheus"
+local prometheus = require "gpuledger.sources.prometheus"
+local report = require "gpuledger.report"
+local text = require "gpuledger.text"
+
+local M = {}
+
+function M.run(core, config)
+  local window, why = prometheus.window(config.report.since)
+  if not window then
+    return cmd.failure(why)
+  end
+  local answers, problem = collect.query(core, config.report, window)
+  if not answers then
+    return cmd.failure(text.printable(problem))
+  end
+  local built = report.build(answers, window, clock.format_time(core.now()))
+  cmd.say(io.stdout, config.json and report.json(built) or report.text(built))
+  return 0
+end
+
+return M
