@@ -1,9 +1,9 @@
--- `gpuledger report` (docs/contract.md#report): GPU-hours per job (reserved, held,
--- idle, idle share; most idle first) and per node and GPU state, from the
--- samples of Prometheus' two queries, as a table or JSON. Pure: the values
--- come in, the report and its texts go out.
+-- The arithmetic of `gpuledger report` (docs/contract.md#report): GPU-hours
+-- per job (reserved, held, idle, idle share; most idle first) and per node
+-- and GPU state, from the samples of Prometheus' two queries. Pure: the
+-- values come in, the report goes out; render/table.lua and render/json.lua
+-- print it.
 local json = require "gpuledger.json"
-local table_render = require "gpuledger.render.table"
 
 local M = {}
 
@@ -84,60 +84,6 @@ function M.totals(report)
     end
   end
   return total
-end
-
-local function one_decimal(x)
-  return string.format("%.1f", x)
-end
-
-local function percent(share)
-  return string.format("%.0f%%", share * 100)
-end
-
--- `report --json`.
-function M.json(report)
-  return json.encode(report) .. "\n"
-end
-
--- `report`: a header with the totals, the jobs, then the nodes; or, when
--- Prometheus had no counters over the window, one line saying so and why.
-function M.text(report)
-  if #report.jobs == 0 and #report.nodes == 0 then
-    return string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
-      .. "(increase() needs two scrapes of a counter inside the window: is gpuledger serve scraped, "
-      .. "and for longer than one scrape interval?)\n", report.since)
-  end
-  local total = M.totals(report)
-  local share = total.reservedHours > 0 and total.idleHours / total.reservedHours or 0
-  local out = {
-    string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)\n",
-      report.since, #report.jobs, one_decimal(total.reservedHours), one_decimal(total.idleHours), percent(share)),
-  }
-  if #report.jobs > 0 then
-    local rows = {}
-    for i, entry in ipairs(report.jobs) do
-      rows[i] = {
-        entry.namespace .. "/" .. entry.job, one_decimal(entry.reservedHours), one_decimal(entry.heldHours),
-        one_decimal(entry.idleHours), percent(entry.idleShare),
-      }
-    end
-    out[#out + 1] = table_render.draw({ "job", "reserved GPU-h", "held GPU-h", "idle GPU-h", "idle" }, rows)
-  end
-  if #report.nodes > 0 then
-    local rows = {}
-    for i, entry in ipairs(report.nodes) do
-      rows[i] = { entry.node }
-      for _, state in ipairs(M.STATES) do
-        rows[i][#rows[i] + 1] = one_decimal(entry.hours[state])
-      end
-    end
-    local header = { "node" }
-    for _, state in ipairs(M.STATES) do
-      header[#header + 1] = state
-    end
-    out[#out + 1] = "\nGPU-hours per node and state\n" .. table_render.draw(header, rows)
-  end
-  return table.concat(out)
 end
 
 return M

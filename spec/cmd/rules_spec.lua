@@ -5,9 +5,10 @@
 -- site scripts get their own sandbox.
 local H = require "helper"
 local json = require "gpuledger.json"
-local rulescmd = require "gpuledger.cmd.rules"
+local rules_cmd = require "gpuledger.cmd.rules"
 local sandbox = require "gpuledger.sandbox"
 local snapshot = require "gpuledger.snapshot"
+local table_render = require "gpuledger.render.table"
 
 local gpu, ledger = H.gpu, H.ledger
 
@@ -18,7 +19,7 @@ end
 
 -- The rows of a set under flags (as on the command line).
 local function rows_of(set, flags)
-  return rulescmd.rows(set, H.policy(flags, set))
+  return rules_cmd.rows(set, H.policy(flags, set))
 end
 
 local function row(rows, code)
@@ -58,9 +59,9 @@ describe("gpuledger.cmd.rules", function()
     it("shows a default a site file switched off, and which file did", function()
       local set, dir = H.site_rules { ["idle.lua"] = "return false" }
       assert.is_nil(row(rows_of(set), "idle"))
-      local off = rulescmd.off_rows(set)
+      local off = rules_cmd.off_rows(set)
       assert.same({ { code = "idle", doc = H.rule(H.rule_set(), "idle").doc, origin = dir .. "/idle.lua", file = "idle" } }, off)
-      local drawn = rulescmd.table(rows_of(set), off)
+      local drawn = table_render.rules { rules = rows_of(set), off = off }
       assert.matches("│ idle +│ off +│ switched off by " .. dir:gsub("%p", "%%%0") .. "/idle.lua", drawn)
     end)
 
@@ -80,7 +81,7 @@ describe("gpuledger.cmd.rules", function()
     end)
   end)
 
-  -- rulescmd.run_check with `files` ({name = text}) as the site rules
+  -- rules_cmd.run_check with `files` ({name = text}) as the site rules
   -- directory (none: the embedded set).
   local function run_check(files, inputs)
     local dir = ""
@@ -90,7 +91,7 @@ describe("gpuledger.cmd.rules", function()
         H.write(dir .. "/" .. name, text)
       end
     end
-    local set, results, errors = rulescmd.run_check(H.core, dir, {}, inputs)
+    local set, results, errors = rules_cmd.run_check(H.core, dir, {}, inputs)
     if files then
       H.remove(dir)
     end
@@ -146,13 +147,13 @@ describe("gpuledger.cmd.rules", function()
     end)
   end)
 
-  describe("check_report", function()
+  describe("the report of --check (render/table.lua)", function()
     it("names each input, lists its findings and every error, and ends FAIL", function()
       local set, results, errors = run_check({ ["raiser.lua"] = 'return { code = "raiser", level = "WARN", evaluate = function() error("boom") end }' }, {
         { name = "demo", snapshot = snapshot.demo(H.core) },
         { name = "/x.json", error = "/x.json: gone" },
       })
-      local report = rulescmd.check_report("/site", rulescmd.rows(set), results, errors, rulescmd.off_rows(set))
+      local report = table_render.rules_check { dir = "/site", rules = rules_cmd.rows(set), off = rules_cmd.off_rows(set), inputs = results, errors = errors }
       assert.matches(string.format("gpuledger rules --check /site: %d rules, 1 from the site directory", #H.DEFAULT_CODES + 1), report, 1, true)
       assert.matches("== the embedded demo node (node gpu-demo-01, 4 GPU(s))", report, 1, true)
       assert.matches("== /x.json: cannot be read: /x.json: gone", report, 1, true)
@@ -163,92 +164,9 @@ describe("gpuledger.cmd.rules", function()
 
     it("ends ok when nothing failed", function()
       local set, results, errors = run_check(nil, { { name = "demo", snapshot = snapshot.demo(H.core) } })
-      local report = rulescmd.check_report("/none", rulescmd.rows(set), results, errors, rulescmd.off_rows(set))
+      local report = table_render.rules_check { dir = "/none", rules = rules_cmd.rows(set), off = rules_cmd.off_rows(set), inputs = results, errors = errors }
       local last = "ok: no rule errors over 1 input(s)\n"
       assert.equal(last, report:sub(-#last))
-    end)
-  end)
-
-  describe("prometheus", function()
-    it("names alerts in CamelCase after the code", function()
-      assert.equal("GPULedgerReservedIdle", rulescmd.alert_name("reserved-idle"))
-      assert.equal("GPULedgerHot", rulescmd.alert_name("hot"))
-      assert.equal("GPULedgerSourceUnavailable", rulescmd.alert_name("source-unavailable"))
-      assert.equal("GPULedger2faMissing", rulescmd.alert_name("2fa-missing"))
-      assert.equal("GPULedgerAB", rulescmd.alert_name("a--b"))
-    end)
-
-    it("quotes YAML and makes template braces literal", function()
-      assert.equal('"a \\"b\\" \\\\ c"', rulescmd.yaml_string('a "b" \\ c'))
-      assert.equal('"tab\\x09nl\\x0a"', rulescmd.yaml_string("tab\tnl\n"))
-      assert.equal('"x {{ \\"{{\\" }} y }}"', rulescmd.yaml_string("x {{ y }}", true))
-    end)
-
-    local function alert(yaml, name)
-      return yaml:match("(      %- alert: " .. name .. "\n.-)\n\n") or yaml:match("(      %- alert: " .. name .. "\n.*)$")
-    end
-
-    it("has one alert per code that is not OK, plus rule-error", function()
-      local yaml = rulescmd.prometheus(rows_of(H.rule_set()), { version = "dev", rules = "/etc/gpuledger/rules.d" })
-      local names = {}
-      for name in yaml:gmatch("%- alert: (%S+)") do
-        names[#names + 1] = name
-      end
-      assert.same({ "GPULedgerSourceUnavailable", "GPULedgerUnreservedTenant", "GPULedgerUnmanagedTenant",
-        "GPULedgerContended", "GPULedgerReservedIdle", "GPULedgerEncoderSaturated", "GPULedgerHot",
-        "GPULedgerEccDisabled", "GPULedgerEccUncorrected", "GPULedgerGpuLost", "GPULedgerGpuRecoveryAction",
-        "GPULedgerGpuRequiresReset", "GPULedgerHwSlowdown", "GPULedgerMigModePending", "GPULedgerNomadSchedulesFailingGpu",
-        "GPULedgerPcieDegraded", "GPULedgerPersistenceOff", "GPULedgerPowerBrake", "GPULedgerRetiredPagesHigh",
-        "GPULedgerRetiredPagesPending", "GPULedgerRowRemapFailed", "GPULedgerRowRemapPending",
-        "GPULedgerRowRemapUncorrectable", "GPULedgerXidApp", "GPULedgerXidFatal", "GPULedgerXidMemory",
-        "GPULedgerRuleError" }, names)
-      assert.matches("OK codes have no alert, they say all is well: idle, held.", yaml, 1, true)
-      assert.matches("^# Alerts on gpuledger's findings", yaml)
-      assert.matches("\ngroups:\n  %- name: gpuledger%-findings\n    rules:\n", yaml)
-    end)
-
-    it("sets expr, for and severity from the code and the level", function()
-      local yaml = rulescmd.prometheus(rows_of(H.rule_set()), { version = "dev", rules = "/r" })
-      local idle = alert(yaml, "GPULedgerReservedIdle")
-      assert.matches('expr: gpuledger_findings{code="reserved-idle"} > 0', idle, 1, true)
-      assert.matches("for: 15m", idle, 1, true)
-      assert.matches("severity: warning", idle, 1, true)
-      local unreserved = alert(yaml, "GPULedgerUnreservedTenant")
-      assert.matches("for: 5m", unreserved, 1, true)
-      assert.matches("severity: critical", unreserved, 1, true)
-      assert.matches("for: 15m", alert(yaml, "GPULedgerUnmanagedTenant"), 1, true)
-      assert.matches("for: 10m", alert(yaml, "GPULedgerHot"), 1, true)
-      local source = alert(yaml, "GPULedgerSourceUnavailable")
-      assert.matches("for: 5m", source, 1, true)
-      assert.matches("severity: critical", source, 1, true)
-      assert.matches('summary: "gpuledger reserved-idle on {{ $labels.node }}: ', idle, 1, true)
-      assert.matches('description: "{{ $value }} reserved-idle finding(s), level WARN, on {{ $labels.node }} for 15m', idle, 1, true)
-      local rule_error = alert(yaml, "GPULedgerRuleError")
-      assert.matches('gpuledger_findings{code="rule-error"} > 0 or gpuledger_rule_errors > 0', rule_error, 1, true)
-    end)
-
-    it("takes for from the rule, the level under the flags, and site codes", function()
-      local set = H.site_rules { ["busy.lua"] = 'return { code = "gpu-busy", level = "BAD", ["for"] = "2h", doc = "x", evaluate = function() end }' }
-      local yaml = rulescmd.prometheus(rows_of(set, { allow_unmanaged = true }), { version = "dev", rules = "/r" })
-      local busy = alert(yaml, "GPULedgerGpuBusy")
-      assert.matches("for: 2h", busy, 1, true)
-      assert.matches("severity: critical", busy, 1, true)
-      assert.matches("severity: warning", alert(yaml, "GPULedgerUnmanagedTenant"), 1, true)
-    end)
-
-    it("alerts on fleet serve's gpuledger_fleet_findings for a rule that sees the fleet", function()
-      local set = H.site_rules {
-        ["share.lua"] = 'return { code = "fleet-share", level = "WARN", doc = "x", evaluate_fleet = function() end }',
-        ["both.lua"] = 'return { code = "both", level = "BAD", evaluate = function() end, evaluate_fleet = function() end }',
-      }
-      local yaml = rulescmd.prometheus(rows_of(set), { version = "dev", rules = "/r" })
-      local share = alert(yaml, "GPULedgerFleetShare")
-      assert.matches('expr: gpuledger_fleet_findings{code="fleet-share"} > 0', share, 1, true)
-      assert.matches('summary: "gpuledger fleet-share on the fleet: x"', share, 1, true)
-      assert.matches("`gpuledger fleet check` lists them.", share, 1, true)
-      assert.is_nil(yaml:find('gpuledger_findings{code="fleet-share"}', 1, true))
-      assert.matches('expr: gpuledger_findings{code="both"} > 0', alert(yaml, "GPULedgerBoth"), 1, true)
-      assert.matches('expr: gpuledger_fleet_findings{code="both"} > 0', alert(yaml, "GPULedgerBothFleet"), 1, true)
     end)
   end)
 

@@ -29,3 +29,29 @@ describe("render.json: the fleet's documents", function()
     assert.truthy(empty:find('"nodes":[]', 1, true))
   end)
 end)
+
+-- A report as report.build gives it: two jobs, most idle first, two nodes.
+local REPORT = {
+  schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",
+  jobs = {
+    { namespace = "video", job = "worker", reservedHours = 10, heldHours = 2, idleHours = 8, idleShare = 0.8 },
+    { namespace = "video", job = "restreamer", reservedHours = 10, heldHours = 10, idleHours = 0, idleShare = 0 },
+  },
+  nodes = {
+    { node = "gpud", hours = { held = 12, ["reserved-idle"] = 8, unaccounted = 0, free = 0 } },
+    { node = "gpue", hours = { held = 0, ["reserved-idle"] = 0, unaccounted = 0, free = 4.25 } },
+  },
+}
+
+describe("render.json: report", function()
+  it("writes the report as it is, [] when empty", function()
+    local decoded = json.decode(render_json.report(REPORT))
+    assert.equal(1, decoded.schema)
+    assert.equal("7d", decoded.since)
+    assert.equal("worker", decoded.jobs[1].job)
+    assert.equal(8, decoded.nodes[1].hours["reserved-idle"])
+    local empty = render_json.report { schema = 1, since = "1h", at = "t", jobs = json.array(), nodes = json.array() }
+    assert.truthy(empty:find('"jobs":[]', 1, true))
+    assert.truthy(empty:find('"nodes":[]', 1, true))
+  end)
+end)

@@ -248,3 +248,34 @@ describe("render.table: fleet ls", function()
     assert.truthy(text:find("│ video/worker       │ 1        │ 0    │", 1, true))
   end)
 end)
+
+-- A report as report.build gives it: two jobs, most idle first, two nodes.
+local REPORT = {
+  schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",
+  jobs = {
+    { namespace = "video", job = "worker", reservedHours = 10, heldHours = 2, idleHours = 8, idleShare = 0.8 },
+    { namespace = "video", job = "restreamer", reservedHours = 10, heldHours = 10, idleHours = 0, idleShare = 0 },
+  },
+  nodes = {
+    { node = "gpud", hours = { held = 12, ["reserved-idle"] = 8, unaccounted = 0, free = 0 } },
+    { node = "gpue", hours = { held = 0, ["reserved-idle"] = 0, unaccounted = 0, free = 4.25 } },
+  },
+}
+
+describe("render.table: report", function()
+  it("the header with totals, the job table, the node table (%.1f, %.0f%%)", function()
+    local text = render.report(REPORT)
+    contains("gpuledger report · the last 7d · 2 job(s), 20.0 GPU-hours reserved, 8.0 idle (40%)\n", text)
+    contains("│ video/worker     │ 10.0           │ 2.0        │ 8.0        │ 80%  │", text)
+    contains("GPU-hours per node and state", text)
+    contains("│ gpue │ 0.0  │ 0.0           │ 0.0         │ 4.2  │", text)
+    assert.truthy(text:find("worker", 1, true) < text:find("restreamer", 1, true))
+  end)
+
+  it("an empty report: one line saying why", function()
+    local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {} }
+    assert.equal(1, select(2, text:gsub("\n", "")))
+    contains("no gpuledger counters in Prometheus over the last 1h", text)
+    contains("increase() needs two scrapes", text)
+  end)
+end)

@@ -5,10 +5,15 @@ local clock = require "gpuledger.clock"
 local cmd = require "gpuledger.cmd"
 local collect = require "gpuledger.collect.prometheus"
 local prometheus = require "gpuledger.sources.prometheus"
+local render_json = require "gpuledger.render.json"
 local report = require "gpuledger.report"
+local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
 
 local M = {}
+
+-- The renderers by format (cmd.format), each of the report (report.build).
+M.RENDER = { text = table_render.report, json = render_json.report }
 
 function M.run(core, config)
   local window, why = prometheus.window(config.report.since)
@@ -20,7 +25,7 @@ function M.run(core, config)
     return cmd.failure(text.printable(problem))
   end
   local built = report.build(answers, window, clock.format_time(core.now()))
-  cmd.say(io.stdout, config.json and report.json(built) or report.text(built))
+  cmd.say(io.stdout, M.RENDER[cmd.format(config)](built))
   return 0
 end
 

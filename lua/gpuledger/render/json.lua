@@ -57,4 +57,20 @@ function M.fleet(at, summary, findings, worst)
   } .. "\n"
 end
 
+-- `report --json`: report.lua's report as it is.
+function M.report(report)
+  return json.encode(report) .. "\n"
+end
+
+-- `rules --json`: the listing {rules, off, errors} as it is.
+function M.rules(listing)
+  return json.encode(listing) .. "\n"
+end
+
+-- `rules --check --json` (check: {dir, rules, off, inputs, errors, ok}), pretty,
+-- without each input's counts (the text report's).
+function M.rules_check(check)
+  return json.encode(check, "  ", { counts = true }) .. "\n"
+end
+
 return M

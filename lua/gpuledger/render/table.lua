@@ -400,4 +400,108 @@ function M.fleet_ls(summary)
   return out
 end
 
+local function one_decimal(x)
+  return string.format("%.1f", x)
+end
+
+local function percent(share)
+  return string.format("%.0f%%", share * 100)
+end
+
+-- `report` (report.lua's report): a header with the totals, the jobs, then
+-- the nodes; or, when Prometheus had no counters over the window, one line
+-- saying so and why.
+function M.report(report)
+  if #report.jobs == 0 and #report.nodes == 0 then
+    return string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
+      .. "(increase() needs two scrapes of a counter inside the window: is gpuledger serve scraped, "
+      .. "and for longer than one scrape interval?)\n", report.since)
+  end
+  local report_mod = require "gpuledger.report"
+  local total = report_mod.totals(report)
+  local share = total.reservedHours > 0 and total.idleHours / total.reservedHours or 0
+  local out = {
+    string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)\n",
+      report.since, #report.jobs, one_decimal(total.reservedHours), one_decimal(total.idleHours), percent(share)),
+  }
+  if #report.jobs > 0 then
+    local rows = {}
+    for i, entry in ipairs(report.jobs) do
+      rows[i] = {
+        entry.namespace .. "/" .. entry.job, one_decimal(entry.reservedHours), one_decimal(entry.heldHours),
+        one_decimal(entry.idleHours), percent(entry.idleShare),
+      }
+    end
+    out[#out + 1] = M.draw({ "job", "reserved GPU-h", "held GPU-h", "idle GPU-h", "idle" }, rows)
+  end
+  if #report.nodes > 0 then
+    local rows = {}
+    for i, entry in ipairs(report.nodes) do
+      rows[i] = { entry.node }
+      for _, state in ipairs(report_mod.STATES) do
+        rows[i][#rows[i] + 1] = one_decimal(entry.hours[state])
+      end
+    end
+    local header = { "node" }
+    for _, state in ipairs(report_mod.STATES) do
+      header[#header + 1] = state
+    end
+    out[#out + 1] = "\nGPU-hours per node and state\n" .. M.draw(header, rows)
+  end
+  return table.concat(out)
+end
+
+-- The rules table of `gpuledger rules` (listing: {rules, off}, cmd/rules.lua's
+-- rows and off_rows): the rules, then the defaults switched off.
+function M.rules(listing)
+  local cells = {}
+  for i, row in ipairs(listing.rules) do
+    cells[i] = { row.code, row.level, row.origin, row.doc }
+  end
+  for _, row in ipairs(listing.off) do
+    cells[#cells + 1] = { row.code, "off", "switched off by " .. row.origin, row.doc }
+  end
+  return M.draw({ "code", "level", "from", "what it finds" }, cells)
+end
+
+-- The report of `rules --check` (check: {dir, rules, off, inputs, errors},
+-- as cmd/rules.lua's check gives it): the rules, each input's findings, the
+-- rule errors and the verdict.
+function M.rules_check(check)
+  local site = 0
+  for _, row in ipairs(check.rules) do
+    if row.origin ~= "embedded" then
+      site = site + 1
+    end
+  end
+  local out = {
+    text.printable(string.format("gpuledger rules --check %s: %d rules, %d from the site directory", check.dir,
+      #check.rules, site)),
+  }
+  out[#out + 1] = M.rules(check)
+  local failed_inputs = 0
+  for _, result in ipairs(check.inputs) do
+    if result.error then
+      failed_inputs = failed_inputs + 1
+      out[#out + 1] = text.printable(string.format("== %s: cannot be read: %s", result.input, result.error)) .. "\n"
+    else
+      local name = result.input == "demo" and "the embedded demo node" or result.input
+      out[#out + 1] = text.printable(string.format("== %s (node %s, %d GPU(s))", name, result.node, result.gpus))
+      out[#out + 1] = M.check(result)
+    end
+  end
+  if #check.errors > 0 then
+    out[#out + 1] = string.format("%d rule error(s):", #check.errors)
+    for _, err in ipairs(check.errors) do
+      out[#out + 1] = "  " .. text.printable(err)
+    end
+  end
+  if #check.errors > 0 or failed_inputs > 0 then
+    out[#out + 1] = string.format("FAIL: %d rule error(s), %d input(s) not read\n", #check.errors, failed_inputs)
+  else
+    out[#out + 1] = string.format("ok: no rule errors over %d input(s)\n", #check.inputs)
+  end
+  return table.concat(out, "\n")
+end
+
 return M
