@@ -123,6 +123,8 @@ int core_run_isolated(lua_State *L)
     lua_Integer max_bytes = positive_option(L, "max_bytes", DEFAULT_MAX_BYTES);
     lua_settop(L, 1); /* [fn]: what the child sees */
 
+    if (spawn_stop_pending())
+        return push_failure(L, "stopped", SPAWN_NOT_STARTED_MESSAGE);
     long long deadline = spawn_clock_ms() + (long long)deadline_ms;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -149,6 +151,8 @@ int core_run_isolated(lua_State *L)
         snprintf(why, sizeof why, "deadline of %lld ms passed", (long long)deadline_ms);
         return push_failure(L, "deadline", why);
     }
+    if (end == SPAWN_STOPPED)
+        return push_failure(L, "stopped", SPAWN_STOPPED_MESSAGE);
     if (end == SPAWN_OVERFLOW) {
         char size[32];
         format_size(size, sizeof size, (size_t)max_bytes);

@@ -15,13 +15,12 @@
  * encoded (JSON); keep every change of state in the caller.
  *
  * Limits: the child is killed (SIGKILL to its process group) and reaped once
- * deadline_ms (required, wall clock) has passed since the call, whatever it
- * is doing — a loop in Lua, a C function that never returns
- * (string.rep("", math.maxinteger)), a message handler that loops; its
- * address space may grow by memory_bytes (default 256 MiB; an allocation
- * past it fails, and Lua raises "not enough memory" inside fn); its CPU time
- * ends a second or two past the deadline (SIGXCPU); an answer longer than
- * max_bytes (default 64 MiB) is refused. The child dies with the caller
+ * deadline_ms (required, wall clock) has passed since the call, or as soon
+ * as SIGTERM or SIGINT is pending, whatever it is doing — a loop in Lua, a C function that never
+ * returns (string.rep("", math.maxinteger)), a message handler that loops; its address space may
+ * grow by memory_bytes (default 256 MiB; an allocation past it fails, and Lua raises "not enough
+ * memory" inside fn); its CPU time ends a second or two past the deadline (SIGXCPU); an answer
+ * longer than max_bytes (default 64 MiB) is refused. The child dies with the caller
  * (PR_SET_PDEATHSIG), holds none of its descriptors but stdin, stdout and
  * stderr (libmicrohttpd's sockets stay the caller's alone), runs with no
  * signal blocked, and writes nothing through stdio buffers of the caller's
@@ -37,6 +36,8 @@
  *   "deadline" "deadline of 500 ms passed";
  *   "killed"   "killed by signal 24 (CPU time limit exceeded)";
  *   "exited"   "exited 1" (the child ended without an answer);
+ *   "stopped"  SIGTERM or SIGINT is pending (serve is stopping): the child
+ *              was killed at once, or not started (spawn_stop_pending);
  *   "failed"   "fork: Resource temporarily unavailable", "pipe: …", or
  *              "its answer exceeds 64 MiB".
  * Raises (luaL_argcheck) when called wrongly: fn not a function, no

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,7 +38,7 @@ struct capture {
 };
 
 /* How reading the child's output, or waiting for it, ended. */
-enum run_end { RUN_OK, RUN_TIMEOUT, RUN_OVERFLOW, RUN_FAILED };
+enum run_end { RUN_OK, RUN_TIMEOUT, RUN_OVERFLOW, RUN_FAILED, RUN_STOPPED };
 
 /* Children that would not die within KILL_GRACE_MS of SIGKILL (stuck in the
  * kernel, as nvidia-smi can be on a GPU that fell off the bus): waiting for
@@ -90,6 +91,22 @@ static void format_duration(char *buf, size_t len, int ms)
             fraction[i] = '\0';
         snprintf(buf, len, "%d.%ss", ms / 1000, fraction);
     }
+}
+
+/* The signals that stop the agent: SIGTERM and SIGINT. */
+static void stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+}
+
+int spawn_stop_pending(void)
+{
+    sigset_t pending;
+    if (sigpending(&pending) != 0)
+        return 0;
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
 }
 
 /* Reaps the abandoned children that have died since; forgets those that are
@@ -184,35 +201,50 @@ static enum run_end read_once(struct capture *c, size_t max_bytes, int *error_nu
     return c->len > max_bytes ? RUN_OVERFLOW : RUN_OK;
 }
 
-/* Reads both pipes until both are at EOF, the deadline passes or one of them
- * brings more than max_bytes. */
+/* Reads both pipes until both are at EOF, the deadline passes, one of them
+ * brings more than max_bytes, or a stop signal is pending (RUN_STOPPED: the
+ * agent blocks SIGTERM and SIGINT to wait for them, so one that comes now
+ * waits for this child; a signalfd, which only looks, wakes the poll and
+ * leaves the signal to the agent's own wait). */
 static enum run_end read_outputs(struct capture *out, struct capture *err, int64_t deadline_ns,
                                  size_t max_bytes, int *error_number)
 {
     struct capture *captures[2] = {out, err};
-    while (out->fd >= 0 || err->fd >= 0) {
+    sigset_t stop;
+    stop_signals(&stop);
+    int stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK); /* -1: only the deadline */
+    enum run_end end = RUN_OK;
+    while (end == RUN_OK && (out->fd >= 0 || err->fd >= 0)) {
         int wait_ms = ms_until(deadline_ns);
-        if (wait_ms == 0)
-            return RUN_TIMEOUT;
-        struct pollfd fds[2] = {{out->fd, POLLIN, 0}, {err->fd, POLLIN, 0}}; /* -1 is skipped */
-        if (poll(fds, 2, wait_ms) < 0) {
+        if (wait_ms == 0) {
+            end = RUN_TIMEOUT;
+            break;
+        }
+        if (spawn_stop_pending()) {
+            end = RUN_STOPPED;
+            break;
+        }
+        struct pollfd fds[3] = {
+            {out->fd, POLLIN, 0}, {err->fd, POLLIN, 0}, {stop_fd, POLLIN, 0}}; /* -1 is skipped */
+        if (poll(fds, 3, wait_ms) < 0) {
             if (errno == EINTR)
                 continue;
             *error_number = errno;
-            return RUN_FAILED;
+            end = RUN_FAILED;
+            break;
         }
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd < 0 || fds[i].revents == 0)
-                continue;
-            enum run_end end = read_once(captures[i], max_bytes, error_number);
-            if (end != RUN_OK)
-                return end;
+        for (int i = 0; i < 2 && end == RUN_OK; i++) {
+            if (fds[i].fd >= 0 && fds[i].revents != 0)
+                end = read_once(captures[i], max_bytes, error_number);
         }
     }
-    return RUN_OK;
+    if (stop_fd >= 0)
+        close(stop_fd);
+    return end;
 }
 
-/* Waits until pid exits (and reaps it, *status filled) or the deadline passes.
+/* Waits until pid exits (and reaps it, *status filled), the deadline passes
+ * or a stop signal is pending.
  * Only needed when the child closed its output before exiting, so a short
  * backoff of sleeps is enough. RUN_FAILED means pid was not ours to reap. */
 static enum run_end wait_child(pid_t pid, int64_t deadline_ns, int *status, int *error_number)
@@ -230,6 +262,8 @@ static enum run_end wait_child(pid_t pid, int64_t deadline_ns, int *status, int 
         int left_ms = ms_until(deadline_ns);
         if (left_ms == 0)
             return RUN_TIMEOUT;
+        if (spawn_stop_pending())
+            return RUN_STOPPED;
         sleep_ms(left_ms > 0 && left_ms < delay_ms ? left_ms : delay_ms);
     }
 }
@@ -382,6 +416,8 @@ static void describe_end(enum run_end end, int timed_ms, int at_deadline, size_t
         format_duration(amount, sizeof amount, timed_ms);
         snprintf(errbuf, errlen, "timed out after %s%s%s", amount,
                  at_deadline ? ": its deadline passed" : "", stuck);
+    } else if (end == RUN_STOPPED) {
+        snprintf(errbuf, errlen, "%s%s", SPAWN_STOPPED_MESSAGE, stuck);
     } else if (end == RUN_OVERFLOW) {
         format_size(amount, sizeof amount, max_bytes);
         snprintf(errbuf, errlen, "output exceeds %s%s", amount, stuck);
@@ -424,6 +460,10 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
         }
     }
     int timed_ms = at_deadline ? given_ms(start_ns, deadline_ns) : timeout_ms;
+    if (spawn_stop_pending()) {
+        set_error(errbuf, errlen, SPAWN_NOT_STARTED_MESSAGE);
+        return -1;
+    }
     reap_abandoned();
     int error_number = reserve(&out, 1) < 0 || reserve(&err, 1) < 0
                            ? ENOMEM
@@ -491,6 +531,7 @@ enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, s
         free(out.data);
         return end == RUN_TIMEOUT    ? SPAWN_DEADLINE
                : end == RUN_OVERFLOW ? SPAWN_OVERFLOW
+               : end == RUN_STOPPED  ? SPAWN_STOPPED
                                      : SPAWN_FAILED;
     }
     out.data[out.len] = '\0';

@@ -25,11 +25,24 @@ struct spawn_result {
  * when it could not run ("not found", "permission denied", "not started: its
  * deadline had passed"), ran past its time ("timed out after 10s", or "timed
  * out after 2.5s: its deadline passed" when deadline_ms came first: the whole
- * group is killed and reaped), or wrote more than max_bytes on stdout or
- * stderr ("output exceeds 4 MiB"; killed and reaped too). Never leaves a
- * zombie or an open descriptor. */
+ * group is killed and reaped), wrote more than max_bytes on stdout or
+ * stderr ("output exceeds 4 MiB"; killed and reaped too), or was stopped
+ * because SIGTERM or SIGINT is pending (SPAWN_STOPPED_MESSAGE, killed and
+ * reaped at once; SPAWN_NOT_STARTED_MESSAGE when one was pending before it
+ * started). Never leaves a zombie or an open descriptor. */
 int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
                   struct spawn_result *result, char *errbuf, size_t errlen);
+
+/* Why a child was killed, or not started, for a pending stop signal. */
+#define SPAWN_STOPPED_MESSAGE     "stopped: gpuledger is stopping (SIGTERM or SIGINT)"
+#define SPAWN_NOT_STARTED_MESSAGE "not started: gpuledger is stopping (SIGTERM or SIGINT)"
+
+/* 1 when SIGTERM or SIGINT is pending: serve blocks them (to wait for them
+ * between refreshes), so one that comes during a refresh waits; every child
+ * started here is then killed at once, and none is started, so that the
+ * refresh ends and serve stops. 0 otherwise (a process that does not block
+ * them has no such signal pending: it dies of it). */
+int spawn_stop_pending(void);
 
 /* Milliseconds on the monotonic clock: the clock of spawn_capture's
  * deadline_ms. */
@@ -39,14 +52,21 @@ long long spawn_clock_ms(void);
 void spawn_result_free(struct spawn_result *result);
 
 /* How spawn_collect ended. */
-enum spawn_collect_end { SPAWN_COLLECTED, SPAWN_DEADLINE, SPAWN_OVERFLOW, SPAWN_FAILED };
+enum spawn_collect_end {
+    SPAWN_COLLECTED,
+    SPAWN_DEADLINE,
+    SPAWN_OVERFLOW,
+    SPAWN_STOPPED,
+    SPAWN_FAILED
+};
 
 /* For a child started another way (isolate.c forks one): reads fd, the read
  * end of a pipe from pid, to its end (and closes it), then reaps pid, all by
  * deadline_ms (spawn_clock_ms's clock). Returns SPAWN_COLLECTED with *data
  * (owned by the caller, NUL-terminated), *len and *status (as waitpid fills
  * it). Otherwise nothing is left to free, pid's process group is killed and
- * pid reaped: SPAWN_DEADLINE, SPAWN_OVERFLOW (more than max_bytes), or
+ * pid reaped: SPAWN_DEADLINE, SPAWN_OVERFLOW (more than max_bytes),
+ * SPAWN_STOPPED (a stop signal is pending: spawn_stop_pending), or
  * SPAWN_FAILED with *error_number (an errno value). */
 enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, size_t max_bytes,
                                      char **data, size_t *len, int *status, int *error_number);

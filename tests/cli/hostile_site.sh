@@ -8,7 +8,8 @@
 # real nodes); each such file is a rule-error naming it while the other
 # rules' findings stand; serve and fleet serve keep refreshing and
 # answering, serve says when its report is stale (/healthz 503 past three
-# intervals), and both stop at SIGTERM. Each command runs under `timeout`,
+# intervals), and both stop at SIGTERM, serve at once even while its site
+# rules are stuck in their children. Each command runs under `timeout`,
 # so that a hang fails the test instead of holding it.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -130,6 +131,34 @@ took=$(($(date +%s) - started))
 expect_eq "serve: SIGHUP then SIGTERM: exit 0" "$SERVE_RC" 0
 if [ "$took" -le 10 ]; then pass "serve: SIGTERM after SIGHUP stops it in ${took}s (<= 10)"; else fail "serve: SIGTERM promptly" "took ${took}s"; fi
 expect_clean_log "serve" "$SERVE_LOG"
+
+# --- serve: SIGTERM while site rules are stuck in their children ---------------
+# Five rule files whose message handler loops (past the instruction budget)
+# and a looping renderer hold each refresh for 15 s (2 s per file, 5 s for the
+# renderer) unless SIGTERM kills the children:
+# serve must be gone, with its children, well before that.
+STUCK=$WORK/stuck-rules
+mkdir "$STUCK" "$WORK/stuck-scripts"
+for i in 1 2 3 4 5; do
+    printf '%s\n' "${CASES[handler]//\"handler\"/\"stuck-$i\"}" >"$STUCK/stuck$i.lua"
+done
+mkdir -p "$WORK/stuck-scripts/gpuledger/render"
+printf '%s\n' "$LOOP" >"$WORK/stuck-scripts/gpuledger/render/metrics.lua"
+if start_serve stuck --demo --interval 1s --listen 127.0.0.1:0 --rules "$STUCK" --scripts "$WORK/stuck-scripts"; then
+    wait_for "serve: a site rule runs in a child" 30 pgrep -P "$SERVE_PID"
+    children=$(pgrep -P "$SERVE_PID" | tr '\n' ' ')
+    kill -TERM "$SERVE_PID"
+    wait_for "serve: SIGTERM stops it while rules are stuck (before: only once the refresh ended, 15 s)" 8 sh -c "! kill -0 $SERVE_PID"
+    for child in $children; do
+        expect_eq "serve: SIGTERM: child $child is gone" "$(kill -0 "$child" 2>/dev/null && echo running)" ""
+    done
+    stop_serve TERM
+    expect_eq "serve: SIGTERM with stuck rules: exit 0" "$SERVE_RC" 0
+    expect_in "serve: SIGTERM with stuck rules: says so" "$(cat "$SERVE_LOG")" "SIGTERM: stopped"
+    expect_clean_log "serve with stuck rules" "$SERVE_LOG"
+else
+    fail "serve with stuck rules starts" "$(cat "$SERVE_LOG")"
+fi
 
 # --- fleet check and fleet serve: hostile rules on the nodes' ledgers and the fleet ---
 # Two real nodes (serve --demo, without site rules); the site's rules hold a
