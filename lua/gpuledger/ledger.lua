@@ -96,7 +96,7 @@ local OK = shape.required "boolean" -- a source without it would fail saying not
 local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, error = "string" }
 local SOURCE_SHAPES = {
   nvidia = {
-    ok = OK, error = "string", binary = "string",
+    ok = OK, error = "string", binary = "string", installed = "boolean",
     query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
   },
   proc = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } },
@@ -344,7 +344,8 @@ end
 
 -- Builds the ledger of a snapshot, the Xid catalogue
 -- (rules/xid_catalogue.lua) grading its Xid events. Returns
--- {schema, node, at, entries, nomadRead, processesRead, errors?, sources},
+-- {schema, node, at, entries, nomadRead, processesRead, nvidiaInstalled?,
+-- errors?, sources} (nvidiaInstalled false only: this node has no nvidia-smi),
 -- every GPU with its health (gpu_health.lua; a GPU nvidia-smi no longer
 -- lists comes last, index -1, missing = true), every tenant with its verdict:
 -- processesRead is false when nvidia-smi's process list could not be read,
@@ -416,6 +417,9 @@ function M.build(snapshot, catalogue)
     errors = #errors > 0 and json.array(cut_strings(errors, M.ERROR_MAX)) or nil,
     sources = source_states(sources),
   }
+  if sources.nvidia and sources.nvidia.installed == false then
+    ledger.nvidiaInstalled = false
+  end
   M.give_verdicts(ledger)
   return ledger
 end

@@ -99,14 +99,19 @@ function M.collect(core, config)
   local sources = {}
   local nvidia_deadline = core.monotonic_ms() + nvidia.TIMEOUT_MS
   sources.nvidia = nvidia.collect(core, config.nvidia.binary, nvidia_deadline)
-  if config.health.enabled and sources.nvidia.ok then -- a driver that failed the main query has no health to tell
+  -- Without an NVIDIA driver there is no GPU to ask about: only Nomad is
+  -- asked (a GPU it fingerprinted here is then reported as lost).
+  local driver = sources.nvidia.installed ~= false
+  if config.health.enabled and sources.nvidia.ok and driver then -- a driver that failed the main query has no health to tell
     sources.health = health.collect(core, config.health.binary, nvidia_deadline)
   end
   nvidia.collect_thermal(core, sources.nvidia, nvidia_deadline)
-  sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
+  if driver then
+    sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
+  end
 
   local tasks = {}
-  if config.docker.enabled then
+  if config.docker.enabled and driver then
     sources.proc = collect_proc(core, config.proc.root, config.proc.cgroup_parents, reported_pids(sources.nvidia))
     local wanted = process_containers(sources.proc)
     for _, engine in ipairs(engines(core, config)) do

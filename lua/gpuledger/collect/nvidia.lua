@@ -21,16 +21,18 @@ end
 
 -- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
 -- rows=}, or nil and an error naming the query, the binary and the cause;
--- third, the exit status when it ran.
+-- third, the exit status when it ran; fourth, true when binary is a bare
+-- name found nowhere in PATH.
 function M.query(core, binary, kind, flag, fields, deadline_ms)
   local argv = { binary, flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }
   local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
   local prefix = string.format("nvidia-smi %s: %s", kind, binary)
   if not out then
-    if err == "not found" and not binary:find("/", 1, true) then
+    local not_in_path = err == "not found" and not binary:find("/", 1, true)
+    if not_in_path then
       err = "not found in PATH (--nvidia-smi names the binary)"
     end
-    return nil, string.format("%s: %s", prefix, err)
+    return nil, string.format("%s: %s", prefix, err), nil, not_in_path
   end
   if status ~= 0 then
     local said = first_line(out) ~= "" and first_line(out) or first_line(err)
@@ -57,9 +59,16 @@ end
 -- M.TIMEOUT_MS from the start): what matters most is asked first.
 -- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
 -- compute_apps} (compute_apps {fields, rows} or {error=}), or {ok=false,
--- binary, error} when the main query failed.
+-- binary, error} when the main query failed. A bare name (not a path) that
+-- is nowhere in PATH is a node without an NVIDIA driver, not a failure:
+-- {ok=true, binary, installed=false} with no GPU and no process.
 function M.collect(core, binary, deadline_ms)
-  local main, err = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
+  local main, err, _, not_in_path = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
+  if not_in_path then
+    local none = { fields = json.array(parse.GPU_FIELDS), rows = json.array() }
+    return { ok = true, binary = binary, installed = false, query_gpu = none,
+      compute_apps = { fields = json.array(parse.APP_FIELDS), rows = json.array() } }
+  end
   if not main then
     return { ok = false, binary = binary, error = err }
   end
@@ -82,7 +91,7 @@ end
 -- each {fields, rows} or {error=}. Nothing is asked of a source that failed
 -- or answered short rows.
 function M.collect_thermal(core, source, deadline_ms)
-  if not source.ok or parse.short_row(source.query_gpu) then
+  if not source.ok or source.installed == false or parse.short_row(source.query_gpu) then
     return
   end
   source.tlimit = answer_or_error(core, source.binary, "tlimit", "--query-gpu", parse.TLIMIT_FIELDS, deadline_ms)

@@ -322,7 +322,11 @@ function M.ls(ledger, output)
     width = math.huge
   end
   local out = M.wrap_parts(text.printable(header), width) .. "\n"
-  out = out .. (width < math.huge and narrow(columns, rows, width) or full)
+  if ledger.nvidiaInstalled == false then
+    out = out .. M.wrap_parts("no NVIDIA GPU on this node (nvidia-smi is not installed)", width) .. "\n"
+  else
+    out = out .. (width < math.huge and narrow(columns, rows, width) or full)
+  end
   if #sources > 0 then
     out = out .. M.wrap_parts("sources: " .. table.concat(sources, " · "), width) .. "\n"
   end
