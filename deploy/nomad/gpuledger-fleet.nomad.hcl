@@ -1,10 +1,16 @@
 # gpuledger's fleet view: one `gpuledger fleet serve` for the whole cluster,
 # reading every node's agent (the system job gpuledger.nomad.hcl) and serving
-# the fleet's page and /metrics on port 9878.
+# the fleet's page and /metrics on port 9878. Nomad 1.6+.
 #   nomad job run -var checksum=sha256:<hex> gpuledger-fleet.nomad.hcl
-# Discovery, by default the Nomad service gpuledger (needs a token that may
-# read it, in NOMAD_TOKEN): -var 'discovery=["--consul","http://127.0.0.1:8500"]'
-# or -var 'discovery=["--targets","gpu1:9877,gpu2:9877"]'.
+#
+# It finds the node agents where gpuledger.nomad.hcl registers them: give
+# both jobs the same service_provider (nomad by default, or consul) and the
+# same service name (node_service here, service_name there). With nomad, its
+# workload identity reads the catalog: Nomad's implicit policy lets a job
+# read service registrations, so no token and no policy are needed. With
+# consul it asks the local Consul agent (consul_addr; a token, if your
+# Consul needs one, in CONSUL_HTTP_TOKEN in env). Or list the nodes yourself:
+# -var 'discovery=["--targets","gpu1:9877,gpu2:9877"]'.
 
 variable "version" {
   type    = string
@@ -19,9 +25,10 @@ variable "checksum" {
 variable "artifact_url" {
   type        = string
   default     = ""
-  description = "where to download the binary from (default: the release's URL under release_base)"
+  description = "where to download the binary from: any go-getter source; default: the release's URL under release_base"
 }
 
+# No release has been published at this address yet: see gpuledger.nomad.hcl.
 variable "release_base" {
   type    = string
   default = "https://github.com/gpuledger/gpuledger/releases/download"
@@ -37,15 +44,41 @@ variable "port" {
   default = 9878
 }
 
-variable "discovery" {
-  type        = list(string)
-  default     = ["--nomad-service", "gpuledger"]
-  description = "how fleet finds the node agents: --nomad-service NAME, --consul ADDR or --targets host:port,..."
+variable "service_provider" {
+  type        = string
+  default     = "nomad"
+  description = "where the node agents are registered and this job registers itself: nomad, consul, or none (then give discovery)"
+
+  validation {
+    condition     = contains(["nomad", "consul", "none"], var.service_provider)
+    error_message = "The service_provider must be nomad, consul or none."
+  }
 }
 
-variable "consul" {
-  type    = bool
-  default = true
+variable "node_service" {
+  type        = string
+  default     = "gpuledger"
+  description = "the service name of the node agents (gpuledger.nomad.hcl's service_name)"
+}
+
+variable "consul_addr" {
+  type    = string
+  default = "http://127.0.0.1:8500"
+}
+
+variable "discovery" {
+  type        = list(string)
+  default     = []
+  description = "how fleet finds the node agents, when not by service_provider: --targets host:port,... (or --consul ADDR, --nomad-service NAME)"
+}
+
+locals {
+  by_provider = {
+    nomad  = ["--nomad-service", var.node_service]
+    consul = ["--consul", var.consul_addr, "--consul-service", var.node_service]
+    none   = []
+  }
+  discovery = length(var.discovery) > 0 ? var.discovery : local.by_provider[var.service_provider]
 }
 
 job "gpuledger-fleet" {
@@ -63,11 +96,11 @@ job "gpuledger-fleet" {
     }
 
     dynamic "service" {
-      for_each = var.consul ? [1] : []
+      for_each = var.service_provider != "none" ? [var.service_provider] : []
       content {
         name     = "gpuledger-fleet"
         port     = "http"
-        provider = "consul"
+        provider = service.value
         tags     = ["prometheus", "metrics"]
 
         check {
@@ -91,9 +124,15 @@ job "gpuledger-fleet" {
         }
       }
 
+      # The workload identity in NOMAD_TOKEN: enough to read Nomad's service
+      # registrations (--nomad-service).
+      identity {
+        env = true
+      }
+
       config {
         command = "local/gpuledger"
-        args    = concat(["fleet", "serve", "--listen", "0.0.0.0:${var.port}", "--interval", "30s"], var.discovery)
+        args    = concat(["fleet", "serve", "--listen", "0.0.0.0:${var.port}", "--interval", "30s"], local.discovery)
       }
 
       env {
