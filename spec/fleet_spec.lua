@@ -5,7 +5,12 @@
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
+local judge = require "gpuledger.judge"
+local render_json = require "gpuledger.render.json"
+local snapshot = require "gpuledger.snapshot"
 local table_render = require "gpuledger.render.table"
+
+local SOURCE = "http://10.0.0.4:9877/ledger"
 
 local function fixture(name)
   local file = assert(io.open(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/fleet/" .. name))
@@ -49,7 +54,7 @@ describe("fleet", function()
   end)
 
   it("reads an older release's ledger (null arrays, its own states) like ours", function()
-    local ledger = assert(fleet.readable(assert(json.decode(fixture("go-ledger.json"), true))))
+    local ledger = assert(fleet.readable(assert(json.decode(fixture("go-ledger.json"))), SOURCE))
     assert.same({}, ledger.entries[1].tenants)
     assert.same({}, ledger.entries[3].tenants)
     assert.same({}, ledger.entries[3].reservations[1].deviceIds)
@@ -64,7 +69,7 @@ describe("fleet", function()
   end)
 
   it("reads a schema-0 ledger and judges it from what it has", function()
-    local ledger = assert(fleet.readable(assert(json.decode(fixture("schema0-ledger.json"), true))))
+    local ledger = assert(fleet.readable(assert(json.decode(fixture("schema0-ledger.json"))), SOURCE))
     assert.equal(0, ledger.schema)
     assert.is_false(ledger.nomadRead)
     assert.equal("unaccounted", ledger.entries[1].state)
@@ -75,24 +80,76 @@ describe("fleet", function()
     assert.truthy(text:find("gpu-old (schema 0)", 1, true))
   end)
 
-  it("shapes a ledger for the summary alone to the same row, nulls anywhere", function()
+  it("shapes a ledger for the summary alone to the same row, a JSON null as an absent field", function()
     local text = fixture("go-ledger.json")
-    local shaped = assert(fleet.shape(assert(json.decode(text, true))))
-    local readable = assert(fleet.readable(assert(json.decode(text, true))))
+    local shaped = assert(fleet.shape(assert(json.decode(text)), SOURCE))
+    local readable = assert(fleet.readable(assert(json.decode(text)), SOURCE))
     local target = { node = "t", url = "http://t:1" }
     assert.same(fleet.node_row(target, readable), fleet.node_row(target, shaped))
-    local odd = [[{"schema":1,"node":null,"entries":[null,{"index":null,"memoryUsedMiB":null,
-      "reservations":[null,{"jobId":null,"namespace":null,"allocId":"a"}],
-      "tenants":[null,{"kind":"nomad","allocId":"a","reserved":null,"pids":null,"container":null}]}],
-      "nomadRead":null,"errors":[null,"x"]}]]
-    local ledger = assert(fleet.readable(assert(json.decode(odd, true))))
+    local odd = [[{"schema":1,"node":null,"entries":[{"index":null,"memoryUsedMiB":null,
+      "reservations":[{"jobId":null,"namespace":null,"allocId":"a"}],
+      "tenants":[{"kind":"nomad","allocId":"a","reserved":null,"pids":null,"container":null}]}],
+      "nomadRead":null,"errors":["x"]}]]
+    local ledger = assert(fleet.readable(assert(json.decode(odd)), SOURCE))
     assert.same({ "unaccounted", 0, 0, "x" }, { ledger.entries[1].state, ledger.entries[1].index,
       ledger.entries[1].memoryUsedMiB, ledger.errors[1] })
     assert.is_nil(ledger.entries[1].tenants[1].container)
-    local row = fleet.node_row({ node = "odd", url = "http://odd:1" }, assert(fleet.shape(assert(json.decode(odd, true)))))
+    local row = fleet.node_row({ node = "odd", url = "http://odd:1" }, assert(fleet.shape(assert(json.decode(odd)), SOURCE)))
     assert.same({ "odd", 1, 1 }, { row.node, row.gpus, row.unaccounted })
     assert.same({ namespace = "default", job = "", reserved = 1, held = 0 }, row.jobs["default/"])
     assert.same({}, H.with_code((H.run_rules(ledger)), "rule-error")) -- the rules read it without raising
+  end)
+
+  -- Why the go fixture with the field at path (in its second GPU, parts
+  -- joined by dots) written as the JSON text value is refused, by both
+  -- readers alike.
+  local function refused(path, value)
+    local decoded = assert(json.decode(fixture("go-ledger.json")))
+    local at = decoded.entries[2]
+    for part in path:gmatch("([^.]+)%.") do
+      at = at[tonumber(part) or part]
+    end
+    local key = path:match("([^.]+)$")
+    at[tonumber(key) or key] = "PLACEHOLDER"
+    local text = json.encode(decoded):gsub('"PLACEHOLDER"', value)
+    local none, why = fleet.shape(assert(json.decode(text)), SOURCE)
+    assert.is_nil(none)
+    local none_readable, why_readable = fleet.readable(assert(json.decode(text)), SOURCE)
+    assert.is_nil(none_readable)
+    assert.equal(why, why_readable)
+    return why
+  end
+
+  it("names a number that is none where a whole number belongs, and a value of the wrong type", function()
+    local whole = "want a whole number from 0 to 9007199254740992"
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].memoryTotalMiB is 23034.5, " .. whole,
+      refused("memoryTotalMiB", "23034.5"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].memoryTotalMiB is 1e+20, " .. whole,
+      refused("memoryTotalMiB", "1e20"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].powerW is 1e+308, want a number from 0 to 9007199254740992",
+      refused("powerW", "1e308"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].index is a string, want a whole number from "
+      .. "-9007199254740992 to 9007199254740992", refused("index", '"zero"'))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].tenants[1].pids[1] is -4, " .. whole,
+      refused("tenants.1.pids.1", "-4"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].tenants[1].reserved is a string, want a boolean",
+      refused("tenants.1.reserved", '"yes"'))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].reservations[1].deviceIds is a string, want a list",
+      refused("reservations.1.deviceIds", '"GPU-x"'))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].health is a number, want an object",
+      refused("health", "5"))
+  end)
+
+  it("names a JSON null among a ledger's GPUs, tenants or reservations", function()
+    local none, why = fleet.shape(assert(json.decode('{"schema":1,"entries":[null,{"index":0}]}')), SOURCE)
+    assert.is_nil(none)
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[1] is null, want an object", why)
+  end)
+
+  it("takes every ledger this version writes, every source and health field of the demo node's", function()
+    local demo = assert(json.decode(render_json.ledger(judge.ledger_of(snapshot.demo(H.core)))))
+    assert.truthy(demo.entries[1].health and demo.entries[1].xids and demo.entries[1].nomadDevice)
+    assert.truthy(fleet.readable(demo, SOURCE))
   end)
 
   it("reads a node's answer, or says why not", function()
@@ -109,9 +166,9 @@ describe("fleet", function()
   end)
 
   it("refuses what is not a ledger", function()
-    assert.is_nil(fleet.readable { 1, 2 })
-    assert.is_nil(fleet.readable("ledger"))
-    local none, why = fleet.readable { entries = "many" }
+    assert.is_nil(fleet.readable({ 1, 2 }, SOURCE))
+    assert.is_nil(fleet.readable("ledger", SOURCE))
+    local none, why = fleet.readable({ entries = "many" }, SOURCE)
     assert.is_nil(none)
     assert.truthy(why:find("entries", 1, true))
   end)

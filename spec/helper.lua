@@ -404,7 +404,7 @@ end
 
 -- A ledger as it comes off the wire: encoded, decoded, made readable.
 function H.wire_ledger(ledger)
-  return assert(fleet.readable(assert(json.decode(json.encode(ledger)))))
+  return assert(fleet.readable(assert(json.decode(json.encode(ledger))), "http://test:9877/ledger"))
 end
 
 -- gpud: one held GPU and one reserved-idle; gpue: an unmanaged tenant and a

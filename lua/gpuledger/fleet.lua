@@ -5,10 +5,11 @@
 -- row and its jobs as soon as it is read, so the fleet never holds every
 -- ledger at once; the rows summed into the fleet's summary; unreachable
 -- nodes as ERROR findings; every finding in the fleet's order.
-local cjson = require "cjson"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
 local rule_schema = require "gpuledger.rule_schema"
+local node_ledger = require "gpuledger.sources.node_ledger"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
 
@@ -19,96 +20,50 @@ local COUNTERS = { "gpus", "held", "reservedIdle", "unaccounted", "free", "memor
 -- The summary counter each GPU state counts in (metrics names them by state).
 M.COUNTER_OF_STATE = { held = "held", ["reserved-idle"] = "reservedIdle", unaccounted = "unaccounted", free = "free" }
 
-local NUMBER_FIELDS = {
-  "memoryUsedMiB", "memoryTotalMiB", "utilizationPct", "memoryUtilizationPct",
-  "temperatureC", "powerW", "encoderSessions", "encoderAverageFps",
+-- The fields of a GPU entry an older node may leave out, and what they are then.
+local ENTRY_DEFAULTS = {
+  memoryUsedMiB = 0, memoryTotalMiB = 0, utilizationPct = 0, memoryUtilizationPct = 0, temperatureC = 0,
+  powerW = 0, encoderSessions = 0, encoderAverageFps = 0, index = 0, uuid = "", model = "", busId = "",
 }
-local STRING_FIELDS = { "uuid", "model", "busId" }
 local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
-local TENANT_TEXT = { "container", "containerId", "runtime", "image", "allocId", "jobName", "taskName", "namespace" }
 
 -- A number as the node meant it: JSON's 4242 decodes as the float 4242.0.
 local function number_of(value)
-  if type(value) ~= "number" then
-    return nil
-  end
-  return math.tointeger(value) or value
+  return value and (math.tointeger(value) or value)
 end
 
--- value as a JSON array, in place: a JSON null or anything that is not an
--- array becomes an empty one; with keep, only the items keep(item) accepts
--- stay (JSON numbers as integers where they are whole).
-local function array_of(value, keep)
-  if type(value) ~= "table" then
-    return json.array()
-  end
-  local n, kept = #value, 0
-  for i = 1, n do
-    local item = value[i]
-    if type(item) == "number" then
-      item = math.tointeger(item) or item
-    end
-    if not keep or keep(item) then
-      kept = kept + 1
-      value[kept] = item
-    end
-  end
-  for i = kept + 1, n do
-    value[i] = nil
+-- A list the shape let through (or nil: absent, or JSON null as the
+-- older releases write an empty one) as a JSON array, in place,
+-- its whole numbers as integers.
+local function array_of(value)
+  value = value or {}
+  for i, item in ipairs(value) do
+    value[i] = number_of(item)
   end
   return json.array(value)
 end
 
-local function is_table(item)
-  return type(item) == "table"
-end
-
--- Fields that must be text or absent (JSON null, or any other type, is absent).
-local function text_or_nil(t, fields)
-  for _, field in ipairs(fields) do
-    if type(t[field]) ~= "string" then
-      t[field] = nil
-    end
-  end
-end
-
--- One tenant made readable for the rules: its texts, arrays and numbers.
+-- One tenant made readable for the rules: its arrays, numbers and flags.
 local function tenant_readable(tenant)
-  tenant.kind = type(tenant.kind) == "string" and tenant.kind or "docker"
-  text_or_nil(tenant, TENANT_TEXT)
+  tenant.kind = tenant.kind or "docker"
   tenant.pids = array_of(tenant.pids)
   tenant.processes = array_of(tenant.processes)
   tenant.usedMemoryMiB = number_of(tenant.usedMemoryMiB) or 0
+  tenant.uid = number_of(tenant.uid)
   tenant.allocVisible = tenant.allocVisible == true
-  tenant.allocFromName = tenant.allocFromName == true or nil
-  tenant.unidentified = tenant.unidentified == true or nil
+  tenant.allocFromName = tenant.allocFromName or nil
+  tenant.unidentified = tenant.unidentified or nil
 end
 
 -- One GPU entry made readable for the rules (after shape_entry).
 local function entry_readable(entry)
-  entry.index = number_of(entry.index) or 0
-  for _, field in ipairs(NUMBER_FIELDS) do
-    if type(entry[field]) ~= "number" then
-      entry[field] = 0
-    end
+  for field, default in pairs(ENTRY_DEFAULTS) do
+    entry[field] = number_of(entry[field]) or default
   end
   entry.thermalMarginC = number_of(entry.thermalMarginC)
-  if type(entry.thermalSlowdown) ~= "boolean" then
-    entry.thermalSlowdown = nil
-  end
-  for _, field in ipairs(STRING_FIELDS) do
-    if type(entry[field]) ~= "string" then
-      entry[field] = ""
-    end
-  end
-  if type(entry.stateSince) ~= "string" then
-    entry.stateSince = nil
-  end
   for _, reservation in ipairs(entry.reservations) do
     for _, field in ipairs(RESERVATION_TEXT) do
-      if type(reservation[field]) ~= "string" then
-        reservation[field] = ""
-      end
+      reservation[field] = reservation[field] or ""
     end
     reservation.deviceIds = array_of(reservation.deviceIds)
   end
@@ -121,49 +76,49 @@ end
 -- arrays, each tenant's reserved flag, and its state, classified here
 -- whatever the node said (older nodes send none, or their own).
 local function shape_entry(entry)
-  entry.reservations = array_of(entry.reservations, is_table)
-  entry.tenants = array_of(entry.tenants, is_table)
+  entry.reservations = array_of(entry.reservations)
+  entry.tenants = array_of(entry.tenants)
   for _, tenant in ipairs(entry.tenants) do
     tenant.reserved = tenant.reserved == true
   end
   entry.state = ledger_mod.classify(entry)
 end
 
--- A decoded /ledger answer (lua-cjson's, JSON nulls as cjson.null, or
--- gpuledger.json's) shaped in place for the summary (node_row): schema,
--- node, entries, each entry's arrays and state. Returns the ledger, or nil
--- and why it is not one.
-function M.shape(decoded)
+-- A decoded /ledger answer (json.decode's) shaped in place for the summary
+-- (node_row), once it has the shape of a ledger (sources/node_ledger.lua):
+-- schema, node, entries, each entry's arrays and state. Returns the ledger,
+-- or nil and why it is not one, the first field that is not as the contract
+-- has it worded as source's (the node's "<url>/ledger") unexpected answer.
+function M.shape(decoded, source)
   if type(decoded) ~= "table" or json.is_array(decoded) or decoded[1] ~= nil then
-    return nil, "the answer is not a gpuledger ledger (want a JSON object)"
+    return nil, string.format("%s: the answer is not a gpuledger ledger (want a JSON object)", source)
   end
-  local entries = decoded.entries
-  if entries ~= nil and type(entries) ~= "table" and entries ~= cjson.null then
-    return nil, "the answer is not a gpuledger ledger (entries is not an array)"
+  local why = shape.check(decoded, node_ledger.SHAPE, "ledger")
+  if why then
+    return nil, shape.unexpected(source, why)
   end
-  decoded.schema = math.tointeger(decoded.schema) or 0
-  decoded.node = type(decoded.node) == "string" and decoded.node or ""
-  decoded.entries = array_of(entries, is_table)
+  decoded.schema = number_of(decoded.schema) or 0
+  decoded.node = decoded.node or ""
+  decoded.entries = array_of(decoded.entries)
   for _, entry in ipairs(decoded.entries) do
     shape_entry(entry)
   end
   return decoded
 end
 
--- The same, and every other field of the contract of its type or absent,
--- so the rules can read the ledger as they read this node's own.
-function M.readable(decoded)
-  local ledger, why = M.shape(decoded)
+-- The same, and every field the contract has that an older node left out
+-- given its default, so the rules can read the ledger as they read this
+-- node's own.
+function M.readable(decoded, source)
+  local ledger, why = M.shape(decoded, source)
   if not ledger then
     return nil, why
   end
-  ledger.at = type(ledger.at) == "string" and ledger.at or nil
   for _, entry in ipairs(ledger.entries) do
     entry_readable(entry)
   end
   ledger.nomadRead = ledger.nomadRead == true
-  local errors = array_of(ledger.errors, function(item) return type(item) == "string" end)
-  ledger.errors = #errors > 0 and errors or nil
+  ledger.errors = ledger.errors and #ledger.errors > 0 and json.array(ledger.errors) or nil
   return ledger
 end
 
@@ -171,7 +126,9 @@ end
 -- <url>/ledger): shaped for the summary, or with for_rules readable for
 -- the rules; or nil and why, in the contract's words: a transport error as the
 -- HTTP client gives it, "<url>/ledger: HTTP N", "<url>/ledger: the answer
--- (<type>) is not JSON: …", "<url>/ledger: the answer is not a gpuledger ledger …".
+-- (<type>) is not JSON: …", "<url>/ledger: the answer is not a gpuledger
+-- ledger …", "<url>/ledger: unexpected answer: ledger.entries[1].index is
+-- a string, want …".
 function M.answer_ledger(url, result, for_rules)
   if result.error then
     return nil, result.error
@@ -179,16 +136,12 @@ function M.answer_ledger(url, result, for_rules)
   if result.status ~= 200 then
     return nil, string.format("%s/ledger: HTTP %d", url, result.status)
   end
-  local decoded, why = json.decode(result.body, true) -- shape and readable check what they read
+  local decoded, why = json.decode(result.body)
   if decoded == nil then
     local content_type = result.content_type and (" (" .. result.content_type .. ")") or ""
     return nil, string.format("%s/ledger: the answer%s is not JSON: %s", url, content_type, why)
   end
-  local ledger, problem = (for_rules and M.readable or M.shape)(decoded)
-  if not ledger then
-    return nil, string.format("%s/ledger: %s", url, problem)
-  end
-  return ledger
+  return (for_rules and M.readable or M.shape)(decoded, url .. "/ledger")
 end
 
 -- "namespace/job" key and its parts for a reservation (empty namespace is

@@ -82,20 +82,14 @@ local function normalise(value)
 end
 
 -- Decodes text: JSON null is nil, an empty array a json.array() (so it is
--- written back as []). Returns the value, or nil and cjson's message. With
--- raw, the value is cjson's as it is, nulls as cjson.null and empty arrays
--- unmarked, with no pass over the text or the value: for a caller that
--- checks the type of every field it reads and writes nothing back (fleet).
-function M.decode(s, raw)
-  local ok, value = pcall(cjson.decode, raw and s or mark_empty_arrays(s))
+-- written back as []). Returns the value, or nil and cjson's message.
+function M.decode(s)
+  local ok, value = pcall(cjson.decode, mark_empty_arrays(s))
   if not ok then
     return nil, (tostring(value):gsub("^.-: ", "", 1))
   end
   if value == cjson.null then
     return nil, "null where a value was expected"
-  end
-  if raw then
-    return value
   end
   if type(value) == "table" and #value == 1 and value[1] == EMPTY_ARRAY_MARK then
     return M.array()

@@ -50,4 +50,24 @@ describe("sources.shape", function()
     assert.equal("records is an object, want a list", shape.check({ x = 1 }, { list = "any" }, "records"))
     assert.equal("records is a number, want a list", shape.check(5, { list = "any" }, "records"))
   end)
+
+  it("takes a number within its range, a whole one where it must be, and names one that is not", function()
+    local count = shape.whole(0, shape.MAX_WHOLE)
+    assert.is_nil(shape.check(23034.0, count, "memoryTotalMiB")) -- JSON's 23034, as lua-cjson decodes it
+    assert.equal("memoryTotalMiB is 23034.5, want a whole number from 0 to 9007199254740992",
+      shape.check(23034.5, count, "memoryTotalMiB"))
+    assert.equal("memoryTotalMiB is 1e+20, want a whole number from 0 to 9007199254740992",
+      shape.check(1e20, count, "memoryTotalMiB"))
+    assert.equal("memoryTotalMiB is -1, want a whole number from 0 to 9007199254740992", shape.check(-1, count, "memoryTotalMiB"))
+    assert.equal("memoryTotalMiB is a string, want a whole number from 0 to 9007199254740992",
+      shape.check("23034", count, "memoryTotalMiB"))
+    assert.is_nil(shape.check(16.5, shape.number(0, 1000), "powerW"))
+    assert.equal("powerW is 1e+308, want a number from 0 to 1000", shape.check(1e308, shape.number(0, 1000), "powerW"))
+    assert.truthy(shape.check(0 / 0, shape.number(0, 1000), "powerW"):find("nan, want a number from 0 to 1000", 1, true))
+  end)
+
+  it("names a list longer than its max", function()
+    assert.is_nil(shape.check({ 1, 2 }, { list = "number", max = 2 }, "entries"))
+    assert.equal("entries has 3 items, want at most 2", shape.check({ 1, 2, 3 }, { list = "number", max = 2 }, "entries"))
+  end)
 end)

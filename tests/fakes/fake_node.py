@@ -9,11 +9,16 @@ fleet tests (standard library only). One mode per process:
     redirect  302 to another address
     file      200 application/json with the bytes of --file, as they are
 
-    fake_node.py --mode MODE [--file F] [--host 127.0.0.N] --port-file FILE [--max-seconds N]
+    fake_node.py --mode MODE [--file F] [--host 127.0.0.N] --port-file FILE [--log FILE] [--max-seconds N]
+
+--log appends one JSON line per request: {"method", "target"} (the request
+target as sent, query and all), so a test can tell what the fleet asked.
 """
 
 import argparse
+import json
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler
 
@@ -24,6 +29,8 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     mode = "file"
     body = b""
+    log_path = None
+    lock = threading.Lock()
 
     def log_message(self, format, *args):  # noqa: A002
         pass
@@ -37,7 +44,13 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def record(self):
+        if self.log_path:
+            with self.lock, open(self.log_path, "a", encoding="utf-8") as log:
+                log.write(json.dumps({"method": self.command, "target": self.path}) + "\n")
+
     def do_GET(self):
+        self.record()
         if self.mode == "silent":
             time.sleep(3600)
         elif self.mode == "drip":
@@ -66,9 +79,11 @@ def main():
                         choices=["silent", "drip", "html", "garbage", "redirect", "file"])
     parser.add_argument("--file")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on")
+    parser.add_argument("--log", help="append one JSON line per request (method, target)")
     fakeserver.add_arguments(parser, tls=False)
     args = parser.parse_args()
     Handler.mode = args.mode
+    Handler.log_path = args.log
     if args.file:
         with open(args.file, "rb") as f:
             Handler.body = f.read()

@@ -3,10 +3,12 @@
 -- GPU's cell as a number in a replayed snapshot) becomes a source error
 -- naming the field, never an internal error further on. A shape is a type
 -- name ("string", "number", "boolean", "table"), "any" (any value, a null
--- among a list's items too), {list = shape} (a JSON array of them, without
--- a null unless of "any"), {map = shape} (an object of them),
--- M.required(shape) (a field that must be there) or a table of field →
--- shape (an object with those fields). Other fields may be absent.
+-- among a list's items too), M.number(min, max) and M.whole(min, max) (a
+-- number, a whole one, from min to max), {list = shape} (a JSON array of
+-- them, without a null unless of "any"; with max = N, of at most N items),
+-- {map = shape} (an object of them), M.required(shape) (a field that must
+-- be there) or a table of field → shape (an object with those fields).
+-- Other fields may be absent.
 local M = {}
 
 local ARTICLE = { list = "a list", map = "an object", object = "an object" }
@@ -16,6 +18,8 @@ local function want_of(shape)
     return "a " .. shape
   elseif shape.required then
     return want_of(shape.required)
+  elseif shape.range then
+    return string.format("a %snumber from %d to %d", shape.whole and "whole " or "", shape.range[1], shape.range[2])
   end
   return ARTICLE[shape.list and "list" or shape.map and "map" or "object"]
 end
@@ -23,6 +27,30 @@ end
 -- The shape of a field that must be present, of shape.
 function M.required(shape)
   return { required = shape }
+end
+
+-- The shape of a number from min to max (integers both).
+function M.number(min, max)
+  return { range = { min, max } }
+end
+
+-- The shape of a whole number from min to max (integers both): JSON's
+-- 23034.5, 1e20 or 1e308 where a count belongs is no count.
+function M.whole(min, max)
+  return { range = { min, max }, whole = true }
+end
+
+-- The largest whole number a JSON number carries exactly (2^53).
+M.MAX_WHOLE = 1 << 53
+
+-- nil when the number value is within shape's range (and whole, if it must
+-- be), else "<path> is <value>, want <what>".
+local function number_why(value, shape, path)
+  local min, max = shape.range[1], shape.range[2]
+  if value ~= value or value < min or value > max or (shape.whole and value ~= math.floor(value)) then
+    return string.format("%s is %.14g, want %s", path, value, want_of(shape))
+  end
+  return nil
 end
 
 -- The length of a table read as a JSON array, or nil when it has a key
@@ -69,7 +97,12 @@ function M.check(value, shape, path)
     return nil
   end
   local kind = type(value)
-  if type(shape) == "string" or kind ~= "table" then
+  if type(shape) == "table" and shape.range then
+    if kind ~= "number" then
+      return string.format("%s is a %s, want %s", path, kind, want_of(shape))
+    end
+    return number_why(value, shape, path)
+  elseif type(shape) == "string" or kind ~= "table" then
     if kind ~= shape then
       return string.format("%s is a %s, want %s", path, kind, want_of(shape))
     end
@@ -79,6 +112,8 @@ function M.check(value, shape, path)
     local length = list_length(value)
     if not length then
       return string.format("%s is an object, want a list", path)
+    elseif shape.max and length > shape.max then
+      return string.format("%s has %d items, want at most %d", path, length, shape.max)
     end
     for i = 1, length do
       local why = item_why(value, i, shape.list, path)

@@ -1,0 +1,63 @@
+-- Another node's ledger, as its `serve` answers /ledger (docs/json.md's
+-- contract, schema 1, and the older nodes': schema 0 with fields missing,
+-- an older release's with null arrays): the shape the fleet checks
+-- it against where it enters (shape.lua), so that a field of the wrong type
+-- or a number that is none (`memoryTotalMiB: 23034.5`, `index: "zero"`,
+-- `1e308`) costs that node, named, and never the command. Pure.
+local health = require "gpuledger.sources.health"
+local shape = require "gpuledger.sources.shape"
+
+local M = {}
+
+local WHOLE = shape.MAX_WHOLE
+local COUNT = shape.whole(0, WHOLE)
+local INTEGER = shape.whole(-WHOLE, WHOLE)
+local AMOUNT = shape.number(0, WHOLE)
+
+-- A health field's JSON type by how sources/health.lua reads its cell.
+local HEALTH_KIND = {
+  text = "string", enabled = "boolean", yes = "boolean", active = "boolean", count = COUNT, watts = AMOUNT,
+}
+
+local HEALTH = { requiresReset = "boolean", lost = "boolean", unreadable = { list = "string" } }
+for _, field in ipairs(health.FIELDS) do
+  HEALTH[field.key] = HEALTH_KIND[field.kind]
+end
+HEALTH.index, HEALTH.uuid, HEALTH.busId = nil, nil, nil -- identity, not health: never in a ledger's health
+
+local XID = {
+  xid = COUNT, count = COUNT, first = "string", last = "string", message = "string",
+  processes = { list = "string" }, fatal = "boolean", class = "string", meaning = "string", action = "string",
+}
+
+local RESERVATION = {
+  allocId = "string", jobId = "string", taskGroup = "string", task = "string", namespace = "string",
+  clientStatus = "string", deviceIds = { list = "string" },
+}
+
+local TENANT = {
+  kind = "string", container = "string", containerId = "string", runtime = "string", image = "string",
+  allocId = "string", jobName = "string", taskName = "string", namespace = "string",
+  owner = "string", service = "string", uid = COUNT, user = "string",
+  pids = { list = COUNT }, processes = { list = "string" }, usedMemoryMiB = COUNT,
+  reserved = "boolean", allocVisible = "boolean", allocFromName = "boolean", unidentified = "boolean",
+}
+
+local ENTRY = {
+  index = INTEGER, uuid = "string", model = "string", busId = "string",
+  memoryUsedMiB = COUNT, memoryTotalMiB = COUNT, utilizationPct = COUNT, memoryUtilizationPct = COUNT,
+  temperatureC = INTEGER, powerW = AMOUNT, encoderSessions = COUNT, encoderAverageFps = AMOUNT,
+  thermalMarginC = INTEGER, thermalSlowdown = "boolean",
+  reservations = { list = RESERVATION }, tenants = { list = TENANT },
+  state = "string", stateSince = "string", health = HEALTH, xids = { list = XID },
+  nomadDevice = { healthy = "boolean", healthDescription = "string" }, missing = "boolean",
+}
+
+-- The shape of a /ledger answer, JSON nulls read as absent (json.decode);
+-- the fleet checks it with shape.check(decoded, M.SHAPE, "ledger").
+M.SHAPE = {
+  schema = COUNT, node = "string", at = "string", entries = { list = ENTRY },
+  nomadRead = "boolean", processesRead = "boolean", errors = { list = "string" }, sources = { map = "string" },
+}
+
+return M

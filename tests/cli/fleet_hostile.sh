@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# A hostile node among good ones: fleet ls, fleet check and fleet serve over
+# a real `gpuledger serve` (the demo node) and fake nodes whose ledgers hold
+# numbers that are none where a whole number belongs (23034.5, 1e20, 1e308)
+# or a value of the wrong type (an index "zero"). Each hostile node is one
+# row with its error, one source-unavailable ERROR naming its address and
+# the field; the command goes on, fleet serve keeps serving.
+# shellcheck source=tests/lib/testlib.sh
+. "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=tests/lib/serve.sh
+. "$SRC/tests/lib/serve.sh"
+# shellcheck source=tests/lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
+status="" body="" URL="" SERVE_RC=0 SERVE_LOG="" out=""
+
+command -v python3 >/dev/null || { skip "fleet hostile" "needs python3 for the hostile nodes"; finish; }
+mkdir "$WORK/rules"
+export GPULEDGER_RULES=$WORK/rules
+
+start_serve demo --demo --node gpua --listen 127.0.0.1:0 --interval 1h || { fail "serve --demo starts" "$(cat "$SERVE_LOG")"; finish; }
+DEMO=${URL#http://}
+
+# node NAME HOST FILE: a fake node answering FILE, its requests in
+# $WORK/NAME.log; sets NODE (host:port).
+node() {
+    local name=$1 host=$2 file=$3
+    if ! fake_start "$WORK/$name.stderr" "$WORK/$name.port" python3 "$FAKES/fake_node.py" --mode file \
+        --file "$file" --host "$host" --port-file "$WORK/$name.port" --log "$WORK/$name.log" --max-seconds 300; then
+        fail "fake node $name starts" "$(cat "$WORK/$name.stderr")"
+        finish
+    fi
+    NODE=$host:$(cat "$WORK/$name.port")
+}
+
+# hostile NAME FROM TO: the Go-shaped ledger with its first FROM written TO.
+hostile() {
+    sed "s/$2/$3/" "$TESTDATA/fleet/go-ledger.json" >"$WORK/$1.json"
+}
+hostile half '"memoryTotalMiB":23034,' '"memoryTotalMiB":23034.5,'
+hostile big '"memoryTotalMiB":23034,' '"memoryTotalMiB":1e20,'
+hostile huge '"powerW":16.5,' '"powerW":1e308,'
+hostile zero '"index":0,' '"index":"zero",'
+node half 127.0.0.2 "$WORK/half.json"; HALF=$NODE
+node big 127.0.0.3 "$WORK/big.json"; BIG=$NODE
+node huge 127.0.0.4 "$WORK/huge.json"; HUGE=$NODE
+node zero 127.0.0.5 "$WORK/zero.json"; ZERO=$NODE
+ALL=$DEMO,$HALF,$BIG,$HUGE,$ZERO
+WHOLE="want a whole number from 0 to 9007199254740992"
+
+# ---- numbers that are none, a wrong type: that node, named, never the command ----
+run fleet ls --targets "$ALL"
+expect_rc "fleet ls with hostile numbers exits 0" 0
+expect_no_crash "fleet ls"
+row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
+expect_in "the good node's row stands" "$(row gpua)" "│ gpua │ 4 │ 1 │ 1 │ 1 │ 1 │"
+expect_in "23034.5 MiB is named, in the row of its address" "$(row 127.0.0.2)" \
+    "unreachable: http://$HALF/ledger: unexpected answer: ledger.entries[1].memoryTotalMiB is 23034.5, $WHOLE"
+expect_in "1e20 MiB is named" "$out" "http://$BIG/ledger: unexpected answer: ledger.entries[1].memoryTotalMiB is 1e+20, $WHOLE"
+expect_in "1e308 W is named" "$out" \
+    "http://$HUGE/ledger: unexpected answer: ledger.entries[1].powerW is 1e+308, want a number from 0 to 9007199254740992"
+expect_in "an index \"zero\" is named, not a free GPU" "$out" \
+    "http://$ZERO/ledger: unexpected answer: ledger.entries[1].index is a string, want a whole number"
+expect_in "the totals count the hostile nodes unreachable" "$out" "gpuledger fleet · 5 node(s), 4 unreachable · 4 GPU(s)"
+
+run fleet check --targets "$ALL" --json
+expect_rc "fleet check with hostile numbers exits 0" 0
+expect_lua "no rule-error: the rules never see a hostile ledger" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "rule-error" then return false end end return true'
+expect_lua "one source-unavailable per hostile node, naming its address and the field" "$out" \
+    'local n = 0 for _, f in ipairs(j.findings) do
+       if f.code == "source-unavailable" and f.message:find("could not be read: http://[%d.:]+/ledger: unexpected answer: ledger%.entries%[1%]%.") then n = n + 1 end
+     end return n == 4'
+expect_lua "the good node is judged" "$out" \
+    'for _, f in ipairs(j.findings) do if f.node == "gpua" and f.code == "unmanaged-tenant" then return true end end return false'
+
+# ---- fleet serve with a hostile node among good ones -----------------------------
+start_serving fleet fleet serve --targets "$ALL" --listen 127.0.0.1:0 --interval 1h --timeout 2s ||
+    { fail "fleet serve starts" "$(cat "$SERVE_LOG")"; finish; }
+for path in / /fleet /metrics /healthz; do
+    http GET "$URL$path"
+    expect_eq "fleet serve answers $path with a hostile node among good ones" "$status" 200
+done
+expect_eq "/healthz: ok while a node is read" "$body" "ok"
+http GET "$URL/metrics"
+expect_in "the hostile nodes are unreachable in /metrics" "$body" 'gpuledger_fleet_nodes{state="unreachable"} 4'
+stop_serve TERM
+expect_eq "fleet serve exits 0 on SIGTERM" "$SERVE_RC" 0
+finish
