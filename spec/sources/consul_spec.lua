@@ -4,6 +4,8 @@ local consul = require "gpuledger.sources.consul"
 local nomad = require "gpuledger.sources.nomad"
 local options = require "gpuledger.options"
 
+local BASE = "http://127.0.0.1:8500"
+
 describe("sources.consul", function()
   it("makes the agent's base URL: default, scheme added (https with CONSUL_HTTP_SSL), other schemes refused", function()
     assert.equal("http://127.0.0.1:8500", consul.base_url("", false))
@@ -19,18 +21,56 @@ describe("sources.consul", function()
   end)
 
   it("takes passing entries' service address, else the node's, IPv6 in brackets, sorted by node", function()
-    local targets = consul.targets {
+    local targets = consul.targets({
       { Node = { Node = "gpu-b", Address = "10.0.0.2" }, Service = { Address = "", Port = 9877 } },
       { Node = { Node = "gpu-a", Address = "10.0.0.1" }, Service = { Address = "10.1.0.1", Port = 9877 } },
       { Node = { Node = "gpu-c", Address = "fd00::3" }, Service = { Port = 9877 } },
-      { Node = { Node = "no-port", Address = "10.0.0.4" }, Service = { Address = "10.0.0.4" } },
-    }
+      { Node = { Node = "gpu-d", Address = "10.0.0.4" }, Service = { Address = "[fd00::4]", Port = 9877.0 } },
+      { Node = { Node = "gpu-e", Address = "10.0.0.5" }, Service = { Address = "gpu-e.node.dc1.consul.", Port = 1 } },
+    }, BASE)
     assert.same({
       { node = "gpu-a", url = "http://10.1.0.1:9877" },
       { node = "gpu-b", url = "http://10.0.0.2:9877" },
       { node = "gpu-c", url = "http://[fd00::3]:9877" },
+      { node = "gpu-d", url = "http://[fd00::4]:9877" },
+      { node = "gpu-e", url = "http://gpu-e.node.dc1.consul.:1" },
     }, targets)
-    assert.same({}, consul.targets(nil))
+    assert.same({}, consul.targets(nil, BASE))
+  end)
+
+  it("takes only a host and a port from a registration: anything else is that entry's error", function()
+    local function why(service)
+      local targets = consul.targets({ { Node = { Node = "gpu-x", Address = "10.0.0.9" }, Service = service } }, BASE)
+      assert.same({ "gpu-x", BASE }, { targets[1].node, targets[1].url })
+      return targets[1].error
+    end
+    local prefix = "consul " .. BASE .. ": unexpected answer: [1]."
+    assert.equal(prefix .. 'Service.Address is "127.0.0.2/latest/meta-data/?", want a host name or an IP address',
+      why { Address = "127.0.0.2/latest/meta-data/?", Port = 9877 })
+    for _, bad in ipairs { "10.0.0.9:80", "user@10.0.0.9", "10.0.0.9#x", "fe80::1%eth0", "10.0.0.256", "a..b", "[10.0.0.9]",
+      "x y", "host/", string.rep("a", 64) .. ".b" } do
+      assert.truthy(why { Address = bad, Port = 9877 }, bad)
+    end
+    assert.equal(prefix .. "Service.Port is 0, want a port from 1 to 65535", why { Address = "10.0.0.9", Port = 0 })
+    assert.equal(prefix .. "Service.Port is 65536, want a port from 1 to 65535", why { Address = "10.0.0.9", Port = 65536 })
+    assert.equal(prefix .. "Service.Port is 9877.5, want a port from 1 to 65535", why { Address = "10.0.0.9", Port = 9877.5 })
+    assert.equal(prefix .. "Service.Port is a string, want a port from 1 to 65535", why { Address = "10.0.0.9", Port = "9877" })
+    assert.equal(prefix .. "Service.Port is a nil, want a port from 1 to 65535", why { Address = "10.0.0.9" })
+    local no_host = consul.targets({ { Node = { Node = "gpu-y" }, Service = { Port = 9877 } } }, BASE)
+    assert.equal(prefix .. "Node.Address is a nil, want a host name or an IP address", no_host[1].error)
+  end)
+
+  it("reads each node once, however many entries name it", function()
+    local entries = {}
+    for i = 1, 3000 do
+      entries[i] = { Node = { Node = "gpu-a", Address = "10.0.0.1" }, Service = { Address = "10.0.0.1", Port = 9877 } }
+    end
+    entries[3001] = { Node = { Node = "gpu-a2", Address = "10.0.0.1" }, Service = { Address = "10.0.0.1", Port = 9877 } }
+    entries[3002] = { Node = { Node = "gpu-b" }, Service = { Address = "x/y", Port = 9877 } }
+    entries[3003] = { Node = { Node = "gpu-b" }, Service = { Address = "x/y", Port = 9877 } }
+    local targets = consul.targets(entries, BASE)
+    assert.same({ "gpu-a", "gpu-b" }, { targets[1].node, targets[2].node })
+    assert.equal(2, #targets)
   end)
 
   it("escapes a service name for the path", function()
@@ -39,15 +79,32 @@ describe("sources.consul", function()
 end)
 
 describe("sources.nomad service registrations", function()
-  it("names each target by its address, sorted, IPv6 in brackets", function()
+  local NOMAD = "http://127.0.0.1:4646"
+
+  it("names each target by its address, sorted, IPv6 in brackets, each address once", function()
     assert.same({
       { node = "10.0.0.7", url = "http://10.0.0.7:9877" },
       { node = "fd00::1", url = "http://[fd00::1]:9877" },
-    }, nomad.service_targets {
+    }, nomad.service_targets({
       { ServiceName = "gpuledger", Address = "fd00::1", Port = 9877, Tags = nil },
       { ServiceName = "gpuledger", Address = "10.0.0.7", Port = 9877 },
+      { ServiceName = "gpuledger", Address = "10.0.0.7", Port = 9877 },
+    }, NOMAD))
+  end)
+
+  it("takes only a host and a port from a registration: anything else is that entry's error", function()
+    local targets = nomad.service_targets({
+      { ServiceName = "gpuledger", Address = "127.0.0.2/latest/meta-data/?", Port = 9877 },
       { ServiceName = "gpuledger", Address = "", Port = 9877 },
-    })
+      { ServiceName = "gpuledger", Address = "10.0.0.8", Port = -1 },
+    }, NOMAD)
+    local prefix = "nomad " .. NOMAD .. ": unexpected answer: "
+    assert.same({
+      { node = "10.0.0.8", url = NOMAD, error = prefix .. "[3].Port is -1, want a port from 1 to 65535" },
+      { node = "127.0.0.2/latest/meta-data/?", url = NOMAD,
+        error = prefix .. '[1].Address is "127.0.0.2/latest/meta-data/?", want a host name or an IP address' },
+      { node = "nomad", url = NOMAD, error = prefix .. '[2].Address is "", want a host name or an IP address' },
+    }, targets)
   end)
 end)
 

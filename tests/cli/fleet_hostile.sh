@@ -4,7 +4,10 @@
 # numbers that are none where a whole number belongs (23034.5, 1e20, 1e308)
 # or a value of the wrong type (an index "zero"). Each hostile node is one
 # row with its error, one source-unavailable ERROR naming its address and
-# the field; the command goes on, fleet serve keeps serving.
+# the field; the command goes on, fleet serve keeps serving. Then hostile
+# registrations in a fake Consul and a fake Nomad: an address with a path
+# (the fleet must not send a request the registration steers), and 3,000
+# registrations of one node (read once).
 # shellcheck source=tests/lib/testlib.sh
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=tests/lib/serve.sh
@@ -14,6 +17,7 @@
 status="" body="" URL="" SERVE_RC=0 SERVE_LOG="" out=""
 
 command -v python3 >/dev/null || { skip "fleet hostile" "needs python3 for the hostile nodes"; finish; }
+unset CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN CONSUL_HTTP_SSL NOMAD_ADDR NOMAD_TOKEN
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
 
@@ -85,4 +89,67 @@ http GET "$URL/metrics"
 expect_in "the hostile nodes are unreachable in /metrics" "$body" 'gpuledger_fleet_nodes{state="unreachable"} 4'
 stop_serve TERM
 expect_eq "fleet serve exits 0 on SIGTERM" "$SERVE_RC" 0
+
+# ---- registrations: only a host and a port, each node read once --------------------
+# Where a registration "127.0.0.6/latest/meta-data/?" port 9877 would send the
+# fleet before (http://127.0.0.6/latest/meta-data/?:9877/ledger): port 80,
+# where a node listens that logs what it is asked, when port 80 can be had.
+STEERED=127.0.0.6
+if fake_start "$WORK/steered.stderr" "$WORK/steered.port" python3 "$FAKES/fake_node.py" --mode file \
+    --file "$TESTDATA/fleet/go-ledger.json" --host "$STEERED" --port 80 --port-file "$WORK/steered.port" \
+    --log "$WORK/steered.log" --max-seconds 300; then
+    steered_listens=yes
+else
+    steered_listens=""
+    skip "a steered request is never sent (checked on port 80)" "port 80 of $STEERED cannot be had: $(tail -1 "$WORK/steered.stderr")"
+fi
+# never_asked NAME: the node on port 80 was not asked (when it listens).
+never_asked() {
+    [ -z "$steered_listens" ] || expect_eq "$1" "$(cat "$WORK/steered.log" 2>/dev/null)" ""
+}
+node dup 127.0.0.7 "$TESTDATA/fleet/go-ledger.json"; DUP=$NODE
+python3 -c 'import json, sys
+steered, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+instances = [{"node": "steer", "address": "127.0.0.1", "service_address": steered + "/latest/meta-data/?", "port": 9877}]
+instances += [{"node": "gpu-dup", "address": "127.0.0.1", "service_address": host, "port": port}] * 3000
+print(json.dumps({"instances": instances}))' "$STEERED" "${DUP%:*}" "${DUP##*:}" >"$WORK/consul.json"
+fake_start "$WORK/consul.stderr" "$WORK/consul.port" python3 "$FAKES/fake_consul.py" "$WORK/consul.json" \
+    --port-file "$WORK/consul.port" --max-seconds 300 || { fail "fake Consul starts" "$(cat "$WORK/consul.stderr")"; finish; }
+CONSUL=http://127.0.0.1:$(cat "$WORK/consul.port")
+export CONSUL STEERED
+run fleet check --consul "$CONSUL" --json
+expect_rc "fleet check via a hostile Consul exits 0" 0
+never_asked "the registration with a path is never asked"
+expect_lua "the registration with a path is a named error for that entry" "$out" \
+    'for _, f in ipairs(j.findings) do
+       if f.node == "steer" and f.code == "source-unavailable" and f.message:find("consul " .. os.getenv("CONSUL")
+         .. ": unexpected answer: [1].Service.Address is \"" .. os.getenv("STEERED")
+         .. "/latest/meta-data/?\", want a host name or an IP address", 1, true) then return true end
+     end return false'
+expect_eq "3,000 registrations of one node: one GET" "$(wc -l <"$WORK/dup.log")" 1
+expect_lua "3,000 registrations of one node: one node, judged once" "$out" \
+    'local n = 0 for _, f in ipairs(j.findings) do if f.node == "gpu-go" and f.code == "held" then n = n + 1 end end return n == 1'
+
+cat >"$WORK/nomad.json" <<EOF
+{"node_id": "f7476465-4d6e-c0de-26d0-e383c49be941", "acl": false,
+ "services": [
+  {"ID": "_nomad-task-1-ledger-gpuledger-http", "ServiceName": "gpuledger", "Namespace": "default",
+   "NodeID": "n1", "Datacenter": "dc1", "JobID": "gpuledger", "AllocID": "1", "Tags": null,
+   "Address": "$STEERED/latest/meta-data/?", "Port": 9877, "CreateIndex": 14, "ModifyIndex": 24},
+  {"ID": "_nomad-task-2-ledger-gpuledger-http", "ServiceName": "gpuledger", "Namespace": "default",
+   "NodeID": "n2", "Datacenter": "dc1", "JobID": "gpuledger", "AllocID": "2", "Tags": null,
+   "Address": "${DUP%:*}", "Port": ${DUP##*:}, "CreateIndex": 14, "ModifyIndex": 24},
+  {"ID": "_nomad-task-3-ledger-gpuledger-http", "ServiceName": "gpuledger", "Namespace": "default",
+   "NodeID": "n2", "Datacenter": "dc1", "JobID": "gpuledger", "AllocID": "3", "Tags": null,
+   "Address": "${DUP%:*}", "Port": ${DUP##*:}, "CreateIndex": 14, "ModifyIndex": 24}
+ ]}
+EOF
+fake_nomad_up "$WORK/nomad.json"
+: >"$WORK/dup.log"
+run fleet ls --nomad-service gpuledger --nomad-addr "$NOMAD"
+expect_rc "fleet ls via a hostile Nomad registration exits 0" 0
+never_asked "Nomad: the registration with a path is never asked"
+expect_in "Nomad: the registration with a path is a named error" "$out" \
+    "unreachable: nomad $NOMAD: unexpected answer: [1].Address is \"$STEERED/latest/meta-data/?\", want a host name or an IP address"
+expect_eq "Nomad: two registrations of one node: one GET" "$(wc -l <"$WORK/dup.log")" 1
 finish

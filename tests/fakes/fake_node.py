@@ -9,7 +9,8 @@ fleet tests (standard library only). One mode per process:
     redirect  302 to another address
     file      200 application/json with the bytes of --file, as they are
 
-    fake_node.py --mode MODE [--file F] [--host 127.0.0.N] --port-file FILE [--log FILE] [--max-seconds N]
+    fake_node.py --mode MODE [--file F] [--host 127.0.0.N] [--port N] --port-file FILE [--log FILE]
+                 [--max-seconds N]
 
 --log appends one JSON line per request: {"method", "target"} (the request
 target as sent, query and all), so a test can tell what the fleet asked.
@@ -79,6 +80,7 @@ def main():
                         choices=["silent", "drip", "html", "garbage", "redirect", "file"])
     parser.add_argument("--file")
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free one)")
     parser.add_argument("--log", help="append one JSON line per request (method, target)")
     fakeserver.add_arguments(parser, tls=False)
     args = parser.parse_args()
@@ -87,7 +89,7 @@ def main():
     if args.file:
         with open(args.file, "rb") as f:
             Handler.body = f.read()
-    return fakeserver.run("fake_node", Handler, args, host=args.host)
+    return fakeserver.run("fake_node", Handler, args, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -86,10 +86,10 @@ def serve_tcp(server, args):
               lambda: write_port_file(args.port_file, server.server_address[1]))
 
 
-def run(name, handler, args, host="127.0.0.1"):
-    """Serves handler on host (any free port) as args say (add_arguments);
-    returns 0 at the end."""
-    server = Server((host, 0), handler)
+def run(name, handler, args, host="127.0.0.1", port=0):
+    """Serves handler on host and port (0: any free one) as args say
+    (add_arguments); returns 0 at the end."""
+    server = Server((host, port), handler)
     server.name = name
     serve_tcp(server, args)
     return 0

@@ -41,7 +41,7 @@ local function from_nomad(core, fleet, nomad_config)
   if not registrations then
     return failed("nomad", address, err)
   end
-  local targets = nomad_parse.service_targets(registrations)
+  local targets = nomad_parse.service_targets(registrations, address)
   if #targets == 0 then
     return failed("nomad", address,
       string.format("Nomad has no registration of service %q in namespace %q", service, namespace))
@@ -69,7 +69,7 @@ local function from_consul(core, settings)
   if not entries then
     return failed("consul", base, err)
   end
-  local targets = consul.targets(entries)
+  local targets = consul.targets(entries, base)
   if #targets == 0 then
     return failed("consul", base, string.format("Consul has no passing instance of service %q", settings.service))
   end

@@ -96,18 +96,22 @@ function M.read(source)
 end
 
 -- The fleet's targets {node, url} from Nomad's registrations of a service
--- (/v1/service/<name>): node = the registration's address, url
--- http://address:port (an IPv6 address in brackets), sorted by node.
-function M.service_targets(registrations)
-  local targets = {}
-  for _, registration in ipairs(type(registrations) == "table" and registrations or {}) do
-    local address = type(registration) == "table" and registration.Address
-    local port = type(registration) == "table" and math.tointeger(registration.Port)
-    if type(address) == "string" and address ~= "" and port and port > 0 then
-      targets[#targets + 1] = { node = address, url = "http://" .. consul.host_port(address, port) }
-    end
+-- (/v1/service/<name>) read from the agent at address: node =
+-- the registration's address, url http://address:port (an IPv6 address in
+-- brackets), one per url, sorted by node (consul.distinct); a registration
+-- whose address is no host or port no port is a target with its error
+-- (consul.target).
+function M.service_targets(registrations, address)
+  local targets, from = {}, { source = "nomad " .. address, address = address }
+  for i, registration in ipairs(type(registrations) == "table" and registrations or {}) do
+    registration = type(registration) == "table" and registration or {}
+    local host = registration.Address
+    targets[#targets + 1] = consul.target({
+      node = type(host) == "string" and host ~= "" and host or "nomad", host = host, port = registration.Port,
+      host_at = string.format("[%d].Address", i), port_at = string.format("[%d].Port", i),
+    }, from)
   end
-  return consul.sorted_by_node(targets)
+  return consul.distinct(targets)
 end
 
 return M
