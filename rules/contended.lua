@@ -7,6 +7,7 @@ return {
   level = "WARN",
   doc = "more than one tenant shares a GPU",
   order = 30,
+  rank = 40,
   evaluate = function(ledger, _, emit)
     for _, gpu in ipairs(ledger.entries) do
       local names = {}

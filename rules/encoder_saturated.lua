@@ -4,6 +4,7 @@ return {
   level = "WARN",
   doc = "encoder sessions at the card's limit (or --encoder-max)",
   order = 40,
+  rank = 60,
   evaluate = function(ledger, policy, emit)
     for _, gpu in ipairs(ledger.entries) do
       local limit, why

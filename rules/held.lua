@@ -4,6 +4,7 @@ return {
   level = "OK",
   doc = "a GPU is held only by the Nomad tasks it is reserved for",
   order = 60,
+  rank = 90,
   evaluate = function(ledger, _, emit)
     for _, gpu in ipairs(ledger.entries) do
       if gpu.state == "held" then

@@ -6,6 +6,7 @@ return {
   level = "WARN",
   doc = "a GPU is thermally slowing down, near its slowdown temperature, or past --temp-max",
   order = 50,
+  rank = 70,
   ["for"] = "10m", -- a card that crosses its limit for a moment is not yet a problem
   evaluate = function(ledger, policy, emit)
     for _, gpu in ipairs(ledger.entries) do

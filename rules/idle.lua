@@ -4,6 +4,7 @@ return {
   level = "OK",
   doc = "nobody holds or reserved a GPU (off with --no-idle)",
   order = 10,
+  rank = 80,
   evaluate = function(ledger, policy, emit)
     if not policy.idle or ledger.processesRead == false or (ledger.sources and ledger.sources.nomad == "failed") then
       return -- a GPU is not called idle for want of an answer

@@ -4,6 +4,7 @@ return {
   level = "WARN",
   doc = "Nomad reserved a GPU and no process or container holds it",
   order = 10,
+  rank = 50,
   evaluate = function(ledger, _, emit)
     if ledger.processesRead == false then
       return -- without the process list, nothing is known to be idle

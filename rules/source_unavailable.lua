@@ -68,6 +68,7 @@ return {
   level = "ERROR",
   doc = "a source could not be read, a GPU's tenant could not be identified, or Nomad hid a task's allocation from the token",
   order = 20,
+  rank = 10,
   evaluate = function(ledger, _, emit)
     for _, err in ipairs(ledger.errors or {}) do
       emit { message = err }

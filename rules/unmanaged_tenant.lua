@@ -26,6 +26,7 @@ return {
   end,
   doc = "a container outside Nomad or a host process holds a GPU (not one that could not be identified)",
   order = 20,
+  rank = 30,
   ["for"] = "15m", -- a container started by hand for a quick test is not yet an alert
   evaluate = function(ledger, _, emit)
     for _, gpu in ipairs(ledger.entries) do

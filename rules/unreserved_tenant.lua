@@ -5,6 +5,7 @@ return {
   level = "BAD",
   doc = "a Nomad task uses a GPU that Nomad did not allocate to it",
   order = 20,
+  rank = 20,
   evaluate = function(ledger, _, emit)
     if not ledger.nomadRead then
       return -- without Nomad's answer no task is judged on reservations

@@ -24,21 +24,17 @@ H.UUID2 = "GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52"
 H.UUID3 = "GPU-61d0e8b3-9c2a-4f71-a5e4-0b3c6d8e2f93"
 H.UUIDS = { [0] = H.UUID0, H.UUID1, H.UUID2, H.UUID3 }
 
--- The codes of the embedded rule set, sorted: who is on a GPU, and its health.
-H.TENANCY_CODES = {
-  "contended", "encoder-saturated", "held", "hot", "idle", "reserved-idle",
-  "source-unavailable", "unmanaged-tenant", "unreserved-tenant",
-}
-H.HEALTH_CODES = {
-  "ecc-disabled", "ecc-uncorrected", "gpu-lost", "gpu-recovery-action", "gpu-requires-reset", "hw-slowdown",
-  "mig-mode-pending", "nomad-schedules-failing-gpu", "pcie-degraded", "persistence-off", "power-brake",
-  "retired-pages-high", "retired-pages-pending", "row-remap-failed", "row-remap-pending", "row-remap-uncorrectable",
-  "xid-app", "xid-fatal", "xid-memory",
-}
+-- The codes the default rules of the source tree's rules/ declare
+-- (`code = "…"` in each rule file; the data files declare none), sorted:
+-- what the embedded set must hold, read without the rule engine.
 H.DEFAULT_CODES = {}
-for _, list in ipairs { H.TENANCY_CODES, H.HEALTH_CODES } do
-  for _, code in ipairs(list) do
-    H.DEFAULT_CODES[#H.DEFAULT_CODES + 1] = code
+do
+  local dir = os.getenv("GPULEDGER_SOURCE_DIR") .. "/rules"
+  for _, name in ipairs(core.listdir(dir)) do
+    if name:match("%.lua$") then
+      local code = assert(core.read_file(dir .. "/" .. name, 1 << 20)):match('\n  code = "([%w%-]+)"')
+      H.DEFAULT_CODES[#H.DEFAULT_CODES + 1] = code
+    end
   end
 end
 table.sort(H.DEFAULT_CODES)
@@ -387,6 +383,36 @@ function H.rule(set, code)
     end
   end
 end
+
+-- True when the codes of list appear in codes (a list of codes) in that
+-- order, whatever else codes holds between them.
+function H.in_order(list, codes)
+  local at = 0
+  for _, code in ipairs(codes) do
+    if code == list[at + 1] then
+      at = at + 1
+    end
+  end
+  return at == #list
+end
+
+-- True when rows (rules or judge.rules' rows, in listing order) come as
+-- ruleset.codes lists them: those with a rank first, lowest first, then
+-- the others, by code within a rank.
+function H.listing_order(rows)
+  for i = 2, #rows do
+    local a, b = rows[i - 1], rows[i]
+    local rank_a, rank_b = a.rank or math.huge, b.rank or math.huge
+    if rank_a > rank_b or (rank_a == rank_b and a.code >= b.code) then
+      return false
+    end
+  end
+  return true
+end
+
+-- The tenancy codes in their listing order: who is on a GPU.
+H.TENANCY_ORDER = { "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
+  "encoder-saturated", "hot", "idle", "held" }
 
 -- Shuffles an array in place (deterministic per seed).
 function H.shuffle(t, seed)

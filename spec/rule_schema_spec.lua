@@ -19,7 +19,7 @@ describe("gpuledger.rule_schema", function()
   end)
 
   it("refuses a key no rule has, as a misspelt key would do nothing", function()
-    assert.equal('note has the unknown key "helth" (a rule has code, level, evaluate_fleet, evaluate, order, health, doc, for)',
+    assert.equal('note has the unknown key "helth" (a rule has code, level, evaluate_fleet, evaluate, order, rank, health, doc, for)',
       rule_schema.problem { code = "note", level = "WARN", evaluate = evaluate, helth = true })
     assert.matches('note has the unknown key %[1%]', rule_schema.problem { code = "note", level = "WARN", evaluate = evaluate, 1 })
   end)

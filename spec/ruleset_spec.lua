@@ -75,9 +75,13 @@ describe("gpuledger.ruleset", function()
     it("lists every code once with its level, the tenancy codes' worst first", function()
       local list = ruleset.codes(set, set.thresholds)
       assert.equal(#DEFAULT_CODES, #list)
+      local level_of = {}
+      for _, entry in ipairs(list) do
+        level_of[entry.code] = entry.level
+      end
       local rank = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 }
-      for i = 2, #H.TENANCY_CODES do
-        assert.is_true(rank[list[i - 1].level] >= rank[list[i].level])
+      for i = 2, #H.TENANCY_ORDER do
+        assert.is_true(rank[level_of[H.TENANCY_ORDER[i - 1]]] >= rank[level_of[H.TENANCY_ORDER[i]]])
       end
       assert.same({ code = "source-unavailable", level = "ERROR" }, list[1])
     end)
@@ -98,18 +102,24 @@ describe("gpuledger.ruleset", function()
       assert.is_true(found)
     end)
 
-    it("come in the fixed listing order", function()
-      local list = ruleset.codes(set, set.thresholds)
+    it("come in listing order: by the rules' rank, then the unranked by name", function()
+      local got, rows = {}, {}
+      for i, entry in ipairs(ruleset.codes(set, set.thresholds)) do
+        got[i], rows[i] = entry.code, { code = entry.code, rank = H.rule(set, entry.code).rank }
+      end
+      assert.is_true(H.in_order(H.TENANCY_ORDER, got))
+      assert.is_true(H.listing_order(rows))
+      assert.is_nil(H.rule(set, "xid-fatal").rank) -- the health codes have no rank: by name, after
+      assert.is_true(H.in_order({ "held", "ecc-disabled", "xid-memory" }, got))
+    end)
+
+    it("a site rule's rank places its code among the defaults", function()
+      local ranked = H.site_rules { ["early.lua"] = 'return { code = "zz-early", level = "WARN", rank = 15, evaluate = function() end }' }
       local got = {}
-      for i, entry in ipairs(list) do
+      for i, entry in ipairs(ruleset.codes(ranked, ranked.thresholds)) do
         got[i] = entry.code
       end
-      local want = { "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
-        "encoder-saturated", "hot", "idle", "held" }
-      for _, code in ipairs(H.HEALTH_CODES) do -- the other codes: by name, after
-        want[#want + 1] = code
-      end
-      assert.same(want, got)
+      assert.same({ "source-unavailable", "zz-early", "unreserved-tenant" }, { got[1], got[2], got[3] })
     end)
   end)
 
@@ -171,7 +181,7 @@ end }
       assert.is_nil(H.rule(set, "note"))
       assert.equal(1, #set.errors)
       assert.equal(dir .. '/note.lua: note has the unknown keys "four", "helth" (a rule has code, level, '
-        .. "evaluate_fleet, evaluate, order, health, doc, for)", H.error_text(set.errors[1]))
+        .. "evaluate_fleet, evaluate, order, rank, health, doc, for)", H.error_text(set.errors[1]))
     end)
 
     it("a site thresholds.lua changes only the keys it sets", function()

@@ -74,7 +74,7 @@ local function run_files(core, sources, stems, data, given, ledgers, view)
   for _, rule in ipairs(set.rules) do
     local level, why = ruleset.level_of(rule, policy)
     out.rules[#out.rules + 1] = {
-      code = rule.code, level = level, level_error = why, doc = rule.doc, order = rule.order,
+      code = rule.code, level = level, level_error = why, doc = rule.doc, order = rule.order, rank = rule.rank,
       ["for"] = rule["for"], file = rule.file, origin = rule.origin,
       node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges
     }
@@ -143,7 +143,7 @@ end
 -- other files' findings stand. opts (nil for none): view; extra_errors, more
 -- errors (text) of the set; data, what M.data gave when already had.
 -- Returns the set as the program shows it ({rules =
--- rows {code, level, level_error?, doc, order, for, file, origin, node,
+-- rows {code, level, level_error?, doc, order, rank, for, file, origin, node,
 -- fleet}, off = the defaults a site file switched off ({code, doc, file,
 -- origin, off = true}), errors = [text]}, levels already given), the findings of each
 -- ledger in order, and the fleet's findings (about the node "fleet"; none

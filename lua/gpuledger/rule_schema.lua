@@ -41,6 +41,8 @@ local KEYS = {
     ok = function(v, rule) return type(v) == "function" or (v == nil and rule.evaluate_fleet ~= nil) end },
   { key = "order", want = "order of %s must be a number",
     ok = function(v) return v == nil or type(v) == "number" end },
+  { key = "rank", want = "rank of %s must be a number",
+    ok = function(v) return v == nil or type(v) == "number" end },
   { key = "health", want = "health of %s must be true or false",
     ok = function(v) return v == nil or type(v) == "boolean" end },
   { key = "doc", want = "doc of %s must be a string",

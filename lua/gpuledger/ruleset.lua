@@ -192,32 +192,24 @@ function M.level_of(rule, policy)
   return rule.level
 end
 
--- The default codes in their listing order (docs/contract.md#codes), which metrics and listings
--- follow; site codes come after them, by name.
-local CODE_ORDER = {
-  "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
-  "encoder-saturated", "hot", "idle", "held",
-}
-local CODE_RANK = {}
-for i, code in ipairs(CODE_ORDER) do
-  CODE_RANK[code] = i
-end
-
--- Every code of the set with its level under policy: [{code=, level=}],
--- in that order, then the site's codes by name (for the zero series of
--- gpuledger_findings and for `gpuledger rules`).
+-- Every code of the set (its rules, or judge.rules' rows) with its level
+-- under policy: [{code=, level=}], in listing order (for the zero series of
+-- gpuledger_findings and for `gpuledger rules`): the codes whose rule has a
+-- rank first, lowest rank first, then the others; by name within a rank.
 function M.codes(set, policy)
   local codes = {}
   for _, rule in ipairs(set.rules) do
-    codes[#codes + 1] = { code = rule.code, level = M.level_of(rule, policy) }
+    codes[#codes + 1] = { code = rule.code, level = M.level_of(rule, policy), rank = rule.rank or math.huge }
   end
   table.sort(codes, function(a, b)
-    local rank_a, rank_b = CODE_RANK[a.code] or math.huge, CODE_RANK[b.code] or math.huge
-    if rank_a ~= rank_b then
-      return rank_a < rank_b
+    if a.rank ~= b.rank then
+      return a.rank < b.rank
     end
     return a.code < b.code
   end)
+  for _, entry in ipairs(codes) do
+    entry.rank = nil
+  end
   return codes
 end
 

@@ -41,12 +41,9 @@ describe("gpuledger.cmd.rules", function()
         assert.equal("embedded", r.origin)
         assert.is_true(r.doc ~= "")
       end
-      local want = { "source-unavailable", "unreserved-tenant", "unmanaged-tenant", "contended", "reserved-idle",
-        "encoder-saturated", "hot", "idle", "held" }
-      for _, code in ipairs(H.HEALTH_CODES) do
-        want[#want + 1] = code
-      end
-      assert.same(want, codes)
+      assert.equal(#H.DEFAULT_CODES, #codes)
+      assert.is_true(H.in_order(H.TENANCY_ORDER, codes))
+      assert.is_true(H.listing_order(rows))
       assert.equal("unmanaged_tenant", row(rows, "unmanaged-tenant").file)
       assert.is_true(json.is_array(rows))
     end)

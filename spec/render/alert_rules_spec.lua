@@ -28,20 +28,23 @@ describe("gpuledger.render.alert_rules", function()
     return yaml:match("(      %- alert: " .. name .. "\n.-)\n\n") or yaml:match("(      %- alert: " .. name .. "\n.*)$")
   end
 
-  it("has one alert per code that is not OK, plus rule-error", function()
-    local yaml = alert_rules.render(rows_of(H.rule_set()), { version = "dev", rules = "/etc/gpuledger/rules.d" })
-    local names = {}
+  it("has one alert per code that is not OK, in listing order, plus rule-error", function()
+    local rows = rows_of(H.rule_set())
+    local yaml = alert_rules.render(rows, { version = "dev", rules = "/etc/gpuledger/rules.d" })
+    local names, want = {}, {}
     for name in yaml:gmatch("%- alert: (%S+)") do
       names[#names + 1] = name
     end
-    assert.same({ "GPULedgerSourceUnavailable", "GPULedgerUnreservedTenant", "GPULedgerUnmanagedTenant",
-      "GPULedgerContended", "GPULedgerReservedIdle", "GPULedgerEncoderSaturated", "GPULedgerHot",
-      "GPULedgerEccDisabled", "GPULedgerEccUncorrected", "GPULedgerGpuLost", "GPULedgerGpuRecoveryAction",
-      "GPULedgerGpuRequiresReset", "GPULedgerHwSlowdown", "GPULedgerMigModePending", "GPULedgerNomadSchedulesFailingGpu",
-      "GPULedgerPcieDegraded", "GPULedgerPersistenceOff", "GPULedgerPowerBrake", "GPULedgerRetiredPagesHigh",
-      "GPULedgerRetiredPagesPending", "GPULedgerRowRemapFailed", "GPULedgerRowRemapPending",
-      "GPULedgerRowRemapUncorrectable", "GPULedgerXidApp", "GPULedgerXidFatal", "GPULedgerXidMemory",
-      "GPULedgerRuleError" }, names)
+    for _, r in ipairs(rows) do
+      if r.level ~= "OK" then
+        want[#want + 1] = alert_rules.alert_name(r.code)
+      end
+    end
+    want[#want + 1] = "GPULedgerRuleError"
+    assert.same(want, names)
+    assert.same({ "GPULedgerSourceUnavailable", "GPULedgerUnreservedTenant" }, { names[1], names[2] })
+    assert.is_true(H.in_order({ "GPULedgerHot", "GPULedgerXidFatal", "GPULedgerXidMemory" }, names))
+    assert.is_nil(yaml:find("GPULedgerIdle", 1, true))
     assert.matches("OK codes have no alert, they say all is well: idle, held.", yaml, 1, true)
     assert.matches("^# Alerts on gpuledger's findings", yaml)
     assert.matches("\ngroups:\n  %- name: gpuledger%-findings\n    rules:\n", yaml)

@@ -32,8 +32,10 @@ timed() {
     if [ "$elapsed" -lt "$limit" ]; then pass "$name: $elapsed ms (< $limit)"; else fail "$name: under $limit ms" "took $elapsed ms"; fi
 }
 
-# the tenancy codes in their listing order, then the health codes by name
-DEFAULT_CODES='source-unavailable unreserved-tenant unmanaged-tenant contended reserved-idle encoder-saturated hot idle held ecc-disabled ecc-uncorrected gpu-lost gpu-recovery-action gpu-requires-reset hw-slowdown mig-mode-pending nomad-schedules-failing-gpu pcie-degraded persistence-off power-brake retired-pages-high retired-pages-pending row-remap-failed row-remap-pending row-remap-uncorrectable xid-app xid-fatal xid-memory'
+# The codes the default rules declare (each file of rules/ but the data
+# files has one `code = "…"`), sorted: a new rule file needs no edit here.
+DEFAULT_CODES=$(sed -n 's/^  code = "\([a-z0-9-]*\)",$/\1/p' "$SRC"/rules/*.lua | LC_ALL=C sort | tr '\n' ' ')
+TENANCY_ORDER='source-unavailable unreserved-tenant unmanaged-tenant contended reserved-idle encoder-saturated hot idle held'
 
 # --- rules: the effective set -------------------------------------------------
 run rules --rules "$NONE"
@@ -47,8 +49,12 @@ expect_in "rules: says where each came from" "$out" "embedded"
 
 run rules --json --rules "$NONE"
 expect_rc "rules --json: exit 0" 0
-expect_lua "rules --json: the default codes in order, no errors" "$out" \
-    "local s = {}; for i, r in ipairs(j.rules) do s[i] = r.code end; return table.concat(s, ' ') == '$DEFAULT_CODES' and #j.errors == 0"
+expect_lua "rules --json: every default code once, no errors" "$out" \
+    "local s = {}; for i, r in ipairs(j.rules) do s[i] = r.code end; table.sort(s); return table.concat(s, ' ') .. ' ' == '$DEFAULT_CODES' and #j.errors == 0"
+expect_lua "rules --json: listed by rank, then the unranked by name" "$out" \
+    'for i = 2, #j.rules do local a, b = j.rules[i - 1], j.rules[i]; local ra, rb = a.rank or math.huge, b.rank or math.huge; if ra > rb or (ra == rb and a.code >= b.code) then return false end end; return true'
+expect_lua "rules --json: the tenancy codes first, in their order" "$out" \
+    "local s = {}; for i = 1, 9 do s[i] = j.rules[i].code end; return table.concat(s, ' ') == '$TENANCY_ORDER'"
 expect_lua "rules --json: each has code, level, doc and origin" "$out" \
     'for _, r in ipairs(j.rules) do if not (r.code and r.level and r.doc ~= "" and r.origin == "embedded") then return false end end; return true'
 expect_lua "rules --json: the contract's levels" "$out" \

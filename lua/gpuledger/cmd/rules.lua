@@ -30,7 +30,7 @@ M.RENDER = {
 -- check {dir, rules, off, inputs, errors, ok}.
 M.RENDER_CHECK = { text = table_render.rules_check, json = render_json.rules_check }
 
--- The rules of set as rows {code, level, doc, origin, file, for?} under
+-- The rules of set as rows {code, level, doc, origin, file, for?, rank?} under
 -- policy, in the order of ruleset.codes, and the errors of level functions
 -- (a rule of judge.rules has its level and level_error already).
 function M.rows(set, policy)
@@ -48,7 +48,7 @@ function M.rows(set, policy)
     end
     rows[#rows + 1] = {
       code = rule.code, level = level, doc = rule.doc or "", origin = rule.origin,
-      file = rule.file, ["for"] = rule["for"],
+      file = rule.file, ["for"] = rule["for"], rank = rule.rank,
       -- what it judges: a node's ledger, the fleet (judge.rules says so in node and fleet)
       node = rule.node or rule.evaluate ~= nil, fleet = rule.fleet or rule.evaluate_fleet ~= nil,
     }
