@@ -91,6 +91,11 @@ function M.read(sources)
     local events
     events, read.uuids = xid.parse(records)
     read.groups = xid.summary(events)
+    if log.dropped then
+      errors[#errors + 1] = string.format("kernel_log: %s NVRM lines of this boot were not read: the log kept "
+        .. "more than %d records (a GPU's Xid lines of one code count once, with up to %d processes)",
+        tostring(log.dropped), kernel_log.MAX_RECORDS, kernel_log.MAX_PROCESSES)
+    end
   elseif log then
     errors[#errors + 1] = log.error
   end

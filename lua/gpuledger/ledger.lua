@@ -104,7 +104,8 @@ local SOURCE_SHAPES = {
   podman = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } },
   nomad = { ok = OK, error = "string", node_id = "string", allocations = { list = "any" } },
   health = { ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER },
-  kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "any" } },
+  kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "any" },
+                 dropped = "number" },
   nomad_devices = { ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" } },
 }
 

@@ -85,7 +85,7 @@ describe("collect.kernel_log", function()
     local path = SOURCE .. "/testdata/kernel-log/dmesg.txt"
     local source = collect_kernel_log.collect(H.core, path, "/nonexistent", NOW)
     assert.same({ true, "file", path }, { source.ok, source.via, source.path })
-    assert.equal(22, #source.records)
+    assert.equal(21, #source.records) -- 22 lines, of which the third Xid 119 of one process repeats the second
     source = collect_kernel_log.collect(H.core, "/nonexistent/kern.log", "/nonexistent", NOW)
     assert.same({ ok = false, via = "file", path = "/nonexistent/kern.log",
       error = "kernel log: /nonexistent/kern.log: No such file or directory" }, source)

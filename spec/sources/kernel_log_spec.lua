@@ -100,7 +100,7 @@ describe("a garbled time in the kernel log", function()
       kernel_log.from_journal('{"MESSAGE":"' .. XID .. '","__REALTIME_TIMESTAMP":"1e999"}\n'),
       kernel_log.from_journal('{"MESSAGE":"' .. XID .. '","__REALTIME_TIMESTAMP":-1}\n'),
       kernel_log.from_kmsg("4,1,99999999999999999999999,-;" .. XID .. "\n", boot),
-      kernel_log.from_text("[99999999999999999999999.5] " .. XID .. "\n", boot),
+      (kernel_log.from_text("[99999999999999999999999.5] " .. XID .. "\n", boot)),
     } do
       assert.same({ { text = XID } }, records)
     end
@@ -111,5 +111,68 @@ describe("kernel_log.from_file", function()
   it("reads journal JSON lines as the journal, anything else as log lines", function()
     assert.equal(3, #kernel_log.from_file(fixture("journal.json")))
     assert.equal(3, #kernel_log.from_file(fixture("kern.log")))
+  end)
+end)
+
+describe("what the readers keep of a log that holds many lines", function()
+  local xid = require "gpuledger.sources.xid"
+
+  -- n dmesg lines of Xid code on bus, the i-th at second 100 + i, naming
+  -- the process name_of(i).
+  local function xid_lines(n, bus, code, name_of)
+    local lines = {}
+    for i = 1, n do
+      lines[i] = string.format("[%d.000000] NVRM: Xid (PCI:%s): %d, pid=%d, name=%s, Ch 00000008", 100 + i, bus, code,
+        1000 + i, name_of(i))
+    end
+    return table.concat(lines, "\n") .. "\n"
+  end
+
+  it("keeps of one GPU's Xid lines of one code the first, each process's first and the last, counting them all", function()
+    local boot = clock.parse_time("2026-11-29T07:00:00Z")
+    local output = xid_lines(30000, "0000:3b:00", 13, function(i) return "job" .. i % 3 end)
+      .. xid_lines(10, "0000:5e:00", 48, function() return "train" end)
+    local records, dropped = kernel_log.from_text(output, boot)
+    assert.equal(0, dropped)
+    assert.is_true(#records <= 8, #records .. " records")
+    local groups = xid.summary((xid.parse(records)))
+    assert.same({ "0000:3b:00", 13, 30000, { "job1", "job2", "job0" }, clock.format_time(boot + 101),
+      clock.format_time(boot + 30100) },
+      { groups[1].bus, groups[1].xid, groups[1].count, groups[1].processes, groups[1].first, groups[1].last })
+    assert.same({ "0000:5e:00", 48, 10, { "train" } }, { groups[2].bus, groups[2].xid, groups[2].count, groups[2].processes })
+  end)
+
+  it("names the first MAX_PROCESSES processes of one GPU and code and the last line's, and counts every line", function()
+    local records = kernel_log.from_text(xid_lines(1000, "0000:3b:00", 31, function(i) return "p" .. i end))
+    local groups = xid.summary((xid.parse(records)))
+    assert.equal(1000, groups[1].count)
+    assert.equal(kernel_log.MAX_PROCESSES + 1, #groups[1].processes)
+    assert.equal("p1000", groups[1].processes[#groups[1].processes])
+  end)
+
+  it("keeps a Fatal NVLink5 line among Nonfatal ones", function()
+    local line = "NVRM: Xid (PCI:0008:01:00): 145, RLW_COL0 %s Link 03 (0x00000001 0x00000000)"
+    local lines = {}
+    for i = 1, 50 do
+      lines[i] = string.format(line, i == 25 and "Fatal" or "Nonfatal")
+    end
+    local groups = xid.summary((xid.parse((kernel_log.from_text(table.concat(lines, "\n"))))))
+    assert.same({ 50, true }, { groups[1].count, groups[1].fatal })
+  end)
+
+  it("keeps at most MAX_RECORDS records and counts the lines past them, in every reader", function()
+    local lines, journal, kmsg = {}, {}, {}
+    for i = 1, kernel_log.MAX_RECORDS + 10 do
+      lines[i] = string.format("NVRM: Xid (PCI:%04x:3b:00): 13, pid=1, name=a, x", i)
+      journal[i] = '{"MESSAGE":"' .. lines[i] .. '"}'
+      kmsg[i] = "4," .. i .. ",1000,-;" .. lines[i]
+    end
+    for _, read in ipairs {
+      { kernel_log.from_text(table.concat(lines, "\n")) },
+      { kernel_log.from_journal(table.concat(journal, "\n")) },
+      { kernel_log.from_kmsg(table.concat(kmsg, "\n")) },
+    } do
+      assert.same({ kernel_log.MAX_RECORDS, 10 }, { #read[1], read[2] })
+    end
   end)
 end)

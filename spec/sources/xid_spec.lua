@@ -114,10 +114,11 @@ describe("xid.parse", function()
     local events = xid.parse(kernel_log.from_text(fixture("dmesg.txt")))
     local seen = {}
     for _, event in ipairs(events) do
-      seen[#seen + 1] = string.format("%s %d%s", event.bus, event.xid, event.worded and " worded" or "")
+      seen[#seen + 1] = string.format("%s %d%s%s", event.bus, event.xid, event.worded and " worded" or "",
+        event.repeated and " +" .. event.repeated or "")
     end
     assert.same({
-      "0000:3b:00 119", "0000:3b:00 119", "0000:3b:00 119", "0000:cb:00 13", "0000:cb:00 109",
+      "0000:3b:00 119", "0000:3b:00 119 +1", "0000:cb:00 13", "0000:cb:00 109",
       "0000:5e:00 31", "0000:5e:00 43", "0000:03:00 14", "0000:86:00 94", "0008:01:00 145", "0008:02:00 149",
       "0000:af:00 79", "0000:af:00 79 worded", "0000:18:00 79 worded", "0000:b3:00 79 worded",
       "0000:05:00 79", "0000:cb:00 45",

@@ -1,16 +1,71 @@
 -- Kernel log text as each reader gets it, turned into this boot's NVRM
--- records {text, at?} (docs/sources.md#the-kernel-log): journalctl's JSON lines, the
--- records of /dev/kmsg, and plain lines as dmesg, journalctl -k or
--- /var/log/kern.log print them. Only lines from "NVRM:" on are kept: they are
--- all the health view reads, and no other line reaches the snapshot.
+-- records {text, at?, repeated?} (docs/sources.md#the-kernel-log):
+-- journalctl's JSON lines, the records of /dev/kmsg, and plain lines as
+-- dmesg, journalctl -k or /var/log/kern.log print them. Only lines from
+-- "NVRM:" on are kept: they are all the health view reads, and no other
+-- line reaches the snapshot.
+--
+-- What is kept is bounded, however many lines the log holds: of the Xid
+-- lines about one GPU and code, the first, the first naming each process
+-- (up to MAX_PROCESSES names), and the last, whose `repeated` counts the
+-- lines before it that it stands for; every other NVRM line as it is; at
+-- most MAX_RECORDS records in all. Each reader returns the records and how
+-- many lines did not fit (dropped, 0 on any real node), which the health
+-- view names.
 local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
 local shape = require "gpuledger.sources.shape"
+local xid = require "gpuledger.sources.xid"
 
 local M = {}
 
+M.MAX_RECORDS = 4096
+M.MAX_PROCESSES = 16
+
 -- The shape of a record as the snapshot keeps it (shape.lua).
-M.RECORD = { text = shape.required "string", at = "string" }
+M.RECORD = { text = shape.required "string", at = "string", repeated = "number" }
+
+-- A bounded log of this boot's NVRM lines, empty: records, the Xid groups
+-- by xid.key (each {names = {[process] = true}, named, tail}: tail is the
+-- record the next repeat of the group writes over), dropped.
+local function new_log()
+  return { records = {}, groups = {}, dropped = 0 }
+end
+
+-- Keeps one NVRM line of log, as the module's header says, with its time
+-- in seconds since the epoch (nil when unknown), formatted once at the end
+-- (finish): a log may hold millions of lines.
+local function keep(log, text, seconds)
+  local key, process = xid.key(text)
+  local group = key and log.groups[key]
+  local new_name = group and process and not group.names[process] and group.named < M.MAX_PROCESSES
+  if group and group.tail and not new_name then
+    local tail = group.tail
+    tail.text, tail.seconds, tail.repeated = text, seconds, tail.repeated + 1
+    return
+  end
+  if #log.records >= M.MAX_RECORDS then
+    log.dropped = log.dropped + 1
+    return
+  end
+  local record = { text = text, seconds = seconds }
+  log.records[#log.records + 1] = record
+  if not key then
+    return
+  end
+  if not group then
+    group = { names = {}, named = 0 }
+    log.groups[key] = group
+  elseif not new_name then -- the group's next repeats write over this one
+    record.repeated = 0
+    group.tail = record
+    return
+  end
+  if process and not group.names[process] then
+    group.names[process], group.named = true, group.named + 1
+  end
+  group.tail = nil
+end
 
 -- The NVRM part of a line, or nil.
 local function nvrm_text(line)
@@ -28,14 +83,23 @@ local function record_time(seconds)
   end
 end
 
--- Adds the NVRM lines of one message (which may hold several lines).
-local function add_nvrm(records, message, at)
+-- Keeps the NVRM lines of one message (which may hold several lines) in log.
+local function add_nvrm(log, message, seconds)
   for line in (message .. "\n"):gmatch("([^\n]*)\n") do
     local text = nvrm_text(line)
     if text then
-      records[#records + 1] = { text = text, at = at }
+      keep(log, text, seconds)
     end
   end
+end
+
+-- The records of log, each with its time (at) as the snapshot writes it, and
+-- how many lines did not fit.
+local function finish(log)
+  for _, record in ipairs(log.records) do
+    record.at, record.seconds = record_time(record.seconds), nil
+  end
+  return log.records, log.dropped
 end
 
 -- A journal field as text: journald writes a value holding bytes that are
@@ -56,21 +120,29 @@ local function field_text(value)
   end
 end
 
--- Reads `journalctl -k -b -o json` output. Returns the NVRM records, or nil
--- and why when the journal gave no kernel record at all: a readable journal
--- always holds this boot's first messages, so none means the caller may
--- read only its own journal (journalctl then exits 0 with a hint).
+-- True when a journal entry's JSON line may hold an NVRM line: it says
+-- NVRM, or its message is written as byte values.
+local function may_hold_nvrm(line)
+  return line:find("NVRM", 1, true) ~= nil or line:find('"MESSAGE"%s*:%s*%[') ~= nil
+end
+
+-- Reads `journalctl -k -b -o json` output. Returns the NVRM records and how
+-- many lines did not fit, or nil and why when the journal gave no kernel
+-- record at all: a readable journal always holds this boot's first
+-- messages, so none means the caller may read only its own journal
+-- (journalctl then exits 0 with a hint). Only entries that may hold an
+-- NVRM line are decoded once one was.
 function M.from_journal(output)
-  local records, seen = {}, 0
+  local log, seen = new_log(), 0
   for line in output:gmatch("[^\n]+") do
-    if line:sub(1, 1) == "{" then
+    if line:sub(1, 1) == "{" and (seen == 0 or may_hold_nvrm(line)) then
       local entry = json.decode(line)
       if type(entry) == "table" then
         seen = seen + 1
         local message = field_text(entry.MESSAGE)
         local micros = tonumber(entry.__REALTIME_TIMESTAMP)
         if message then
-          add_nvrm(records, message, record_time(micros and micros / 1e6))
+          add_nvrm(log, message, micros and micros / 1e6)
         end
       end
     end
@@ -78,7 +150,7 @@ function M.from_journal(output)
   if seen == 0 then
     return nil, "no kernel messages of this boot (the journal is not readable by this user)"
   end
-  return records
+  return finish(log)
 end
 
 -- Reads /dev/kmsg records ("prio,seq,usec,flags;text"): only the kernel's
@@ -86,15 +158,15 @@ end
 -- the \xNN escapes undone. boot (seconds since the epoch), when known, dates
 -- each record from its microseconds since boot.
 function M.from_kmsg(output, boot)
-  local records = {}
+  local log = new_log()
   for line in output:gmatch("[^\n]+") do
     local prio, usec, message = line:match("^(%d+),%d+,(%d+),[^;]*;(.*)$")
-    if prio and tonumber(prio) < 8 then
+    if prio and tonumber(prio) < 8 and message:find("NVRM", 1, true) then
       message = message:gsub("\\x(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end)
-      add_nvrm(records, message, record_time(boot and boot + tonumber(usec) / 1e6))
+      add_nvrm(log, message, boot and boot + tonumber(usec) / 1e6)
     end
   end
-  return records
+  return finish(log)
 end
 
 -- True for a line that starts a boot: the kernel's banner, or journalctl's
@@ -121,22 +193,19 @@ end
 -- the lines after the last boot they show, and, when boot is known, none
 -- dated before it (a kern.log spans reboots).
 function M.from_text(output, boot)
-  local lines = {}
+  local log = new_log()
   for line in output:gmatch("[^\n]+") do
     if starts_boot(line) then
-      lines = {}
+      log = new_log()
     else
-      lines[#lines + 1] = line
+      local text = nvrm_text(line)
+      local at = text and line_time(line, boot)
+      if text and not (boot and at and at < boot) then
+        keep(log, text, at)
+      end
     end
   end
-  local records = {}
-  for _, line in ipairs(lines) do
-    local at = line_time(line, boot)
-    if not (boot and at and at < boot) then
-      add_nvrm(records, line, record_time(at))
-    end
-  end
-  return records
+  return finish(log)
 end
 
 -- Reads a file given with --kernel-log: journal JSON lines when its first

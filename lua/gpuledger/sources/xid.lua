@@ -52,24 +52,48 @@ local function xid_line(text)
   return event
 end
 
+-- What an Xid line is about, for keeping a bounded log (kernel_log.lua),
+-- read cheaply (a log may hold millions): "<address as written>/<code>"
+-- ("/fatal" after it for a NVLink5 line that says Fatal, which summary
+-- must not lose among Nonfatal ones) and the process it names (nil when
+-- none); nil for a line that is no Xid line. An address written two ways
+-- gives two keys, and a line parse refuses a key of its own: either way
+-- only fewer lines are collapsed.
+function M.key(text)
+  local inside, code, rest = text:match("NVRM: Xid %(([^)]*)%):%s*(%d+),?%s*(.*)$")
+  if not inside then
+    return nil
+  end
+  local _, process, message = owner_and_message(rest)
+  local fatal = is_nvlink5(tonumber(code)) and message:match("^%S+ (%a+) ") == "Fatal"
+  return inside .. "/" .. code .. (fatal and "/fatal" or ""), process
+end
+
 local FALLEN = "GPU has fallen off the bus"
 local NOT_RESPONDING = "fallen off the bus and is not responding to commands"
 
--- Splits records ({text=, at=}) into lines, each keeping its record's time:
--- a journal message can hold several lines.
+-- Splits records ({text=, at=, repeated=}) into lines, each keeping its
+-- record's time and how many more like it it stands for (repeated, nil for
+-- none: kernel_log.lua keeps the last of a run of lines about the
+-- same GPU and code, and counts the ones before it): a journal message can
+-- hold several lines.
 local function lines_of(records)
   local lines = {}
   for _, record in ipairs(records) do
+    local repeated = math.tointeger(record.repeated)
+    repeated = repeated and repeated > 0 and repeated or nil
     for line in (record.text .. "\n"):gmatch("([^\n]*)\n") do
-      lines[#lines + 1] = { text = line, at = record.at }
+      lines[#lines + 1] = { text = line, at = record.at, repeated = repeated }
     end
   end
   return lines
 end
 
--- Parses kernel log records ({text, at?}, oldest first). Returns the events
--- (each {xid, bus, at?, pid?, process?, message, gi?, ci?, unit?, fatal?,
--- link?, worded?}; worded marks Xid 79 reported without the word "Xid") and
+-- Parses kernel log records ({text, at?, repeated?}, oldest first). Returns
+-- the events (each {xid, bus, at?, pid?, process?, message, gi?, ci?,
+-- unit?, fatal?, link?, worded?, repeated}; worded marks Xid 79 reported
+-- without the word "Xid", repeated counts the earlier events like it that
+-- its record stands for, when any) and
 -- uuids (bus key → the GPU UUID the driver named for it). A line whose
 -- address is not a PCI address (pci.bus_key) names no GPU: no event; nor
 -- does an Xid line whose code is too big for an integer.
@@ -80,7 +104,7 @@ function M.parse(records)
     local text = line.text
     local event = xid_line(text)
     if event then
-      event.at = line.at
+      event.at, event.repeated = line.at, line.repeated
       events[#events + 1] = event
     else
       local named, uuid = text:match("NVRM: GPU at (%S+): (GPU%-[%x%-]+)")
@@ -130,7 +154,7 @@ function M.summary(events)
         by_key[key] = group
         groups[#groups + 1] = group
       end
-      group.count = group.count + 1
+      group.count = group.count + 1 + (event.repeated or 0)
       group.first = group.first or event.at
       group.last = event.at or group.last
       group.message = event.message
