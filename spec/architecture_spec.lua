@@ -156,4 +156,34 @@ describe("the seams of the pipeline", function()
       end
     end
   end)
+
+  it("no module a site script may require reaches the machine, through any chain of requires", function()
+    local sandbox = require "gpuledger.sandbox"
+    local by_module = {}
+    for _, file in ipairs(files) do
+      by_module["gpuledger." .. file:gsub("%.lua$", ""):gsub("/", ".")] = requires(file)
+    end
+    -- The first module of the machine's that name reaches, with the chain.
+    local function machine_reached(name, seen, chain)
+      for _, required in ipairs(by_module[name] or {}) do
+        if sandbox.reaches_machine(required) then
+          return chain .. " → " .. required
+        elseif not seen[required] then
+          seen[required] = true
+          local found = machine_reached(required, seen, chain .. " → " .. required)
+          if found then
+            return found
+          end
+        end
+      end
+    end
+    local checked = 0
+    for name in pairs(by_module) do
+      if not sandbox.reaches_machine(name) then
+        checked = checked + 1
+        assert.is_nil(machine_reached(name, {}, name))
+      end
+    end
+    assert.is_true(checked > 20)
+  end)
 end)

@@ -120,11 +120,32 @@ function M.environment(extra)
   return env
 end
 
--- What a site script may require: gpuledger's Lua modules and cjson. The C
--- core is not among them: a module gets it as an argument from the program.
+-- The modules that reach the machine: the C core, and the modules that hold
+-- it or hand it on (the command line, the commands and what they share,
+-- serve's loop, the collectors). spec/architecture_spec.lua checks that
+-- every other module reaches none of them, through any chain of requires.
+M.MACHINE_MODULES = {
+  "^gpuledger%.core$", "^gpuledger%.cli$", "^gpuledger%.cmd$", "^gpuledger%.cmd%.", "^gpuledger%.server$",
+  "^gpuledger%.collect%.",
+}
+
+-- Whether a module name is one of M.MACHINE_MODULES.
+function M.reaches_machine(name)
+  for _, pattern in ipairs(M.MACHINE_MODULES) do
+    if name:match(pattern) then
+      return true
+    end
+  end
+  return false
+end
+
+-- What a site script may require: cjson and gpuledger's Lua modules but
+-- those that reach the machine (a renderer that could call cli.main with
+-- its own --nvidia-smi would run any program as gpuledger's user). A
+-- module gets the core as an argument from the program, never by require.
 local function script_require(name)
-  if type(name) ~= "string" or not (name == "cjson" or (name:match("^gpuledger%.") and name ~= "gpuledger.core")) then
-    error(string.format("require %q: a site script may require gpuledger.* modules (not gpuledger.core) and cjson", tostring(name)), 2)
+  if type(name) ~= "string" or not (name == "cjson" or (name:match("^gpuledger%.") and not M.reaches_machine(name))) then
+    error(string.format("require %q: a site script may require cjson and gpuledger.* modules, but not those that reach the machine (gpuledger.core, cli, cmd, cmd.*, server, collect.*)", tostring(name)), 2)
   end
   return require(name)
 end

@@ -89,6 +89,22 @@ bounded "check with a looping renderer" 15 check --demo --rules "$WORK/rules-pwn
 expect_rc "check with a looping renderer: exit 1" 1
 rm "$SCRIPTS/gpuledger/render/table.lua"
 
+# --- a site renderer that reaches for the machine ---------------------------------
+# Through cli.main with its own --nvidia-smi it would make gpuledger spawn any
+# program; no module that reaches the machine is given to a site script.
+printf '#!/bin/sh\ntouch "%s/spawned"\n' "$WORK" >"$WORK/evil-smi"
+chmod +x "$WORK/evil-smi"
+for module in cli cmd cmd.ls cmd.serve server collect.nvidia collect.node core; do
+    printf 'local m = require("gpuledger.%s")\nm.main { "ls", "--nvidia-smi", "%s", "--no-nomad", "--no-docker" }\nreturn {}\n' \
+        "$module" "$WORK/evil-smi" >"$SCRIPTS/gpuledger/render/columns.lua"
+    run ls --demo --rules "$WORK/rules-pwned" --scripts "$SCRIPTS"
+    expect_rc "renderer requiring gpuledger.$module: exit 1" 1
+    expect_in "renderer requiring gpuledger.$module: refused, naming the file and line" "$err" \
+        "gpuledger/render/columns.lua:1: require \"gpuledger.$module\": a site script may require"
+done
+if [ ! -e "$WORK/spawned" ]; then pass "no renderer made gpuledger spawn a program"; else fail "no renderer made gpuledger spawn a program" "$WORK/spawned exists"; fi
+rm "$SCRIPTS/gpuledger/render/columns.lua"
+
 # --- serve: a looping rule after SIGHUP, then a looping renderer ---------------
 RULES=$WORK/serve-rules
 mkdir "$RULES"
