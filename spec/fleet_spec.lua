@@ -5,6 +5,7 @@
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
+local node_ledger = require "gpuledger.sources.node_ledger"
 local judge = require "gpuledger.judge"
 local render_json = require "gpuledger.render.json"
 local snapshot = require "gpuledger.snapshot"
@@ -138,6 +139,26 @@ describe("fleet", function()
       refused("reservations.1.deviceIds", '"GPU-x"'))
     assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].health is a number, want an object",
       refused("health", "5"))
+  end)
+
+  it("refuses a ledger past the limits of what one node may hold, naming the list", function()
+    local limits = node_ledger.LIMITS
+    local entries = {}
+    for i = 1, limits.gpus + 1 do
+      entries[i] = { index = i - 1 }
+    end
+    local _, why = fleet.shape({ schema = 1, entries = entries }, SOURCE)
+    assert.equal(string.format("%s: unexpected answer: ledger.entries has %d items, want at most %d", SOURCE,
+      limits.gpus + 1, limits.gpus), why)
+    entries[#entries] = nil
+    assert.truthy(fleet.shape({ schema = 1, entries = entries }, SOURCE))
+    local tenants = {}
+    for i = 1, limits.tenants + 1 do
+      tenants[i] = { kind = "docker", pids = { i } }
+    end
+    _, why = fleet.readable({ schema = 1, entries = { { index = 0, tenants = tenants } } }, SOURCE)
+    assert.equal(string.format("%s: unexpected answer: ledger.entries[1].tenants has %d items, want at most %d", SOURCE,
+      limits.tenants + 1, limits.tenants), why)
   end)
 
   it("names a JSON null among a ledger's GPUs, tenants or reservations", function()

@@ -4,10 +4,11 @@
 # numbers that are none where a whole number belongs (23034.5, 1e20, 1e308)
 # or a value of the wrong type (an index "zero"). Each hostile node is one
 # row with its error, one source-unavailable ERROR naming its address and
-# the field; the command goes on, fleet serve keeps serving. Then hostile
-# registrations in a fake Consul and a fake Nomad: an address with a path
-# (the fleet must not send a request the registration steers), and 3,000
-# registrations of one node (read once).
+# the field; the command goes on, fleet serve keeps serving; so is a node
+# past the limits of what one node may hold (100,000 GPUs, 65 tenants on a
+# GPU). Then hostile registrations in a fake Consul and a fake Nomad: an
+# address with a path (the fleet must not send a request the registration
+# steers), and 3,000 registrations of one node (read once).
 # shellcheck source=tests/lib/testlib.sh
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=tests/lib/serve.sh
@@ -76,6 +77,25 @@ expect_lua "one source-unavailable per hostile node, naming its address and the 
      end return n == 4'
 expect_lua "the good node is judged" "$out" \
     'for _, f in ipairs(j.findings) do if f.node == "gpua" and f.code == "unmanaged-tenant" then return true end end return false'
+
+# ---- too much for one node: past the limits, that node's error ------------------------
+python3 -c 'import json
+entries = [{"index": i, "uuid": "GPU-%d" % i, "memoryTotalMiB": 23034, "model": "L4"} for i in range(100000)]
+print(json.dumps({"schema": 1, "node": "gpu-huge", "entries": entries}, separators=(",", ":")))' >"$WORK/gpus.json"
+python3 -c 'import json
+tenants = [{"kind": "docker", "container": "c%d" % i, "pids": [i], "usedMemoryMiB": 1} for i in range(65)]
+print(json.dumps({"schema": 1, "node": "gpu-crowded", "entries": [{"index": 0, "tenants": tenants}]}))' >"$WORK/tenants.json"
+node gpus 127.0.0.8 "$WORK/gpus.json"; GPUS=$NODE
+node tenants 127.0.0.9 "$WORK/tenants.json"; TENANTS=$NODE
+run fleet check --targets "$DEMO,$GPUS,$TENANTS" --json
+expect_rc "fleet check with a node of 100,000 GPUs exits 0" 0
+expect_lua "100,000 GPUs: that node's error, past the limit" "$out" \
+    'for _, f in ipairs(j.findings) do if f.message:find("/ledger: unexpected answer: ledger.entries has 100000 items, want at most 128", 1, true) then return true end end return false'
+expect_lua "65 tenants on a GPU: that node's error, past the limit" "$out" \
+    'for _, f in ipairs(j.findings) do if f.message:find("/ledger: unexpected answer: ledger.entries[1].tenants has 65 items, want at most 64", 1, true) then return true end end return false'
+expect_lua "no rule-error, and the good node is judged" "$out" \
+    'local judged = false for _, f in ipairs(j.findings) do if f.code == "rule-error" then return false end
+       judged = judged or (f.node == "gpua" and f.code == "held") end return judged'
 
 # ---- fleet serve with a hostile node among good ones -----------------------------
 start_serving fleet fleet serve --targets "$ALL" --listen 127.0.0.1:0 --interval 1h --timeout 2s ||

@@ -9,6 +9,16 @@ local shape = require "gpuledger.sources.shape"
 
 local M = {}
 
+-- The most one node's ledger may hold, generous for real nodes (a few
+-- dozen GPUs, a few tenants each): past one, the node is an error naming
+-- the list ("ledger.entries has 100000 items, want at most 128"), so that
+-- one node costs the fleet no more than its share.
+M.LIMITS = {
+  gpus = 128, tenants = 64, reservations = 64, pids = 1024, processes = 256, device_ids = 128,
+  xids = 256, errors = 256, unreadable = 64,
+}
+local LIMITS = M.LIMITS
+
 local WHOLE = shape.MAX_WHOLE
 local COUNT = shape.whole(0, WHOLE)
 local INTEGER = shape.whole(-WHOLE, WHOLE)
@@ -19,7 +29,7 @@ local HEALTH_KIND = {
   text = "string", enabled = "boolean", yes = "boolean", active = "boolean", count = COUNT, watts = AMOUNT,
 }
 
-local HEALTH = { requiresReset = "boolean", lost = "boolean", unreadable = { list = "string" } }
+local HEALTH = { requiresReset = "boolean", lost = "boolean", unreadable = { list = "string", max = LIMITS.unreadable } }
 for _, field in ipairs(health.FIELDS) do
   HEALTH[field.key] = HEALTH_KIND[field.kind]
 end
@@ -27,19 +37,21 @@ HEALTH.index, HEALTH.uuid, HEALTH.busId = nil, nil, nil -- identity, not health:
 
 local XID = {
   xid = COUNT, count = COUNT, first = "string", last = "string", message = "string",
-  processes = { list = "string" }, fatal = "boolean", class = "string", meaning = "string", action = "string",
+  processes = { list = "string", max = LIMITS.processes }, fatal = "boolean", class = "string", meaning = "string",
+  action = "string",
 }
 
 local RESERVATION = {
   allocId = "string", jobId = "string", taskGroup = "string", task = "string", namespace = "string",
-  clientStatus = "string", deviceIds = { list = "string" },
+  clientStatus = "string", deviceIds = { list = "string", max = LIMITS.device_ids },
 }
 
 local TENANT = {
   kind = "string", container = "string", containerId = "string", runtime = "string", image = "string",
   allocId = "string", jobName = "string", taskName = "string", namespace = "string",
   owner = "string", service = "string", uid = COUNT, user = "string",
-  pids = { list = COUNT }, processes = { list = "string" }, usedMemoryMiB = COUNT,
+  pids = { list = COUNT, max = LIMITS.pids }, processes = { list = "string", max = LIMITS.processes },
+  usedMemoryMiB = COUNT,
   reserved = "boolean", allocVisible = "boolean", allocFromName = "boolean", unidentified = "boolean",
 }
 
@@ -48,16 +60,17 @@ local ENTRY = {
   memoryUsedMiB = COUNT, memoryTotalMiB = COUNT, utilizationPct = COUNT, memoryUtilizationPct = COUNT,
   temperatureC = INTEGER, powerW = AMOUNT, encoderSessions = COUNT, encoderAverageFps = AMOUNT,
   thermalMarginC = INTEGER, thermalSlowdown = "boolean",
-  reservations = { list = RESERVATION }, tenants = { list = TENANT },
-  state = "string", stateSince = "string", health = HEALTH, xids = { list = XID },
+  reservations = { list = RESERVATION, max = LIMITS.reservations }, tenants = { list = TENANT, max = LIMITS.tenants },
+  state = "string", stateSince = "string", health = HEALTH, xids = { list = XID, max = LIMITS.xids },
   nomadDevice = { healthy = "boolean", healthDescription = "string" }, missing = "boolean",
 }
 
 -- The shape of a /ledger answer, JSON nulls read as absent (json.decode);
 -- the fleet checks it with shape.check(decoded, M.SHAPE, "ledger").
 M.SHAPE = {
-  schema = COUNT, node = "string", at = "string", entries = { list = ENTRY },
-  nomadRead = "boolean", processesRead = "boolean", errors = { list = "string" }, sources = { map = "string" },
+  schema = COUNT, node = "string", at = "string", entries = { list = ENTRY, max = LIMITS.gpus },
+  nomadRead = "boolean", processesRead = "boolean", errors = { list = "string", max = LIMITS.errors },
+  sources = { map = "string" },
 }
 
 return M
