@@ -149,6 +149,14 @@ describe("the seams of the pipeline", function()
     end
   end)
 
+  it("only sources/list.lua lists the sources", function()
+    for _, file in ipairs(files) do
+      if file ~= "sources/list.lua" then
+        assert.is_falsy(source(file):find('"docker", "podman"', 1, true), file .. " lists the sources")
+      end
+    end
+  end)
+
   it("the ledger and the findings engine reach nothing that can reach the machine", function()
     for _, file in ipairs { "ledger.lua", "findings.lua", "judge.lua", "ruleset.lua", "rule_schema.lua", "rule_data.lua", "rule_file.lua" } do
       for _, name in ipairs(requires(file)) do

@@ -15,6 +15,7 @@ local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local docker = require "gpuledger.sources.docker"
 local kernel_log = require "gpuledger.sources.kernel_log"
+local source_list = require "gpuledger.sources.list"
 local nomad = require "gpuledger.sources.nomad"
 local nomad_node = require "gpuledger.sources.nomad_node"
 local snapshot = require "gpuledger.snapshot"
@@ -66,18 +67,16 @@ local function mutated_json(answer, random)
   return answer
 end
 
--- The sources the fuzz mutates: every one the demo has, each checked where
--- it enters (sources/shape.lua: ledger.lua's source shapes, and one by one
--- the containers, allocations, health rows, kernel log records and Nomad's
--- devices).
-local FUZZED = { "nvidia", "proc", "docker", "nomad", "health", "kernel_log", "nomad_devices" }
-
--- The demo snapshot with one field (or, sometimes, two) replaced.
+-- The demo snapshot with one field (or, sometimes, two) replaced, in the
+-- answer of any source it has (sources/list.lua), each checked where it
+-- enters (sources/shape.lua: the source shapes of sources/list.lua, and one
+-- by one the containers, allocations, health rows, kernel log records and
+-- Nomad's devices).
 local function mutated(text, random)
   local snap = json.decode(text)
   for _ = 1, random(2) do
     local fuzzed = {}
-    for _, name in ipairs(FUZZED) do
+    for _, name in ipairs(source_list.NAMES) do
       fuzzed[name] = snap.sources[name]
     end
     mutated_json(fuzzed, random)

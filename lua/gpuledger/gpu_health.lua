@@ -25,8 +25,8 @@ local function unexpected(errors, name, whys)
   end
 end
 
--- A health answer ({fields, rows} or {error}, as ledger.lua's source shape
--- checked it) with only its rows whose every cell is text; each other row,
+-- A health answer ({fields, rows} or {error}, as its shape in
+-- sources/list.lua checked it) with only its rows whose every cell is text; each other row,
 -- and rows without their fields, an error naming them.
 local function health_answer(answer, path, errors)
   if not answer or answer.error then

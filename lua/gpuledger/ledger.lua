@@ -9,6 +9,7 @@ local gpu_health = require "gpuledger.gpu_health"
 local nomad = require "gpuledger.sources.nomad"
 local nvidia = require "gpuledger.sources.nvidia"
 local shape = require "gpuledger.sources.shape"
+local source_list = require "gpuledger.sources.list"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -83,39 +84,13 @@ end
 -- judge gives each GPU its healthVerdict from the health rules' findings).
 M.DERIVED = { verdict = true, healthVerdict = true }
 
--- The shapes of the sources' answers as a snapshot keeps them (shape.lua);
--- an engine's containers and Nomad's allocations are checked one by one, and
--- so are the health rows, kernel log records and Nomad's devices
--- (gpu_health.read): here these are lists of anything, so that one bad
--- item costs only itself.
-local PROC_RECORD = {
-  container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
-  unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
-}
-local OK = shape.required "boolean" -- a source without it would fail saying nothing
-local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, error = "string" }
-local SOURCE_SHAPES = {
-  nvidia = {
-    ok = OK, error = "string", binary = "string", installed = "boolean",
-    query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
-  },
-  proc = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } },
-  docker = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } },
-  podman = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } },
-  nomad = { ok = OK, error = "string", node_id = "string", allocations = { list = "any" } },
-  health = { ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER },
-  kernel_log = { ok = OK, error = "string", via = "string", path = "string", records = { list = "any" },
-                 dropped = "number" },
-  nomad_devices = { ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" } },
-}
-
 -- The snapshot's sources, each of the wrong shape replaced by a failed
 -- source whose error names it and the field (a failed one without its
 -- error, by one that says so).
 local function checked_sources(sources)
   local checked = {}
   for name, source in pairs(sources) do
-    local why = SOURCE_SHAPES[name] and shape.check(source, SOURCE_SHAPES[name], name)
+    local why = source_list.SHAPES[name] and shape.check(source, source_list.SHAPES[name], name)
     if why then
       checked[name] = { ok = false, error = shape.unexpected(name, why) }
     elseif source.ok == false and source.error == nil then -- a replay that lost the cause
@@ -149,7 +124,7 @@ end
 -- of docker.SHAPE, its error always.
 local function known_containers(sources, errors)
   local by_id, order, failed = {}, {}, {}
-  for _, engine in ipairs { "docker", "podman" } do
+  for _, engine in ipairs(source_list.ENGINES) do
     local source = sources[engine]
     if source and source.ok then
       local name = string.format("%s %s", engine, tostring(source.endpoint or ""))
@@ -312,7 +287,7 @@ end
 -- How each source fared: "read", "failed" or "off" (not asked).
 local function source_states(sources)
   local states = {}
-  for _, name in ipairs { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" } do
+  for _, name in ipairs(source_list.NAMES) do
     local source = sources[name]
     if source == nil then
       states[name] = "off"
@@ -362,7 +337,7 @@ function M.build(snapshot, catalogue)
   if proc and not proc.ok then
     errors[#errors + 1] = proc.error
   end
-  for _, engine in ipairs { "docker", "podman" } do
+  for _, engine in ipairs(source_list.ENGINES) do
     local source = sources[engine]
     if source and not source.ok then
       errors[#errors + 1] = source.error

@@ -10,6 +10,7 @@ local history = require "gpuledger.history"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
 local rule_schema = require "gpuledger.rule_schema"
+local source_list = require "gpuledger.sources.list"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -221,8 +222,6 @@ local function tenant_series(node, entries)
   return series
 end
 
-local SOURCES = { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" }
-
 -- The families an alert can name a card or a source by (beside the
 -- families above): each finding on a GPU by gpu, uuid, code and level (the number of
 -- such findings, so two tenants with one code are one series of 2); 1 or 0
@@ -254,7 +253,7 @@ local function alert_families(w, node, findings, ledger, refresh)
     w.sample(gpu_labels(node, f, { "code", f.code }, { "level", f.level }), counts[item.key])
   end
   w.family("gpuledger_source_up", "gauge", "1 when the source was read at the last refresh, 0 when it failed; absent when not asked.")
-  for _, source in ipairs(SOURCES) do
+  for _, source in ipairs(source_list.NAMES) do
     local state = ledger.sources and ledger.sources[source]
     if state == "read" or state == "failed" then
       w.sample({ { "node", node }, { "source", source } }, state == "read" and 1 or 0)

@@ -3,6 +3,7 @@
 -- text.printable, so a hostile container name cannot move the cursor.
 local clock = require "gpuledger.clock"
 local gl = require "gpuledger.gl"
+local source_list = require "gpuledger.sources.list"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -284,8 +285,6 @@ local function narrow(columns, rows, width)
   return table.concat(out, "\n") .. "\n"
 end
 
-local SOURCE_ORDER = { "nvidia", "health", "kernel_log", "proc", "docker", "podman", "nomad", "nomad_devices" }
-
 -- `ls`: the header line, the table, and a line saying which sources were
 -- read, failed or off. output (config.output): columns, the width of the
 -- terminal ls writes to (nil for a pipe, a file, or --wide): when the full
@@ -310,7 +309,7 @@ function M.ls(ledger, output)
     rows[#rows + 1] = row
   end
   local sources = {}
-  for _, name in ipairs(SOURCE_ORDER) do
+  for _, name in ipairs(source_list.NAMES) do
     local state = ledger.sources and ledger.sources[name]
     if state then
       sources[#sources + 1] = name .. " " .. state

@@ -1,0 +1,54 @@
+-- Every source of a snapshot, once, in the order `ls` and the metrics show
+-- them, each with the shape of its answer as a snapshot keeps it
+-- (shape.lua): what the ledger checks a source against where it enters, and
+-- what everything that shows or checks sources reads. A new source is one
+-- entry here. An engine's containers and Nomad's allocations are checked
+-- one by one, and so are the health rows, kernel log records and Nomad's
+-- devices (gpu_health.read): here these are lists of anything, so that one
+-- bad item costs only itself.
+local shape = require "gpuledger.sources.shape"
+
+local M = {}
+
+local OK = shape.required "boolean" -- a source without it would fail saying nothing
+local PROC_RECORD = {
+  container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
+  unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
+}
+local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, error = "string" }
+
+local ENGINE = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } }
+
+-- {name, shape, engine?} of each source, in order; engine: a container
+-- engine, whose answer is its containers (sources/docker.lua reads them).
+M.SOURCES = {
+  { name = "nvidia", shape = {
+    ok = OK, error = "string", binary = "string", installed = "boolean",
+    query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
+  } },
+  { name = "health", shape = {
+    ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER,
+  } },
+  { name = "kernel_log", shape = {
+    ok = OK, error = "string", via = "string", path = "string", records = { list = "any" }, dropped = "number",
+  } },
+  { name = "proc", shape = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } } },
+  { name = "docker", engine = true, shape = ENGINE },
+  { name = "podman", engine = true, shape = ENGINE },
+  { name = "nomad", shape = { ok = OK, error = "string", node_id = "string", allocations = { list = "any" } } },
+  { name = "nomad_devices", shape = {
+    ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" },
+  } },
+}
+
+-- The names of M.SOURCES in order, the shape of each by name, and the
+-- names of the container engines in order.
+M.NAMES, M.SHAPES, M.ENGINES = {}, {}, {}
+for i, source in ipairs(M.SOURCES) do
+  M.NAMES[i], M.SHAPES[source.name] = source.name, source.shape
+  if source.engine then
+    M.ENGINES[#M.ENGINES + 1] = source.name
+  end
+end
+
+return M
