@@ -6,6 +6,7 @@ local docker = require "gpuledger.collect.docker"
 local gather = require "gpuledger.collect.gather"
 local health = require "gpuledger.collect.health"
 local kernel_log = require "gpuledger.collect.kernel_log"
+local mig = require "gpuledger.collect.mig"
 local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
 local nvidia_parse = require "gpuledger.sources.nvidia"
@@ -91,7 +92,8 @@ end
 -- node, nvidia, health, kernel_log, proc, docker, podman, nomad) says.
 -- Each source has one deadline for all it is asked: nvidia-smi's queries
 -- share nvidia.TIMEOUT_MS, the most useful first (the main query and the
--- process list, then the health query, then the thermal ones); then, at once,
+-- process list, then the health query, then the MIG slices where a GPU is
+-- in MIG mode, then the thermal ones); then, at once,
 -- each engine's list and inspects share docker.DEADLINE_MS and Nomad's
 -- calls nomad.DEADLINE_MS; the journal has kernel_log.TIMEOUT_MS.
 function M.collect(core, config)
@@ -104,6 +106,9 @@ function M.collect(core, config)
   local driver = sources.nvidia.installed ~= false
   if config.health.enabled and sources.nvidia.ok and driver then -- a driver that failed the main query has no health to tell
     sources.health = health.collect(core, config.health.binary, nvidia_deadline)
+  end
+  if sources.nvidia.ok then
+    sources.mig = mig.collect(core, config.nvidia.binary, sources.health, nvidia_deadline)
   end
   nvidia.collect_thermal(core, sources.nvidia, nvidia_deadline)
   if driver then

@@ -19,12 +19,12 @@ local function first_line(s)
   return line
 end
 
--- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
--- rows=}, or nil and an error naming the query, the binary and the cause;
--- third, the exit status when it ran; fourth, true when binary is a bare
--- name found nowhere in PATH.
-function M.query(core, binary, kind, flag, fields, deadline_ms)
-  local argv = { binary, flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }
+-- Runs nvidia-smi with args by deadline_ms (core.monotonic_ms). Returns
+-- its output, or nil and an error naming the kind of query, the binary and
+-- the cause; third, the exit status when it ran; fourth, true when binary
+-- is a bare name found nowhere in PATH.
+function M.run(core, binary, kind, args, deadline_ms)
+  local argv = { binary, table.unpack(args) }
   local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
   local prefix = string.format("nvidia-smi %s: %s", kind, binary)
   if not out then
@@ -38,6 +38,17 @@ function M.query(core, binary, kind, flag, fields, deadline_ms)
     local said = first_line(out) ~= "" and first_line(out) or first_line(err)
     local ended = status and ("exit status " .. status) or "killed by a signal"
     return nil, string.format("%s: %s%s", prefix, ended, said ~= "" and (": " .. said) or ""), status
+  end
+  return out
+end
+
+-- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
+-- rows=}, or nil and an error as M.run does (and its third and fourth).
+function M.query(core, binary, kind, flag, fields, deadline_ms)
+  local out, err, status, not_in_path = M.run(core, binary, kind,
+    { flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }, deadline_ms)
+  if not out then
+    return nil, err, status, not_in_path
   end
   local rows, why = core.parse_csv(out)
   if not rows then
