@@ -1,4 +1,4 @@
--- More than one tenant on a GPU: they share its memory and its time.
+-- More than one tenant on a GPU (or MIG slice): they share its memory and its time.
 -- Processes /proc could not place (an unidentified tenant without a
 -- container id) may be any tenant's, so they are not counted as one of
 -- their own; a container no engine knows is still a container of its own.
@@ -9,15 +9,16 @@ return {
   order = 30,
   rank = 40,
   evaluate = function(ledger, _, emit)
-    for _, gpu in ipairs(ledger.entries) do
+    for _, unit in ipairs(gl.units(ledger)) do
       local names = {}
-      for _, tenant in ipairs(gpu.tenants) do
+      for _, tenant in ipairs(unit.tenants) do
         if not (tenant.verdict == "unidentified" and not tenant.containerId) then
           names[#names + 1] = gl.tenant_name(tenant)
         end
       end
       if #names > 1 then
-        emit { gpu = gpu, message = string.format("%d tenants share this GPU: %s", #names, gl.list(names)) }
+        emit { gpu = unit.gpu, mig = unit.mig,
+          message = string.format("%d tenants share this %s: %s", #names, unit.noun, gl.list(names)) }
       end
     end
   end,

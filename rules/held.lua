@@ -1,4 +1,5 @@
--- Every tenant of the GPU is a Nomad task it was reserved for: as it should be.
+-- Every tenant of the GPU (or MIG slice) is a Nomad task it was reserved
+-- for: as it should be. Utilisation is per GPU (none under MIG).
 return {
   code = "held",
   level = "OK",
@@ -6,12 +7,14 @@ return {
   order = 60,
   rank = 90,
   evaluate = function(ledger, _, emit)
-    for _, gpu in ipairs(ledger.entries) do
-      if gpu.state == "held" then
+    for _, unit in ipairs(gl.units(ledger)) do
+      if unit.state == "held" then
+        local util = unit.gpu.utilizationPct
         emit {
-          gpu = gpu,
-          message = string.format("%d tenant(s), all reserved by Nomad, %d%% util",
-            #gpu.tenants, gpu.utilizationPct),
+          gpu = unit.gpu,
+          mig = unit.mig,
+          message = string.format("%d tenant(s), all reserved by Nomad, %s util",
+            #unit.tenants, util and string.format("%d%%", util) or "unknown"),
         }
       end
     end

@@ -13,7 +13,7 @@ return {
       if h.pcieWidthCurrent and h.pcieWidthMax and h.pcieWidthCurrent < h.pcieWidthMax then
         said[#said + 1] = string.format("x%d of x%d", h.pcieWidthCurrent, h.pcieWidthMax)
       end
-      if h.pcieGenCurrent and h.pcieGenMax and h.pcieGenCurrent < h.pcieGenMax and gpu.utilizationPct > 0 then
+      if h.pcieGenCurrent and h.pcieGenMax and h.pcieGenCurrent < h.pcieGenMax and (gpu.utilizationPct or 0) > 0 then
         said[#said + 1] = string.format("gen%d of gen%d at %d%% util", h.pcieGenCurrent, h.pcieGenMax, gpu.utilizationPct)
       end
       if #said > 0 then

@@ -1,4 +1,5 @@
--- Nomad reserved the GPU and nothing holds it: a card paid for and unused.
+-- Nomad reserved the GPU (or MIG slice) and nothing holds it: a card paid
+-- for and unused.
 return {
   code = "reserved-idle",
   level = "WARN",
@@ -9,14 +10,15 @@ return {
     if ledger.processesRead == false then
       return -- without the process list, nothing is known to be idle
     end
-    for _, gpu in ipairs(ledger.entries) do
-      if #gpu.tenants == 0 and #gpu.reservations > 0 then
-        local first = gpu.reservations[1]
+    for _, unit in ipairs(gl.units(ledger)) do
+      if #unit.tenants == 0 and #unit.reservations > 0 then
+        local first = unit.reservations[1]
         emit {
-          gpu = gpu,
+          gpu = unit.gpu,
+          mig = unit.mig,
           reservation = first,
           message = string.format("reserved by %s (alloc %s) but no process or container holds it%s",
-            gl.job_task(first), gl.alloc8(first.allocId), gl.since_suffix(ledger, gpu)),
+            gl.job_task(first), gl.alloc8(first.allocId), unit.mig and "" or gl.since_suffix(ledger, unit.gpu)),
         }
       end
     end

@@ -1,6 +1,6 @@
 -- A source gpuledger could not read, a tenant that could not be identified
 -- (a container no engine could tell about, processes /proc could not
--- place), and a Nomad task whose allocation Nomad did not return (the token
+-- place, processes of a GPU in MIG mode the driver placed on no slice), and a Nomad task whose allocation Nomad did not return (the token
 -- cannot read-job its namespace): either way the ledger cannot vouch for
 -- what it shows, so say so rather than guess.
 
@@ -49,6 +49,20 @@ local function container_cause(ledger, tenant)
   return table.concat(causes, "; ")
 end
 
+-- Why the driver placed processes of a GPU in MIG mode on no slice: the
+-- MIG source's error where -L or -q could not be read, else that -q
+-- names no slice for them.
+local function unplaced_cause(ledger)
+  if ledger.sources and ledger.sources.mig == "failed" then
+    for _, err in ipairs(ledger.errors or {}) do
+      if err:match("^nvidia%-smi %-[Lq]") or err:match("^nvidia%-smi mig%-mode") or err:match("^mig") then
+        return err
+      end
+    end
+  end
+  return "nvidia-smi -q places them on no GPU and compute instance it lists"
+end
+
 -- What the finding says of a tenant that could not be identified.
 local function unidentified_message(ledger, tenant)
   if tenant.containerId then
@@ -73,29 +87,40 @@ return {
     for _, err in ipairs(ledger.errors or {}) do
       emit { message = err }
     end
-    for _, gpu in ipairs(ledger.entries) do
-      for _, tenant in ipairs(gpu.tenants) do
-        if tenant.verdict == "unnamed" then
+    for _, unit in ipairs(gl.units(ledger)) do
+      local gpu = unit.gpu
+      for _, tenant in ipairs(unit.tenants) do
+        if tenant.verdict == "unplaced" then
           emit {
             gpu = gpu,
+            tenant = tenant,
+            message = string.format(
+              "processes %s (pids %s, %d MiB) use this GPU in MIG mode, but the driver places them on no MIG slice (%s) — which slice they hold, and whether it is reserved for them, cannot be told",
+              gl.list(tenant.processes), gl.list(tenant.pids), tenant.usedMemoryMiB, unplaced_cause(ledger)),
+          }
+        elseif tenant.verdict == "unnamed" then
+          emit {
+            gpu = gpu,
+            mig = unit.mig,
             tenant = tenant,
             message = string.format(
               "a Nomad task running %s (pids %s) holds this GPU, but its cgroup does not name its allocation (Nomad 1.3–1.6 on cgroup v1) — whether this GPU is reserved for it cannot be told",
               gl.list(tenant.processes), gl.list(tenant.pids)),
           }
         elseif tenant.verdict == "unidentified" then
-          emit { gpu = gpu, tenant = tenant, message = unidentified_message(ledger, tenant) }
+          emit { gpu = gpu, mig = unit.mig, tenant = tenant, message = unidentified_message(ledger, tenant) }
         end
       end
     end
     if not ledger.nomadRead then
       return
     end
-    for _, gpu in ipairs(ledger.entries) do
-      for _, tenant in ipairs(gpu.tenants) do
-        if tenant.kind == "nomad" and tenant.allocId and not tenant.reserved and not tenant.allocVisible then
+    for _, unit in ipairs(gl.units(ledger)) do
+      for _, tenant in ipairs(unit.tenants) do
+        if tenant.verdict == "hidden" then
           emit {
-            gpu = gpu,
+            gpu = unit.gpu,
+            mig = unit.mig,
             tenant = tenant,
             message = string.format(
               "Nomad did not return allocation %s of %s%s: the token needs read-job on namespace %s — whether this GPU is reserved for it cannot be told",

@@ -1,22 +1,22 @@
 -- A container Nomad does not manage, or a process outside any container,
--- holding a GPU: Nomad may place a job on a card that is not free. A tenant
+-- holding a GPU or a MIG slice: Nomad may place a job on a card that is not free. A tenant
 -- that could not be identified (verdict "unidentified") is not one:
 -- source-unavailable says so, since missing data proves nothing.
 
 -- What the finding says of an unmanaged tenant: the container, or whom to
 -- talk to (a service, a user, a process's uid), else the host processes.
-local function message(tenant)
+local function message(tenant, noun)
   if tenant.kind == "docker" then
-    return string.format("container %s (%s) holds this GPU outside Nomad — %d MiB, pids %s",
-      tenant.container or tenant.containerId or "", tenant.image or "unknown image",
+    return string.format("container %s (%s) holds this %s outside Nomad — %d MiB, pids %s",
+      tenant.container or tenant.containerId or "", tenant.image or "unknown image", noun,
       tenant.usedMemoryMiB, gl.list(tenant.pids))
   elseif tenant.owner then
     local processes = tenant.owner == "process" and "" or ("processes " .. gl.list(tenant.processes) .. ", ")
-    return string.format("%s holds this GPU outside any container and Nomad — %s%d MiB, pids %s",
-      gl.who(tenant), processes, tenant.usedMemoryMiB, gl.list(tenant.pids))
+    return string.format("%s holds this %s outside any container and Nomad — %s%d MiB, pids %s",
+      gl.who(tenant), noun, processes, tenant.usedMemoryMiB, gl.list(tenant.pids))
   end
-  return string.format("host process %s holds this GPU outside any container — %d MiB, pids %s",
-    gl.list(tenant.processes), tenant.usedMemoryMiB, gl.list(tenant.pids))
+  return string.format("host process %s holds this %s outside any container — %d MiB, pids %s",
+    gl.list(tenant.processes), noun, tenant.usedMemoryMiB, gl.list(tenant.pids))
 end
 
 return {
@@ -29,10 +29,10 @@ return {
   rank = 30,
   ["for"] = "15m", -- a container started by hand for a quick test is not yet an alert
   evaluate = function(ledger, _, emit)
-    for _, gpu in ipairs(ledger.entries) do
-      for _, tenant in ipairs(gpu.tenants) do
+    for _, unit in ipairs(gl.units(ledger)) do
+      for _, tenant in ipairs(unit.tenants) do
         if tenant.verdict == "unmanaged" then
-          emit { gpu = gpu, tenant = tenant, message = message(tenant) }
+          emit { gpu = unit.gpu, mig = unit.mig, tenant = tenant, message = message(tenant, unit.noun) }
         end
       end
     end

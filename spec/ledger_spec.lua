@@ -658,8 +658,8 @@ describe("gpuledger.ledger", function()
 
     it("says which sources were read, failed or off", function()
       local l = ledger.build(H.snapshot { containers = {}, failed = { nomad = "nomad: x" } })
-      assert.same({ nvidia = "read", health = "off", kernel_log = "off", proc = "read", docker = "read", podman = "off",
-        nomad = "failed", nomad_devices = "off" }, l.sources)
+      assert.same({ nvidia = "read", health = "off", mig = "off", kernel_log = "off", proc = "read", docker = "read",
+        podman = "off", nomad = "failed", nomad_devices = "off" }, l.sources)
     end)
   end)
 

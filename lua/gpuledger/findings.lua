@@ -85,6 +85,14 @@ local function run_rule(core, rule, ledger, view, policy, positions)
       end
       finding.gpu = gl.label(gpu)
       finding.index, finding.uuid, finding.busId = gpu.index, gpu.uuid, gpu.busId
+      if f.mig ~= nil then
+        local slice = sandbox.original(f.mig)
+        if positions[slice] ~= gpu then
+          error("emit: mig must be one of its gpu's migDevices", 2)
+        end
+        finding.gpu = gl.slice_label(gpu, slice)
+        finding.migUuid, finding.migProfile = slice.uuid, slice.profile
+      end
       if rule.health then
         finding.health_gpu = gpu_position -- a position, not the entry: findings may come through JSON (isolated.lua)
         rank = gpu.state == "free" and HEALTH_ON_FREE or HEALTH_ON_TAKEN
@@ -145,7 +153,7 @@ end
 -- with core (core.call_limited). Returns the findings in the order they
 -- came, each {level, code, node, message, sort, health_gpu?} and, when about
 -- a GPU, gpu (its label), index, uuid and busId (the page's row keys; not in
--- the JSON), and about a tenant or reservation (add_subject) namespace, job,
+-- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (add_subject) namespace, job,
 -- task, alloc, container and pids where known: each rule's findings or its
 -- rule-error. M.ordered puts them in order.
 function M.run(core, rules, ledger, policy)
@@ -154,6 +162,12 @@ function M.run(core, rules, ledger, policy)
     positions[gpu] = i
     for j, tenant in ipairs(gpu.tenants) do
       positions[tenant] = j
+    end
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      positions[slice] = gpu -- a slice's position is its GPU's
+      for j, tenant in ipairs(slice.tenants) do
+        positions[tenant] = j
+      end
     end
   end
   local view = sandbox.readonly(ledger)

@@ -18,6 +18,40 @@ function M.label(gpu)
   return string.format("gpu%d %s", gpu.index, uuid)
 end
 
+-- "gpu0/mig1 MIG-00000001 2g.20gb": a MIG slice of gpu, by its GPU's index,
+-- its device index, the first 12 characters of its UUID and its profile.
+function M.slice_label(gpu, slice)
+  return string.format("gpu%s/mig%d %s %s", M.index_text(gpu), slice.index, slice.uuid:sub(1, 12), slice.profile)
+end
+
+-- The units of tenancy of a ledger, in order: each GPU outside MIG mode;
+-- for a GPU in MIG mode each of its slices, and the GPU itself where it has
+-- tenants or reservations of its own (processes the driver placed on no
+-- slice, a reservation of the whole GPU). Each is {gpu, mig (the slice, or
+-- nil), tenants, reservations, state, memoryUsedMiB, memoryTotalMiB, noun}:
+-- a rule judges a unit as it would a GPU and emits {gpu = unit.gpu, mig =
+-- unit.mig, …}; noun is "GPU" or "MIG slice", for its messages.
+function M.units(ledger)
+  local units = {}
+  for _, gpu in ipairs(ledger.entries) do
+    local slices = gpu.migDevices
+    if not slices or #gpu.tenants > 0 or #gpu.reservations > 0 then
+      units[#units + 1] = {
+        gpu = gpu, tenants = gpu.tenants, reservations = gpu.reservations, noun = "GPU",
+        state = slices and ledger_mod.classify(gpu) or gpu.state,
+        memoryUsedMiB = gpu.memoryUsedMiB, memoryTotalMiB = gpu.memoryTotalMiB,
+      }
+    end
+    for _, slice in ipairs(slices or {}) do
+      units[#units + 1] = {
+        gpu = gpu, mig = slice, tenants = slice.tenants, reservations = slice.reservations, noun = "MIG slice",
+        state = slice.state, memoryUsedMiB = slice.memoryUsedMiB, memoryTotalMiB = slice.memoryTotalMiB,
+      }
+    end
+  end
+  return units
+end
+
 -- A GPU's index as shown in tables and metric labels: "?" for a GPU
 -- nvidia-smi no longer lists (index -1).
 function M.index_text(gpu)
@@ -153,6 +187,9 @@ end
 -- " — not reserved, held by [ffmpeg-manual host]: Nomad may place the next job here",
 -- " — not reserved: Nomad will place the next job here".
 function M.tenancy(gpu)
+  if gpu.migDevices and #gpu.migDevices > 0 then
+    return M.slices_tenancy(gpu)
+  end
   local tenants = #gpu.tenants
   local first = gpu.reservations[1]
   if first then
@@ -167,6 +204,21 @@ function M.tenancy(gpu)
     return string.format(" — not reserved, held by %s: Nomad may place the next job here", M.list(names))
   end
   return " — not reserved: Nomad will place the next job here"
+end
+
+-- The tenancy of every slice of a GPU in MIG mode, for a health finding:
+-- " — mig0 3g.40gb reserved by train/trainer (alloc aaaaaaaa), 1 tenant;
+-- mig1 2g.20gb not reserved: Nomad will place the next job here".
+function M.slices_tenancy(gpu)
+  local parts = {}
+  for _, slice in ipairs(gpu.migDevices) do
+    local words = M.tenancy(slice):gsub("^ — ", "")
+    parts[#parts + 1] = string.format("mig%d %s %s", slice.index, slice.profile, words)
+  end
+  if #gpu.tenants > 0 then
+    parts[#parts + 1] = M.tenancy({ tenants = gpu.tenants, reservations = gpu.reservations }):gsub("^ — ", "on no slice: ")
+  end
+  return " — " .. table.concat(parts, "; ")
 end
 
 -- The Xid groups of a GPU (gpu.xids) whose catalogue class is one of

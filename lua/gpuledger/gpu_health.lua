@@ -123,7 +123,8 @@ local function missing_gpu(uuid, model, key)
 end
 
 -- The GPUs that nvidia-smi (which answered, listing gpus) no longer lists
--- but that Nomad's devices name (by UUID or bus id), or an Xid 79 of this
+-- but that Nomad's devices name (by UUID or bus id; a MIG slice by its
+-- parent's bus id), or an Xid 79 of this
 -- boot names by bus id: GPU records with index -1 and missing = true, in
 -- Nomad's order, then the Xid's.
 function M.missing(gpus, read)
@@ -134,8 +135,9 @@ function M.missing(gpus, read)
   end
   local found = {}
   for _, device in ipairs(read.devices or {}) do
-    if not device.id:match("^MIG%-") and not known_uuid[device.id] and not known_bus[device.busKey or ""] then
-      found[#found + 1] = missing_gpu(device.id, device.name, device.busKey)
+    local slice = device.id:match("^MIG%-") -- a slice names its GPU by bus id only
+    if not (known_uuid[device.id] or known_bus[device.busKey or ""] or (slice and not device.busKey)) then
+      found[#found + 1] = missing_gpu(not slice and device.id or nil, not slice and device.name or nil, device.busKey)
       known_uuid[device.id], known_bus[device.busKey or ""] = true, true
     end
   end
@@ -146,6 +148,27 @@ function M.missing(gpus, read)
     end
   end
   return found
+end
+
+-- Gives each slice of entry (a GPU in MIG mode at bus key) the nomadDevice
+-- of Nomad's device with its UUID, and the entry nomadSlicesUnknown: the
+-- slices Nomad lists on this GPU (by its bus id) that the driver does not,
+-- {uuid, name}.
+local function attach_slices(entry, key, devices)
+  local by_uuid = {}
+  for _, slice in ipairs(entry.migDevices) do
+    by_uuid[slice.uuid] = slice
+  end
+  local unknown = json.array()
+  for _, device in ipairs(devices) do
+    local slice = by_uuid[device.id]
+    if slice then
+      slice.nomadDevice = { healthy = device.healthy, healthDescription = device.healthDescription }
+    elseif device.id:match("^MIG%-") and device.busKey == key then
+      unknown[#unknown + 1] = { uuid = device.id, name = device.name }
+    end
+  end
+  entry.nomadSlicesUnknown = #unknown > 0 and unknown or nil
 end
 
 -- Attaches health, xids and nomadDevice to each entry (by bus id, then
@@ -181,6 +204,9 @@ function M.attach(entries, read, catalogue)
         entry.nomadDevice = { healthy = device.healthy, healthDescription = device.healthDescription }
         break
       end
+    end
+    if entry.migDevices and read.devices then
+      attach_slices(entry, key, read.devices)
     end
   end
 end

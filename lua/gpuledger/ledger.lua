@@ -6,6 +6,7 @@
 local json = require "gpuledger.json"
 local docker = require "gpuledger.sources.docker"
 local gpu_health = require "gpuledger.gpu_health"
+local mig = require "gpuledger.sources.mig"
 local nomad = require "gpuledger.sources.nomad"
 local nvidia = require "gpuledger.sources.nvidia"
 local shape = require "gpuledger.sources.shape"
@@ -45,7 +46,10 @@ function M.classify(entry)
   return "held"
 end
 
--- What may be said of a tenant being on its GPU: "unidentified" (a
+-- What may be said of a tenant being on its GPU (or MIG slice): "unplaced"
+-- (processes of a GPU in MIG mode the driver placed on no slice, or -q
+-- could not be read: which slice, and so whether it was reserved, cannot be
+-- told), "unidentified" (a
 -- container no engine could tell about, or processes /proc could not place:
 -- whether Nomad manages it cannot be told), "unmanaged" (outside Nomad),
 -- "unreserved" (a Nomad task the GPU was not allocated to), "hidden" (Nomad
@@ -53,7 +57,9 @@ end
 -- read), "unnamed" (a Nomad task whose cgroup does not name its
 -- allocation), or nil for a Nomad task the GPU is reserved for.
 function M.tenant_verdict(ledger, tenant)
-  if tenant.unidentified then
+  if tenant.unplaced then
+    return "unplaced"
+  elseif tenant.unidentified then
     return "unidentified"
   elseif tenant.kind ~= "nomad" then
     return "unmanaged"
@@ -76,6 +82,11 @@ function M.give_verdicts(ledger)
   for _, entry in ipairs(ledger.entries or {}) do
     for _, tenant in ipairs(entry.tenants or {}) do
       tenant.verdict = M.tenant_verdict(ledger, tenant)
+    end
+    for _, slice in ipairs(entry.migDevices or {}) do
+      for _, tenant in ipairs(slice.tenants or {}) do
+        tenant.verdict = M.tenant_verdict(ledger, tenant)
+      end
     end
   end
 end
@@ -235,12 +246,12 @@ local function tenant_order(a, b)
   return (a.pids[1] or 0) < (b.pids[1] or 0)
 end
 
--- The tenants of one GPU; pid_owners is the proc source's record of each
+-- The tenants of the processes of one GPU (or MIG slice); pid_owners is the proc source's record of each
 -- pid (gpuledger.core's proc_cgroups), nil when the proc source was not
 -- asked (--no-docker: every process is the one unnamed host tenant). A
 -- process /proc has no record of (it failed, or the pid is not in its
 -- answer) and a container no engine knows are tenants marked unidentified.
-local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allocs, visible)
+local function gpu_tenants(processes, pid_owners, containers, reserved_allocs, visible)
   local tenants, by_key = {}, {}
   local function tenant_for(key, make)
     if not by_key[key] then
@@ -250,38 +261,95 @@ local function gpu_tenants(gpu, processes, pid_owners, containers, reserved_allo
     return by_key[key]
   end
   for _, process in ipairs(processes) do
-    if process.gpu_uuid == gpu.uuid then
-      local owner = pid_owners and pid_owners[tostring(process.pid)]
-      local container_id = owner and owner.container_id or ""
-      local tenant
-      if pid_owners and not owner then
-        tenant = tenant_for("unidentified", function() return unidentified(new_tenant("host")) end)
-      elseif owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
-        tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, function()
-          return task_tenant(owner, reserved_allocs, visible)
-        end)
-      elseif owner and owner.owner == "nomad" then -- Nomad 1.3-1.6 on cgroup v1: /nomad/<random id>
-        tenant = tenant_for("nomad-unnamed", function() return new_tenant("nomad") end)
-      elseif container_id == "" then
-        tenant = tenant_for(host_tenant(process, owner))
-      elseif containers[container_id] then
-        tenant = tenant_for(container_id, function()
-          return container_tenant(containers[container_id], reserved_allocs, visible)
-        end)
-      else
-        tenant = tenant_for(container_id, function()
-          local unknown = unidentified(new_tenant("docker"))
-          unknown.containerId = container_id:sub(1, 12)
-          unknown.runtime = owner.runtime -- what its cgroup says runs it (docker, libpod, containerd)
-          return unknown
-        end)
-      end
-      tenant.pids[#tenant.pids + 1] = process.pid
-      tenant.processes[#tenant.processes + 1] = process.process
-      tenant.usedMemoryMiB = tenant.usedMemoryMiB + process.used_memory_mib
+    local owner = pid_owners and pid_owners[tostring(process.pid)]
+    local container_id = owner and owner.container_id or ""
+    local tenant
+    if pid_owners and not owner then
+      tenant = tenant_for("unidentified", function() return unidentified(new_tenant("host")) end)
+    elseif owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
+      tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, function()
+        return task_tenant(owner, reserved_allocs, visible)
+      end)
+    elseif owner and owner.owner == "nomad" then -- Nomad 1.3-1.6 on cgroup v1: /nomad/<random id>
+      tenant = tenant_for("nomad-unnamed", function() return new_tenant("nomad") end)
+    elseif container_id == "" then
+      tenant = tenant_for(host_tenant(process, owner))
+    elseif containers[container_id] then
+      tenant = tenant_for(container_id, function()
+        return container_tenant(containers[container_id], reserved_allocs, visible)
+      end)
+    else
+      tenant = tenant_for(container_id, function()
+        local unknown = unidentified(new_tenant("docker"))
+        unknown.containerId = container_id:sub(1, 12)
+        unknown.runtime = owner.runtime -- what its cgroup says runs it (docker, libpod, containerd)
+        return unknown
+      end)
     end
+    tenant.pids[#tenant.pids + 1] = process.pid
+    tenant.processes[#tenant.processes + 1] = process.process
+    tenant.usedMemoryMiB = tenant.usedMemoryMiB + process.used_memory_mib
   end
   return tenants, by_key
+end
+
+-- Gives entry (a GPU in MIG mode) its migDevices from record (sources/mig.lua):
+-- per slice its ids, memory, reservations (those whose device ids name it:
+-- mig.names), tenants (its processes, placed by the driver's instance ids,
+-- and the containers whose NVIDIA_VISIBLE_DEVICES names it) and state.
+-- reserved_allocs are the allocations that reserved the whole GPU; a slice
+-- counts them as its own. Returns the processes the driver placed on no
+-- slice, which stay the GPU's.
+local function add_slices(entry, record, processes, reservations, reserved_allocs, tenants_of)
+  local on_slice, unplaced = {}, {}
+  for _, process in ipairs(processes) do
+    local device = mig.slice_of(record, process.pid)
+    if device then
+      on_slice[device] = on_slice[device] or {}
+      table.insert(on_slice[device], process)
+    else
+      unplaced[#unplaced + 1] = process
+    end
+  end
+  entry.migDevices = json.array()
+  for _, device in ipairs(record.devices) do
+    local slice = {
+      uuid = device.uuid, index = device.index, profile = device.profile,
+      gpuInstanceId = device.gpuInstanceId, computeInstanceId = device.computeInstanceId,
+      memoryUsedMiB = device.memoryUsedMiB or 0, memoryTotalMiB = device.memoryTotalMiB or 0,
+      reservations = json.array(),
+    }
+    local allocs = setmetatable({}, { __index = reserved_allocs })
+    for _, reservation in ipairs(reservations) do
+      if mig.names(reservation.deviceIds, slice, entry) then
+        slice.reservations[#slice.reservations + 1] = reservation
+        allocs[reservation.allocId] = true
+      end
+    end
+    slice.tenants = tenants_of(on_slice[device] or {}, allocs, function(ids) return mig.names(ids, slice, entry) end)
+    slice.state = M.classify(slice)
+    entry.migDevices[#entry.migDevices + 1] = slice
+  end
+  return unplaced
+end
+
+-- The state of a GPU in MIG mode, from its slices' and its own (its own
+-- reservations and the tenants no slice holds): the first of unaccounted,
+-- held, reserved-idle that one of them is, else free.
+function M.mig_state(entry)
+  local seen = {}
+  for _, slice in ipairs(entry.migDevices or {}) do
+    seen[slice.state] = true
+  end
+  if #(entry.tenants or {}) > 0 or #(entry.reservations or {}) > 0 then
+    seen[M.classify(entry)] = true
+  end
+  for _, state in ipairs { "unaccounted", "held", "reserved-idle" } do
+    if seen[state] then
+      return state
+    end
+  end
+  return "free"
 end
 
 -- How each source fared: "read", "failed" or "off" (not asked).
@@ -345,6 +413,8 @@ function M.build(snapshot, catalogue)
   end
   local visible, reservations, nomad_error = nomad.read(sources.nomad)
   errors[#errors + 1] = nomad_error
+  local mig_gpus, mig_error = mig.read(sources.mig)
+  errors[#errors + 1] = mig_error
   for _, err in ipairs(snapshot.errors or {}) do
     errors[#errors + 1] = err
   end
@@ -358,6 +428,16 @@ function M.build(snapshot, catalogue)
       gpus[#gpus + 1] = lost
     end
   end
+  local function tenants_of(unit_processes, reserved_allocs, names_it)
+    local tenants, by_key = gpu_tenants(unit_processes, pid_owners, containers, reserved_allocs, visible)
+    for _, container in ipairs(container_order) do
+      if not by_key[container.id] and #container.gpus > 0 and names_it(container.gpus) then
+        tenants[#tenants + 1] = container_tenant(container, reserved_allocs, visible)
+      end
+    end
+    table.sort(tenants, tenant_order)
+    return json.array(tenants)
+  end
   local entries = json.array()
   for _, gpu in ipairs(gpus) do
     local entry = gpu
@@ -369,15 +449,21 @@ function M.build(snapshot, catalogue)
         reserved_allocs[reservation.allocId] = true
       end
     end
-    local tenants, by_key = gpu_tenants(gpu, processes, pid_owners, containers, reserved_allocs, visible)
-    for _, container in ipairs(container_order) do
-      if not by_key[container.id] and #container.gpus > 0 and M.matches(container.gpus, gpu) then
-        tenants[#tenants + 1] = container_tenant(container, reserved_allocs, visible)
+    local own = {}
+    for _, process in ipairs(processes) do
+      if process.gpu_uuid == gpu.uuid then
+        own[#own + 1] = process
       end
     end
-    table.sort(tenants, tenant_order)
-    entry.tenants = json.array(tenants)
-    entry.state = M.classify(entry)
+    local record = mig_gpus[gpu.uuid]
+    if record then
+      own = add_slices(entry, record, own, reservations, reserved_allocs, tenants_of)
+    end
+    entry.tenants = tenants_of(own, reserved_allocs, function(ids) return M.matches(ids, gpu) end)
+    for _, tenant in ipairs(record and entry.tenants or {}) do
+      tenant.unplaced = #tenant.pids > 0 or nil
+    end
+    entry.state = record and M.mig_state(entry) or M.classify(entry)
     entries[#entries + 1] = cut_strings(entry, M.NAME_MAX)
   end
   gpu_health.attach(entries, health, catalogue or {})

@@ -101,13 +101,15 @@ describe("gpuledger.sources.nvidia", function()
       }, gpus[1])
     end)
 
-    it("reads [N/A] fields as 0", function()
+    it("reads [N/A] fields as 0, but utilisation the driver does not report (a GPU in MIG mode) as unknown", function()
       local gpus = nvidia.read(source {
-        gpus = { { "0", "GPU-x", "NVIDIA L4", "b", "[N/A]", "[Not Supported]", "N/A", "", "[N/A]", "[N/A]", "[N/A]", "[N/A]" } },
+        gpus = { { "0", "GPU-x", "NVIDIA L4", "b", "[N/A]", "[Not Supported]", "[N/A]", "[N/A]", "[N/A]", "[N/A]", "[N/A]", "[N/A]" } },
       })
       local g = gpus[1]
-      assert.same({ 0, 0, 0, 0, 0, 0, 0, 0 }, { g.memoryUsedMiB, g.memoryTotalMiB, g.utilizationPct,
-        g.memoryUtilizationPct, g.temperatureC, g.powerW, g.encoderSessions, g.encoderAverageFps })
+      assert.same({ 0, 0, 0, 0, 0, 0 }, { g.memoryUsedMiB, g.memoryTotalMiB, g.temperatureC, g.powerW,
+        g.encoderSessions, g.encoderAverageFps })
+      assert.is_nil(g.utilizationPct)
+      assert.is_nil(g.memoryUtilizationPct)
     end)
 
     it("an empty answer is zero GPUs and no error", function()

@@ -15,9 +15,9 @@ function M.ledger(ledger)
 end
 
 -- The fields of a finding in JSON: level, code, node, message; gpu, index
--- and uuid for a GPU's; namespace, job, task, alloc, container and pids
+-- and uuid for a GPU's (migUuid and migProfile for a MIG slice's); namespace, job, task, alloc, container and pids
 -- where the finding is about a tenant or a reservation and they are known.
-local FINDING_FIELDS = { "level", "code", "node", "message", "gpu", "index", "uuid",
+local FINDING_FIELDS = { "level", "code", "node", "message", "gpu", "index", "uuid", "migUuid", "migProfile",
   "namespace", "job", "task", "alloc", "container", "pids" }
 
 -- Findings as the documents show them, in their order.

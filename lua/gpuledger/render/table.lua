@@ -119,7 +119,7 @@ M.cells = {
     return gpu.model
   end,
   util = function(_, gpu)
-    return gpu.utilizationPct .. "%"
+    return gpu.utilizationPct and (gpu.utilizationPct .. "%") or "?" -- unknown: none under MIG
   end,
   memory = function(_, gpu)
     return string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB)

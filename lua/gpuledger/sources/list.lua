@@ -29,6 +29,17 @@ M.SOURCES = {
   { name = "health", shape = {
     ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER,
   } },
+  { name = "mig", shape = {
+    ok = OK, error = "string", binary = "string", enabled = { list = "string" },
+    gpus = { list = {
+      uuid = shape.required "string",
+      devices = { list = {
+        uuid = shape.required "string", index = shape.required "number", profile = shape.required "string",
+        gpuInstanceId = "number", computeInstanceId = "number", memoryUsedMiB = "number", memoryTotalMiB = "number",
+      } },
+      processes = { list = { pid = shape.required "number", gpuInstanceId = "number", computeInstanceId = "number" } },
+    } },
+  } },
   { name = "kernel_log", shape = {
     ok = OK, error = "string", via = "string", path = "string", records = { list = "any" }, dropped = "number",
   } },

@@ -95,6 +95,16 @@ function M.int_value(raw)
   return math.tointeger(value < 0 and math.ceil(value) or math.floor(value)) or 0
 end
 
+-- An integer as M.int_value reads it, or nil when the driver reports none
+-- ([N/A] and the like: utilisation under MIG is unknown, not 0 %).
+function M.known_int(raw)
+  local trimmed = text.trim(type(raw) == "string" and raw or "")
+  if NOT_A_NUMBER[trimmed] or trimmed:match("^%[") then
+    return nil
+  end
+  return M.int_value(raw)
+end
+
 -- Float rule: unparsable (including [N/A]) is 0.
 function M.float_value(raw)
   local value = tonumber(text.trim(type(raw) == "string" and raw or ""))
@@ -140,8 +150,8 @@ function M.read(source)
       busId = cell(row, 4),
       memoryUsedMiB = M.int_value(row[5]),
       memoryTotalMiB = M.int_value(row[6]),
-      utilizationPct = M.int_value(row[7]),
-      memoryUtilizationPct = M.int_value(row[8]),
+      utilizationPct = M.known_int(row[7]),
+      memoryUtilizationPct = M.known_int(row[8]),
       temperatureC = M.int_value(row[9]),
       powerW = M.float_value(row[10]),
       encoderSessions = M.int_value(row[11]),

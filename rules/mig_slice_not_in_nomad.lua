@@ -1,0 +1,24 @@
+-- The driver has a MIG slice that Nomad's device list does not: Nomad
+-- cannot place a job on it (the layout changed after Nomad fingerprinted).
+return {
+  code = "mig-slice-not-in-nomad",
+  level = "WARN",
+  doc = "the driver has a MIG slice that Nomad does not list (Nomad cannot schedule it)",
+  order = 40,
+  evaluate = function(ledger, _, emit)
+    if not (ledger.sources and ledger.sources.nomad_devices == "read") then
+      return -- without Nomad's device list nothing is known to be missing from it
+    end
+    for _, gpu in ipairs(ledger.entries) do
+      for _, slice in ipairs(gpu.migDevices or {}) do
+        if not slice.nomadDevice then
+          emit {
+            gpu = gpu,
+            mig = slice,
+            message = "Nomad does not list this MIG slice, so it cannot place a job on it — restart the Nomad client so its NVIDIA plugin fingerprints the slices again",
+          }
+        end
+      end
+    end
+  end,
+}
