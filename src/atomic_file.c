@@ -18,14 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause.h"
+
 #define TEMP_SUFFIX ".tmp"
 #define TEMP_RANDOM "XXXXXX"
 
-/* Formats "<path>: <step>: <strerror(errnum)>" into err, returns -1. */
-static int fail(char *err, size_t err_cap, const char *path, const char *step, int errnum)
+/* Writes "<path>: <step>: <strerror(errnum)>" into cause, returns -1. */
+static int fail(char *cause, size_t cause_cap, const char *path, const char *step, int errnum)
 {
-    snprintf(err, err_cap, "%s: %s: %s", path, step, strerror(errnum));
-    return -1;
+    return cause_set(cause, cause_cap, "%s: %s: %s", path, step, strerror(errnum));
 }
 
 /* Creates dir and its missing parents with mode 0700 (mkdir -p; whatever the
@@ -105,60 +106,61 @@ static int split_dir(const char *path, char *dir, size_t dir_cap)
 }
 
 /* The checks of atomic_file_check, on path whose directory is dir. */
-static int check_private(const char *path, const char *dir, char *err, size_t err_cap)
+static int check_private(const char *path, const char *dir, char *cause, size_t cause_cap)
 {
     struct stat st;
     uid_t me = geteuid();
     if (stat(dir[0] ? dir : ".", &st) != 0)
-        return errno == ENOENT ? 0 : fail(err, err_cap, path, "stat directory", errno);
+        return errno == ENOENT ? 0 : fail(cause, cause_cap, path, "stat directory", errno);
     if (st.st_uid != me && st.st_uid != 0) {
-        snprintf(err, err_cap,
-                 "%s: refused: the directory %s belongs to uid %u, not to this user (uid %u) "
-                 "or root",
-                 path, dir[0] ? dir : ".", (unsigned)st.st_uid, (unsigned)me);
-        return -1;
+        return cause_set(
+            cause, cause_cap,
+            "%s: refused: the directory %s belongs to uid %u, not to this user (uid %u) "
+            "or root",
+            path, dir[0] ? dir : ".", (unsigned)st.st_uid, (unsigned)me);
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        snprintf(err, err_cap,
-                 "%s: refused: the directory %s is writable by other users (mode %04o)", path,
-                 dir[0] ? dir : ".", (unsigned)(st.st_mode & 07777));
-        return -1;
+        return cause_set(cause, cause_cap,
+                         "%s: refused: the directory %s is writable by other users (mode %04o)",
+                         path, dir[0] ? dir : ".", (unsigned)(st.st_mode & 07777));
     }
     if (lstat(path, &st) != 0)
-        return errno == ENOENT ? 0 : fail(err, err_cap, path, "stat", errno);
+        return errno == ENOENT ? 0 : fail(cause, cause_cap, path, "stat", errno);
     if (st.st_uid != me) {
-        snprintf(err, err_cap, "%s: refused: it belongs to uid %u, not to this user (uid %u)", path,
-                 (unsigned)st.st_uid, (unsigned)me);
-        return -1;
+        return cause_set(cause, cause_cap,
+                         "%s: refused: it belongs to uid %u, not to this user (uid %u)", path,
+                         (unsigned)st.st_uid, (unsigned)me);
     }
     return 0;
 }
 
-int atomic_file_check(const char *path, char *err, size_t err_cap)
+/* As atomic_file.h says. */
+int atomic_file_check(const char *path, char *cause, size_t cause_cap)
 {
     char dir[PATH_MAX];
     if (split_dir(path, dir, sizeof dir) != 0)
-        return fail(err, err_cap, path, "path", ENAMETOOLONG);
-    return check_private(path, dir, err, err_cap);
+        return fail(cause, cause_cap, path, "path", ENAMETOOLONG);
+    return check_private(path, dir, cause, cause_cap);
 }
 
-int atomic_file_write(const char *path, const void *data, size_t len, char *err, size_t err_cap)
+/* As atomic_file.h says. */
+int atomic_file_write(const char *path, const void *data, size_t len, char *cause, size_t cause_cap)
 {
     char dir[PATH_MAX], temp[PATH_MAX];
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     if (*base == '\0')
-        return fail(err, err_cap, path, "want a file name", EISDIR);
+        return fail(cause, cause_cap, path, "want a file name", EISDIR);
     int n = snprintf(temp, sizeof temp, "%s.%s%s", path, TEMP_RANDOM, TEMP_SUFFIX);
     if (split_dir(path, dir, sizeof dir) != 0 || n < 0 || (size_t)n >= sizeof temp)
-        return fail(err, err_cap, path, "path", ENAMETOOLONG);
+        return fail(cause, cause_cap, path, "path", ENAMETOOLONG);
 
     if (make_dirs(dir) != 0)
-        return fail(err, err_cap, path, "create directory", errno);
-    if (check_private(path, dir, err, err_cap) != 0)
+        return fail(cause, cause_cap, path, "create directory", errno);
+    if (check_private(path, dir, cause, cause_cap) != 0)
         return -1;
     int fd = mkostemps(temp, (int)strlen(TEMP_SUFFIX), O_CLOEXEC);
     if (fd < 0)
-        return fail(err, err_cap, path, "create temp file", errno);
+        return fail(cause, cause_cap, path, "create temp file", errno);
     const char *step = NULL;
     if (fchmod(fd, 0600) != 0)
         step = "chmod temp file";
@@ -177,15 +179,16 @@ int atomic_file_write(const char *path, const void *data, size_t len, char *err,
     }
     if (step) {
         unlink(temp);
-        return fail(err, err_cap, path, step, errnum);
+        return fail(cause, cause_cap, path, step, errnum);
     }
     if (sync_dir(dir) != 0)
-        return fail(err, err_cap, path, "fsync directory", errno);
+        return fail(cause, cause_cap, path, "fsync directory", errno);
     return 0;
 }
 
-int atomic_file_keep_aside(const char *path, char *aside, size_t aside_cap, char *err,
-                           size_t err_cap)
+/* As atomic_file.h says. */
+int atomic_file_keep_aside(const char *path, char *aside, size_t aside_cap, char *cause,
+                           size_t cause_cap)
 {
     char stamp[32];
     time_t now = time(NULL);
@@ -198,11 +201,11 @@ int atomic_file_keep_aside(const char *path, char *aside, size_t aside_cap, char
             snprintf(number, sizeof number, "-%d", attempt);
         int n = snprintf(aside, aside_cap, "%s.corrupt-%s%s", path, stamp, number);
         if (n < 0 || (size_t)n >= aside_cap)
-            return fail(err, err_cap, path, "keep aside", ENAMETOOLONG);
+            return fail(cause, cause_cap, path, "keep aside", ENAMETOOLONG);
         if (renameat2(AT_FDCWD, path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0)
             return 0;
         if (errno != EEXIST)
-            return fail(err, err_cap, path, "keep aside", errno);
+            return fail(cause, cause_cap, path, "keep aside", errno);
     }
-    return fail(err, err_cap, path, "keep aside", EEXIST);
+    return fail(cause, cause_cap, path, "keep aside", EEXIST);
 }

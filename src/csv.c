@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cause.h"
+
 /* One physical line of the input, as Go's readLine hands it out: "\r\n" reads
  * as "\n", and a "\r" right before the end of the input is dropped. */
 struct line {
@@ -107,6 +109,8 @@ static void *grow(void *buf, size_t *cap, size_t need, size_t elem)
     return grown;
 }
 
+/* Appends len bytes to the record being read. Returns 0, or -1 when
+ * memory runs out. */
 static int append_bytes(struct record_buf *rec, const char *bytes, size_t len)
 {
     if (len > SIZE_MAX - rec->len - 1)
@@ -121,6 +125,8 @@ static int append_bytes(struct record_buf *rec, const char *bytes, size_t len)
     return 0;
 }
 
+/* Starts a new field of the record at its current end. Returns 0, or -1
+ * when memory runs out. */
 static int start_field(struct record_buf *rec)
 {
     size_t *starts_grown = grow(rec->starts, &rec->fields_cap, rec->nfields + 1, sizeof(size_t));
@@ -261,7 +267,7 @@ static size_t nul_line(const char *text, size_t len)
 /* As csv.h says. Unlike Go, a NUL byte anywhere is an error: a C string of
  * the field would stop at it ("42\0 42" read as "42"). The whole input is
  * parsed or none of it. */
-int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbuf, size_t errlen)
+int csv_parse(const char *text, size_t len, struct csv_table *table, char *cause, size_t cause_cap)
 {
     struct line_reader reader = {text, text + len, 0};
     struct record_buf rec = {0};
@@ -277,9 +283,7 @@ int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbu
         return 0;
     error_line = nul_line(text, len);
     if (error_line != 0) {
-        if (errbuf && errlen > 0)
-            snprintf(errbuf, errlen, "line %zu: %s", error_line, ERR_NUL);
-        return -1;
+        return cause_set(cause, cause_cap, "line %zu: %s", error_line, ERR_NUL);
     }
     while ((result = read_record(&reader, &rec, &error_text, &error_line)) == READ_RECORD) {
         struct csv_row *rows_grown =
@@ -302,13 +306,9 @@ int csv_parse(const char *text, size_t len, struct csv_table *table, char *errbu
         return 0;
     }
     csv_free(&parsed);
-    if (errbuf && errlen > 0) {
-        if (result == READ_SYNTAX)
-            snprintf(errbuf, errlen, "line %zu: %s", error_line, error_text);
-        else
-            snprintf(errbuf, errlen, "out of memory");
-    }
-    return -1;
+    if (result == READ_SYNTAX)
+        return cause_set(cause, cause_cap, "line %zu: %s", error_line, error_text);
+    return cause_set(cause, cause_cap, "out of memory");
 }
 
 /* Frees every row (one block each: pointers, then bytes) and zeroes *table. */

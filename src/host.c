@@ -13,15 +13,18 @@
 #include <lualib.h>
 
 #include "embedded.h"
+#include "files.h"
 
 #define MAX_SCRIPT_BYTES (4 << 20)
 
+/* As host.h says. */
 int host_debug(void)
 {
     const char *value = getenv("GPULEDGER_DEBUG");
     return value != NULL && strcmp(value, "1") == 0;
 }
 
+/* As host.h says. */
 const struct embedded_file *host_embedded_file(const char *path)
 {
     for (const struct embedded_file *file = embedded_files; file->path; file++)
@@ -30,8 +33,9 @@ const struct embedded_file *host_embedded_file(const char *path)
     return NULL;
 }
 
-/* Reads a whole site script. Returns a malloc'd NUL-terminated buffer, or NULL
- * with errno set (ENOENT when there is no such file, EFBIG past the cap). */
+/* Reads a whole site script (files.c). Returns a malloc'd NUL-terminated
+ * buffer, or NULL with errno set (ENOENT when there is no such file, EISDIR
+ * or EINVAL when it is no regular file, EFBIG past the cap). */
 static char *read_script_file(const char *path, size_t *len)
 {
     struct stat st;
@@ -41,25 +45,8 @@ static char *read_script_file(const char *path, size_t *len)
         errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         return NULL;
     }
-    if (st.st_size > MAX_SCRIPT_BYTES) {
-        errno = EFBIG;
-        return NULL;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = malloc((size_t)st.st_size + 1);
-    size_t n = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
-    int read_error = ferror(f);
-    fclose(f);
-    if (!text || read_error) {
-        free(text);
-        errno = text ? EIO : ENOMEM;
-        return NULL;
-    }
-    text[n] = '\0';
-    *len = n;
-    return text;
+    char *text;
+    return file_read_whole(path, MAX_SCRIPT_BYTES, &text, len) == 0 ? text : NULL;
 }
 
 /* Writes prefix + name with dots turned into slashes + ".lua" into out.
@@ -75,6 +62,7 @@ static int script_path(char *out, size_t cap, const char *prefix, const char *na
     return 0;
 }
 
+/* As host.h says. */
 int host_search_script(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -140,6 +128,7 @@ static int search_embedded(lua_State *L)
     return 2;
 }
 
+/* As host.h says. */
 void host_open(lua_State *L)
 {
     luaL_openlibs(L);
@@ -175,6 +164,7 @@ static int msghandler(lua_State *L)
     return 1;
 }
 
+/* As host.h says. */
 int host_docall(lua_State *L, int nargs, int nresults)
 {
     int base = lua_gettop(L) - nargs; /* the function's index */
@@ -302,6 +292,7 @@ static int locate_error(lua_State *L)
     return 1;
 }
 
+/* As host.h says. */
 int host_call_limited(lua_State *L, int nargs, int nresults, long max_instructions,
                       size_t max_bytes)
 {

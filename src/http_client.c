@@ -7,24 +7,16 @@
 #include "http_client.h"
 
 #include <curl/curl.h>
-#include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
+#include "cause.h"
+#include "tls_files.h"
 #include "units.h"
-
-#ifndef GPULEDGER_VERSION
-#define GPULEDGER_VERSION "dev"
-#endif
-
-/* A CA file or directory bigger than this is refused rather than read. */
-#define CA_BYTES_MAX  ((size_t)16 * 1024 * 1024)
-#define PEM_CERT_MARK "-----BEGIN CERTIFICATE-----"
+#include "version.h"
 
 /* A growable byte buffer, always NUL-terminated once anything was put in it. */
 struct buffer {
@@ -53,179 +45,6 @@ static int buffer_append(struct buffer *buf, const void *bytes, size_t n)
     return 0;
 }
 
-/* printf into errbuf (if there is one), always NUL-terminated; returns -1 so
- * a failure path can `return fail(...)`. */
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-/* Appends the whole file at path to buf (at most CA_BYTES_MAX in all).
- * Returns 0, or -1 with errno set (EFBIG when too large, ENOMEM). */
-static int read_file_into(const char *path, struct buffer *buf)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return -1;
-    char chunk[16384];
-    size_t got;
-    int saved_errno = 0;
-    while ((got = fread(chunk, 1, sizeof chunk, file)) > 0) {
-        if (buf->len + got > CA_BYTES_MAX) {
-            saved_errno = EFBIG;
-            break;
-        }
-        if (buffer_append(buf, chunk, got) != 0) {
-            saved_errno = ENOMEM;
-            break;
-        }
-    }
-    if (!saved_errno && ferror(file))
-        saved_errno = errno ? errno : EIO;
-    fclose(file);
-    if (saved_errno) {
-        errno = saved_errno;
-        return -1;
-    }
-    /* separate files, so one without a final newline cannot glue its END
-     * line to the next file's BEGIN line */
-    if (buffer_append(buf, "\n", 1) != 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    return 0;
-}
-
-/* Reads ca_file and checks it holds a PEM certificate; when pool is given the
- * bytes are appended to it. Returns 0, or -1 with
- * "ca_file <f>: <strerror>" / "ca_file <f>: no PEM certificate in it". */
-static int load_ca_file(const char *ca_file, struct buffer *pool, char *errbuf, size_t errlen)
-{
-    struct buffer own = {0};
-    struct buffer *into = pool ? pool : &own;
-    size_t start = into->len;
-    if (read_file_into(ca_file, into) != 0) {
-        int err = errno;
-        free(own.data);
-        return fail(errbuf, errlen, "ca_file %s: %s", ca_file, strerror(err));
-    }
-    int has_cert = strstr(into->data + start, PEM_CERT_MARK) != NULL;
-    free(own.data);
-    if (!has_cert)
-        return fail(errbuf, errlen, "ca_file %s: no PEM certificate in it", ca_file);
-    return 0;
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* True when name ends in ".pem" or ".crt". */
-static int is_ca_name(const char *name)
-{
-    size_t len = strlen(name);
-    return len > 4 && (strcmp(name + len - 4, ".pem") == 0 || strcmp(name + len - 4, ".crt") == 0);
-}
-
-/* Appends every non-directory entry of ca_path named *.pem or *.crt, in
- * name order, to pool. Returns 0, or -1 with "ca_path <dir>: <strerror>",
- * "ca_path <dir>: no .pem or .crt file", "ca_path <file>: <strerror>" (a
- * listed file that cannot be read) or "ca_path <dir>: no PEM certificate in it". */
-static int load_ca_path(const char *ca_path, struct buffer *pool, char *errbuf, size_t errlen)
-{
-    DIR *dir = opendir(ca_path);
-    if (!dir)
-        return fail(errbuf, errlen, "ca_path %s: %s", ca_path, strerror(errno));
-
-    char **names = NULL;
-    size_t count = 0, cap = 0;
-    int rc = 0;
-    struct dirent *entry;
-    errno = 0;
-    while ((entry = readdir(dir)) != NULL) {
-        if (!is_ca_name(entry->d_name))
-            continue;
-        if (count == cap) {
-            size_t grown_cap = cap ? cap * 2 : 16;
-            char **grown = realloc(names, grown_cap * sizeof *names);
-            if (!grown) {
-                rc = fail(errbuf, errlen, "ca_path %s: out of memory", ca_path);
-                break;
-            }
-            names = grown;
-            cap = grown_cap;
-        }
-        names[count] = strdup(entry->d_name);
-        if (!names[count]) {
-            rc = fail(errbuf, errlen, "ca_path %s: out of memory", ca_path);
-            break;
-        }
-        count++;
-        errno = 0;
-    }
-    if (rc == 0 && errno != 0)
-        rc = fail(errbuf, errlen, "ca_path %s: %s", ca_path, strerror(errno));
-    closedir(dir);
-
-    size_t start = pool->len, files = 0;
-    if (rc == 0 && count)
-        qsort(names, count, sizeof *names, compare_names);
-    for (size_t i = 0; rc == 0 && i < count; i++) {
-        size_t path_len = strlen(ca_path) + 1 + strlen(names[i]) + 1;
-        char *path = malloc(path_len);
-        if (!path) {
-            rc = fail(errbuf, errlen, "ca_path %s: out of memory", ca_path);
-            break;
-        }
-        snprintf(path, path_len, "%s/%s", ca_path, names[i]);
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            free(path);
-            continue;
-        }
-        if (read_file_into(path, pool) != 0)
-            rc = fail(errbuf, errlen, "ca_path %s: %s", path, strerror(errno));
-        else
-            files++;
-        free(path);
-    }
-    for (size_t i = 0; i < count; i++)
-        free(names[i]);
-    free(names);
-    if (rc != 0)
-        return rc;
-    if (files == 0)
-        return fail(errbuf, errlen, "ca_path %s: no .pem or .crt file", ca_path);
-    if (!strstr(pool->data + start, PEM_CERT_MARK))
-        return fail(errbuf, errlen, "ca_path %s: no PEM certificate in it", ca_path);
-    return 0;
-}
-
-/* Checks that a client certificate or key file can be opened, so a wrong path
- * is reported before any request. Returns 0, or -1 with "<what> <f>: <strerror>". */
-static int check_readable(const char *what, const char *path, char *errbuf, size_t errlen)
-{
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return fail(errbuf, errlen, "%s %s: %s", what, path, strerror(errno));
-    char byte;
-    size_t got = fread(&byte, 1, 1, file);
-    int err = ferror(file) ? errno : 0;
-    fclose(file);
-    if (got == 0 && err)
-        return fail(errbuf, errlen, "%s %s: %s", what, path, strerror(err));
-    return 0;
-}
-
 /* True for the characters a host name or IPv4 address may hold. */
 static int is_host_name(const char *name)
 {
@@ -243,18 +62,18 @@ static int is_host_name(const char *name)
 /* For tls_server_name on an https URL: *new_url becomes the URL with its host
  * replaced by the name, and *connect_to "name:port:host:port" so curl still
  * connects to the URL's real host and port (both owned by the caller, free
- * with curl_free / free). Returns 0, or -1 with a cause in errbuf. */
+ * with curl_free / free). Returns 0, or -1 with a cause in cause. */
 static int server_name_route(const char *url, const char *server_name, char **new_url,
-                             char **connect_to, char *errbuf, size_t errlen)
+                             char **connect_to, char *cause, size_t cause_cap)
 {
     *new_url = NULL;
     *connect_to = NULL;
     if (!is_host_name(server_name))
-        return fail(errbuf, errlen, "tls_server_name %s: not a host name", server_name);
+        return cause_set(cause, cause_cap, "tls_server_name %s: not a host name", server_name);
 
     CURLU *parsed = curl_url();
     if (!parsed)
-        return fail(errbuf, errlen, "out of memory");
+        return cause_set(cause, cause_cap, "out of memory");
     char *host = NULL, *port = NULL;
     int rc = 0;
     CURLUcode uc = curl_url_set(parsed, CURLUPART_URL, url, 0);
@@ -263,7 +82,7 @@ static int server_name_route(const char *url, const char *server_name, char **ne
     if (uc == CURLUE_OK)
         uc = curl_url_get(parsed, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT);
     if (uc != CURLUE_OK) {
-        rc = fail(errbuf, errlen, "URL rejected: %s", curl_url_strerror(uc));
+        rc = cause_set(cause, cause_cap, "URL rejected: %s", curl_url_strerror(uc));
         goto out;
     }
     /* an IPv6 literal comes back in brackets; make sure it has them */
@@ -271,7 +90,7 @@ static int server_name_route(const char *url, const char *server_name, char **ne
     size_t len = strlen(server_name) + strlen(port) + strlen(host) + strlen(port) + 8;
     *connect_to = malloc(len);
     if (!*connect_to) {
-        rc = fail(errbuf, errlen, "out of memory");
+        rc = cause_set(cause, cause_cap, "out of memory");
         goto out;
     }
     snprintf(*connect_to, len, "%s:%s:%s%s%s:%s", server_name, port, needs_brackets ? "[" : "",
@@ -280,7 +99,8 @@ static int server_name_route(const char *url, const char *server_name, char **ne
     if (uc == CURLUE_OK)
         uc = curl_url_get(parsed, CURLUPART_URL, new_url, 0);
     if (uc != CURLUE_OK) {
-        rc = fail(errbuf, errlen, "tls_server_name %s: %s", server_name, curl_url_strerror(uc));
+        rc = cause_set(cause, cause_cap, "tls_server_name %s: %s", server_name,
+                       curl_url_strerror(uc));
         free(*connect_to);
         *connect_to = NULL;
     }
@@ -430,17 +250,16 @@ static int redact_body(struct buffer *body, const char *secret)
         rc = buffer_append(&redacted, from, (size_t)(end - from));
     if (rc != 0) {
         free(redacted.data);
-        return -1;
     }
     free(body->data);
     *body = redacted;
     return 0;
 }
 
-/* Masks every header value of the request in errbuf. */
-static void redact_header_values(const struct http_request *request, char *errbuf, size_t errlen)
+/* Masks every header value of the request in cause. */
+static void redact_header_values(const struct http_request *request, char *cause, size_t cause_cap)
 {
-    if (!request->headers || !errbuf || !errlen)
+    if (!request->headers || !cause || !cause_cap)
         return;
     for (const char *const *line = request->headers; *line; line++) {
         const char *colon = strchr(*line, ':');
@@ -449,16 +268,16 @@ static void redact_header_values(const struct http_request *request, char *errbu
         const char *value = colon + 1;
         while (*value == ' ' || *value == '\t')
             value++;
-        redact(errbuf, errlen, value);
+        redact(cause, cause_cap, value);
     }
 }
 
-/* Masks in errbuf every header value of the request and its secret. */
-static void redact_cause(const struct http_request *request, char *errbuf, size_t errlen)
+/* Masks in cause every header value of the request and its secret. */
+static void redact_cause(const struct http_request *request, char *cause, size_t cause_cap)
 {
-    redact_header_values(request, errbuf, errlen);
-    if (request->secret && errbuf && errlen)
-        redact(errbuf, errlen, request->secret);
+    redact_header_values(request, cause, cause_cap);
+    if (request->secret && cause && cause_cap)
+        redact(cause, cause_cap, request->secret);
 }
 
 /* Writes the cause of a failed transfer: "answer exceeds 8 MiB", or
@@ -467,17 +286,17 @@ static void redact_cause(const struct http_request *request, char *errbuf, size_
  * neither TLS nor a certificate. For a unix socket that could not be reached
  * the socket path and errno are given, since curl's text names a TCP port. */
 static void describe_failure(const struct http_request *request, CURL *curl, CURLcode code,
-                             const struct transfer *t, const char *curl_detail, char *errbuf,
-                             size_t errlen)
+                             const struct transfer *t, const char *curl_detail, char *cause,
+                             size_t cause_cap)
 {
     if (t->too_big) {
         char size[32];
         format_size(size, sizeof size, t->max_bytes);
-        fail(errbuf, errlen, "answer exceeds %s", size);
+        cause_set(cause, cause_cap, "answer exceeds %s", size);
         return;
     }
     if (t->out_of_mem) {
-        fail(errbuf, errlen, "out of memory reading the answer");
+        cause_set(cause, cause_cap, "out of memory reading the answer");
         return;
     }
     const char *summary = curl_easy_strerror(code);
@@ -524,16 +343,17 @@ static void describe_failure(const struct http_request *request, CURL *curl, CUR
                        "(does it require a client certificate?): ";
     }
     if (detail[0] && strcmp(detail, summary) != 0)
-        fail(errbuf, errlen, "%s%s: %s", prefix, summary, detail);
+        cause_set(cause, cause_cap, "%s%s: %s", prefix, summary, detail);
     else
-        fail(errbuf, errlen, "%s%s", prefix, summary);
+        cause_set(cause, cause_cap, "%s%s", prefix, summary);
 }
 
-/* Sets up TLS options on curl from the request: the CA pool (a file,
- * or file + directory loaded into *ca_blob, which must outlive the transfer),
- * the client pair. Returns 0, or -1 with the option that is wrong in errbuf. */
-static int setup_tls(CURL *curl, const struct http_request *request, struct buffer *ca_blob,
-                     char *errbuf, size_t errlen)
+/* Sets up TLS options on curl from the request: the CA pool (a file, or a
+ * file and a directory read into one bundle, *ca_bundle, which must outlive
+ * the transfer), the client pair. Returns 0, or -1 with the option that is
+ * wrong in cause. */
+static int setup_tls(CURL *curl, const struct http_request *request, char **ca_bundle, char *cause,
+                     size_t cause_cap)
 {
     const char *ca_file = request->ca_file && *request->ca_file ? request->ca_file : NULL;
     const char *ca_path = request->ca_path && *request->ca_path ? request->ca_path : NULL;
@@ -541,25 +361,23 @@ static int setup_tls(CURL *curl, const struct http_request *request, struct buff
     const char *key = request->client_key && *request->client_key ? request->client_key : NULL;
 
     if (!cert != !key)
-        return fail(errbuf, errlen, "client_cert and client_key go together");
+        return cause_set(cause, cause_cap, "client_cert and client_key go together");
     if (ca_path) {
-        if (ca_file && load_ca_file(ca_file, ca_blob, errbuf, errlen) != 0)
+        size_t len;
+        if (tls_ca_bundle_read(ca_file, ca_path, ca_bundle, &len, cause, cause_cap) != 0)
             return -1;
-        if (load_ca_path(ca_path, ca_blob, errbuf, errlen) != 0)
-            return -1;
-        struct curl_blob blob = {
-            .data = ca_blob->data, .len = ca_blob->len, .flags = CURL_BLOB_NOCOPY};
+        struct curl_blob blob = {.data = *ca_bundle, .len = len, .flags = CURL_BLOB_NOCOPY};
         curl_easy_setopt(curl, CURLOPT_CAINFO_BLOB, &blob);
     } else if (ca_file) {
-        if (load_ca_file(ca_file, NULL, errbuf, errlen) != 0)
+        if (tls_ca_file_check(ca_file, cause, cause_cap) != 0)
             return -1;
         curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
     }
     if (ca_file || ca_path)
         curl_easy_setopt(curl, CURLOPT_CAPATH, NULL); /* only the given CAs */
     if (cert) {
-        if (check_readable("client_cert", cert, errbuf, errlen) != 0 ||
-            check_readable("client_key", key, errbuf, errlen) != 0)
+        if (tls_file_check_readable("client_cert", cert, cause, cause_cap) != 0 ||
+            tls_file_check_readable("client_key", key, cause, cause_cap) != 0)
             return -1;
         curl_easy_setopt(curl, CURLOPT_SSLCERT, cert);
         curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
@@ -593,7 +411,7 @@ struct http_transfer {
     CURL *curl;
     const struct http_request *request;
     struct transfer gathered;
-    struct buffer ca_blob;
+    char *ca_bundle; /* the CAs of ca_file and ca_path, when ca_path is given */
     struct curl_slist *headers;
     struct curl_slist *connect_list;
     char *routed_url;
@@ -611,7 +429,7 @@ void http_transfer_free(struct http_transfer *transfer)
     curl_slist_free_all(transfer->connect_list);
     curl_free(transfer->routed_url);
     free(transfer->connect_to);
-    free(transfer->ca_blob.data);
+    free(transfer->ca_bundle);
     free(transfer->gathered.body.data);
     free(transfer);
 }
@@ -623,33 +441,33 @@ CURL *http_transfer_curl(struct http_transfer *transfer)
 }
 
 /* Builds an easy handle configured for request (borrowed until the transfer
- * is freed). Returns the transfer, or NULL with one line in errbuf:
+ * is freed). Returns the transfer, or NULL with one line in cause:
  * configuration mistakes (a half client pair, a CA option that cannot be
  * used, a header with a line break, a bad tls_server_name) are reported
  * here, before any connection is made. */
-struct http_transfer *http_transfer_new(const struct http_request *request, char *errbuf,
-                                        size_t errlen)
+struct http_transfer *http_transfer_new(const struct http_request *request, char *cause,
+                                        size_t cause_cap)
 {
-    if (errbuf && errlen)
-        errbuf[0] = '\0';
+    if (cause && cause_cap)
+        cause[0] = '\0';
     if (!request->url || !*request->url) {
-        fail(errbuf, errlen, "no URL");
+        cause_set(cause, cause_cap, "no URL");
         return NULL;
     }
     if (request->timeout_ms <= 0) {
-        fail(errbuf, errlen, "timeout must be > 0");
+        cause_set(cause, cause_cap, "timeout must be > 0");
         return NULL;
     }
     struct http_transfer *t = calloc(1, sizeof *t);
     if (!t) {
-        fail(errbuf, errlen, "out of memory");
+        cause_set(cause, cause_cap, "out of memory");
         return NULL;
     }
     t->request = request;
     t->gathered.max_bytes = request->max_bytes;
     t->curl = curl_easy_init();
     if (!t->curl) {
-        fail(errbuf, errlen, "curl_easy_init failed");
+        cause_set(cause, cause_cap, "curl_easy_init failed");
         goto failed;
     }
     CURL *curl = t->curl;
@@ -661,12 +479,13 @@ struct http_transfer *http_transfer_new(const struct http_request *request, char
             const char *colon = strchr(*line, ':');
             int name_len =
                 colon && colon < line_break && colon - *line <= 64 ? (int)(colon - *line) : 0;
-            fail(errbuf, errlen, "header %.*s: the value holds a line break", name_len, *line);
+            cause_set(cause, cause_cap, "header %.*s: the value holds a line break", name_len,
+                      *line);
             goto failed;
         }
         struct curl_slist *grown = curl_slist_append(t->headers, *line);
         if (!grown) {
-            fail(errbuf, errlen, "out of memory");
+            cause_set(cause, cause_cap, "out of memory");
             goto failed;
         }
         t->headers = grown;
@@ -678,16 +497,16 @@ struct http_transfer *http_transfer_new(const struct http_request *request, char
                   (request->client_cert && *request->client_cert) ||
                   (request->client_key && *request->client_key) ||
                   (request->tls_server_name && *request->tls_server_name);
-    if (any_tls && setup_tls(curl, request, &t->ca_blob, errbuf, errlen) != 0)
+    if (any_tls && setup_tls(curl, request, &t->ca_bundle, cause, cause_cap) != 0)
         goto failed;
     if (request->tls_server_name && *request->tls_server_name && !request->unix_socket &&
         strncasecmp(url, "https://", 8) == 0) {
-        if (server_name_route(url, request->tls_server_name, &t->routed_url, &t->connect_to, errbuf,
-                              errlen) != 0)
+        if (server_name_route(url, request->tls_server_name, &t->routed_url, &t->connect_to, cause,
+                              cause_cap) != 0)
             goto failed;
         t->connect_list = curl_slist_append(NULL, t->connect_to);
         if (!t->connect_list) {
-            fail(errbuf, errlen, "out of memory");
+            cause_set(cause, cause_cap, "out of memory");
             goto failed;
         }
         url = t->routed_url;
@@ -718,25 +537,25 @@ struct http_transfer *http_transfer_new(const struct http_request *request, char
     return t;
 
 failed:
-    redact_cause(request, errbuf, errlen);
+    redact_cause(request, cause, cause_cap);
     http_transfer_free(t);
     return NULL;
 }
 
 /* Turns the outcome of a finished transfer (code: what curl_easy_perform
  * returned, or the multi handle's result) into *response (0) or a one-line
- * cause in errbuf (-1, *response zeroed). The body moves into *response. */
+ * cause in cause (-1, *response zeroed). The body moves into *response. */
 int http_transfer_finish(struct http_transfer *t, CURLcode code, struct http_response *response,
-                         char *errbuf, size_t errlen)
+                         char *cause, size_t cause_cap)
 {
     memset(response, 0, sizeof *response);
     if (code != CURLE_OK) {
-        describe_failure(t->request, t->curl, code, &t->gathered, t->curl_detail, errbuf, errlen);
+        describe_failure(t->request, t->curl, code, &t->gathered, t->curl_detail, cause, cause_cap);
         goto failed;
     }
     if (buffer_append(&t->gathered.body, "", 0) != 0 || /* an empty body is still a string */
         (t->request->secret && redact_body(&t->gathered.body, t->request->secret) != 0)) {
-        fail(errbuf, errlen, "out of memory reading the answer");
+        cause_set(cause, cause_cap, "out of memory reading the answer");
         goto failed;
     }
     const char *content_type = NULL;
@@ -745,7 +564,7 @@ int http_transfer_finish(struct http_transfer *t, CURLcode code, struct http_res
     if (content_type) {
         response->content_type = strdup(content_type);
         if (!response->content_type) {
-            fail(errbuf, errlen, "out of memory reading the answer");
+            cause_set(cause, cause_cap, "out of memory reading the answer");
             goto failed;
         }
         if (t->request->secret)
@@ -759,21 +578,21 @@ int http_transfer_finish(struct http_transfer *t, CURLcode code, struct http_res
 failed:
     http_response_free(response);
     response->status = 0;
-    redact_cause(t->request, errbuf, errlen);
+    redact_cause(t->request, cause, cause_cap);
     return -1;
 }
 
 /* Performs one GET (contract in http_client.h). Owns nothing after it
  * returns except what it put in *response on success; on -1 *response is
- * zeroed and errbuf holds one line. */
-int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
-             size_t errlen)
+ * zeroed and cause holds one line. */
+int http_get(const struct http_request *request, struct http_response *response, char *cause,
+             size_t cause_cap)
 {
     memset(response, 0, sizeof *response);
-    struct http_transfer *t = http_transfer_new(request, errbuf, errlen);
+    struct http_transfer *t = http_transfer_new(request, cause, cause_cap);
     if (!t)
         return -1;
-    int rc = http_transfer_finish(t, curl_easy_perform(t->curl), response, errbuf, errlen);
+    int rc = http_transfer_finish(t, curl_easy_perform(t->curl), response, cause, cause_cap);
     http_transfer_free(t);
     return rc;
 }

@@ -32,7 +32,7 @@ struct http_response {
 };
 
 /* Performs the GET. Returns 0 with *response filled when an HTTP answer came
- * (whatever its status). Returns -1 with a one-line cause in errbuf and
+ * (whatever its status). Returns -1 with a one-line cause in cause and
  * nothing to free when none did: the cause carries libcurl's wording and the
  * detail it gives ("Couldn't connect to server: Connection refused",
  * "Timeout was reached: Operation timed out after 5001 milliseconds…",
@@ -41,9 +41,9 @@ struct http_response {
  * ("--nomad-client-cert and --nomad-client-key go together" is the caller's
  * check; here: "ca_path /x: no .pem or .crt file", "ca_path /x: <strerror>").
  * The caller prefixes the source and address. Header values (tokens) never
- * appear in errbuf, nor request->secret in the answer. */
-int http_get(const struct http_request *request, struct http_response *response, char *errbuf,
-             size_t errlen);
+ * appear in cause, nor request->secret in the answer. */
+int http_get(const struct http_request *request, struct http_response *response, char *cause,
+             size_t cause_cap);
 
 /* Frees what http_get filled in; safe on a zeroed response. */
 void http_response_free(struct http_response *response);
@@ -54,17 +54,17 @@ struct http_transfer;
 
 /* Builds an easy handle configured as http_get would (request is borrowed
  * until the transfer is freed). Returns the transfer, or NULL with the cause
- * of a configuration mistake in errbuf (nothing to free). */
-struct http_transfer *http_transfer_new(const struct http_request *request, char *errbuf,
-                                        size_t errlen);
+ * of a configuration mistake in cause (nothing to free). */
+struct http_transfer *http_transfer_new(const struct http_request *request, char *cause,
+                                        size_t cause_cap);
 
 /* The transfer's easy handle (owned by the transfer). */
 CURL *http_transfer_curl(struct http_transfer *transfer);
 
 /* After the handle ran to its end with result code: 0 with *response filled
- * (the body moves into it), or -1 with a cause in errbuf as http_get gives it. */
+ * (the body moves into it), or -1 with a cause in cause as http_get gives it. */
 int http_transfer_finish(struct http_transfer *transfer, CURLcode code,
-                         struct http_response *response, char *errbuf, size_t errlen);
+                         struct http_response *response, char *cause, size_t cause_cap);
 
 /* Frees the transfer and its handle; safe on NULL. */
 void http_transfer_free(struct http_transfer *transfer);

@@ -22,7 +22,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "spawn_capture.h"
+#include "cause.h"
+#include "clock.h"
 
 #define EVENTS_PER_WAIT 256
 #define START_WINDOW    128
@@ -32,12 +33,12 @@
 struct http_many {
     CURLM *multi;
     int epoll_fd;
-    long long timer_at; /* spawn_clock_ms when curl wants a timeout call; < 0: none */
+    long long timer_at; /* monotonic_ms when curl wants a timeout call; < 0: none */
     const struct http_request **requests; /* by index; the caller's */
     size_t count;
     size_t capacity;                  /* of requests, transfers and started_at */
     struct http_transfer **transfers; /* by request index; NULL unless running */
-    long long *started_at;            /* spawn_clock_ms, by request index */
+    long long *started_at;            /* monotonic_ms, by request index */
     size_t next;                      /* the next request to start */
     size_t oldest_young;              /* requests before it are not young */
     size_t young;                     /* running requests from oldest_young on */
@@ -71,7 +72,7 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 {
     (void)multi;
     struct http_many *run = userp;
-    run->timer_at = timeout_ms < 0 ? -1 : spawn_clock_ms() + timeout_ms;
+    run->timer_at = timeout_ms < 0 ? -1 : monotonic_ms() + timeout_ms;
     return 0;
 }
 
@@ -127,7 +128,7 @@ static void age(struct http_many *run, long long now)
  * that cannot be set up is heard at once with its cause. */
 static void start_more(struct http_many *run)
 {
-    long long now = spawn_clock_ms();
+    long long now = monotonic_ms();
     age(run, now);
     while (run->next < run->count && run->young < START_WINDOW && !run->stop) {
         size_t i = run->next++;
@@ -153,7 +154,7 @@ static void start_more(struct http_many *run)
 }
 
 /* Drives the transfers until every request was heard, the deadline
- * (spawn_clock_ms) passes, or each stops the run. */
+ * (monotonic_ms) passes, or each stops the run. */
 static void drive(struct http_many *run, long long deadline)
 {
     int running = 0;
@@ -165,7 +166,7 @@ static void drive(struct http_many *run, long long deadline)
         hear_finished(run);
         if (run->stop || (running == 0 && run->next == run->count))
             return;
-        long long now = spawn_clock_ms();
+        long long now = monotonic_ms();
         if (now >= deadline)
             return;
         long long wait = deadline - now;
@@ -191,7 +192,7 @@ static void drive(struct http_many *run, long long deadline)
                 flags |= CURL_CSELECT_ERR;
             curl_multi_socket_action(run->multi, events[i].data.fd, flags, &running);
         }
-        if (run->timer_at >= 0 && spawn_clock_ms() >= run->timer_at) {
+        if (run->timer_at >= 0 && monotonic_ms() >= run->timer_at) {
             run->timer_at = -1;
             curl_multi_socket_action(run->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
@@ -238,13 +239,11 @@ int http_many_add(struct http_many *run, const struct http_request *request)
 /* Runs the requests (contract in http_multi.h). Owns every transfer it
  * starts and frees each one when it is heard or abandoned. */
 int http_get_many(const struct http_request *requests, size_t count, long deadline_ms,
-                  http_each_fn each, void *context, char *errbuf, size_t errlen)
+                  http_each_fn each, void *context, char *cause, size_t cause_cap)
 {
-    if (deadline_ms <= 0) {
-        snprintf(errbuf, errlen, "deadline must be > 0");
-        return -1;
-    }
-    long long deadline = spawn_clock_ms() + deadline_ms;
+    if (deadline_ms <= 0)
+        return cause_set(cause, cause_cap, "deadline must be > 0");
+    long long deadline = monotonic_ms() + deadline_ms;
     struct http_many run = {.epoll_fd = -1, .timer_at = -1, .each = each, .context = context};
     int room = make_room(&run, count);
     for (size_t i = 0; room == 0 && i < count; i++)
@@ -252,7 +251,7 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
     run.multi = curl_multi_init();
     run.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     if (room != 0 || !run.multi || run.epoll_fd < 0) {
-        snprintf(errbuf, errlen, "%s", run.epoll_fd < 0 ? strerror(errno) : "out of memory");
+        cause_set(cause, cause_cap, "%s", run.epoll_fd < 0 ? strerror(errno) : "out of memory");
         free(run.requests);
         free(run.transfers);
         free(run.started_at);

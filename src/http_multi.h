@@ -25,9 +25,9 @@ typedef int (*http_each_fn)(void *context, struct http_many *run, size_t index,
  * never hold back the others by more than that (http_multi.c). each hears every request
  * exactly once, in the order the outcomes come. Returns 0; the non-zero value
  * an each call returned (the others are then abandoned unheard); or -1 with
- * a cause in errbuf when the machinery itself could not start. */
+ * a cause in cause when the machinery itself could not start. */
 int http_get_many(const struct http_request *requests, size_t count, long deadline_ms,
-                  http_each_fn each, void *context, char *errbuf, size_t errlen);
+                  http_each_fn each, void *context, char *cause, size_t cause_cap);
 
 /* Adds request to the run in progress, from inside its each (a request that
  * follows from an answer: a second call of a conversation). It gets the next

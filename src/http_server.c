@@ -30,7 +30,8 @@
 
 #include <microhttpd.h>
 
-#include "spawn_capture.h"
+#include "cause.h"
+#include "clock.h"
 
 #define THREADS          2
 #define CONNECTION_LIMIT 1024u /* lowered to fit RLIMIT_NOFILE */
@@ -91,6 +92,7 @@ static struct MHD_Response *make_response(const char *content_type, const char *
     return response;
 }
 
+/* As http_server.h says. */
 struct http_set *http_set_new(void)
 {
     struct http_set *set = calloc(1, sizeof *set);
@@ -99,6 +101,7 @@ struct http_set *http_set_new(void)
     return set;
 }
 
+/* As http_server.h says. */
 int http_set_add(struct http_set *set, const char *path, unsigned status, const char *content_type,
                  const char *body, size_t body_len)
 {
@@ -139,6 +142,7 @@ static void set_retain(struct http_set *set)
     atomic_fetch_add_explicit(&set->refs, 1, memory_order_relaxed);
 }
 
+/* As http_server.h says. */
 void http_set_release(struct http_set *set)
 {
     if (!set || atomic_fetch_sub_explicit(&set->refs, 1, memory_order_acq_rel) != 1)
@@ -232,12 +236,13 @@ static int bound_port(int fd)
     return ntohs(((struct sockaddr_in *)&address)->sin_port);
 }
 
-int http_listen(const char *listen, int *port, char *err, size_t err_cap)
+/* As http_server.h says. */
+int http_listen(const char *listen, int *port, char *cause, size_t cause_cap)
 {
     char host[256], port_text[8];
     if (split_listen(listen, host, sizeof host, port_text, sizeof port_text) != 0) {
-        snprintf(err, err_cap, "listen %s: want :PORT, HOST:PORT or [IPV6]:PORT", listen);
-        return -1;
+        return cause_set(cause, cause_cap, "listen %s: want :PORT, HOST:PORT or [IPV6]:PORT",
+                         listen);
     }
     struct addrinfo hints = {0}, *found = NULL;
     hints.ai_socktype = SOCK_STREAM;
@@ -249,8 +254,7 @@ int http_listen(const char *listen, int *port, char *err, size_t err_cap)
         rc = getaddrinfo(NULL, port_text, &hints, &found);
     }
     if (rc != 0) {
-        snprintf(err, err_cap, "listen tcp %s: %s", listen, gai_strerror(rc));
-        return -1;
+        return cause_set(cause, cause_cap, "listen tcp %s: %s", listen, gai_strerror(rc));
     }
     int fd = -1, saved_errno = 0;
     const char *step = "socket";
@@ -270,8 +274,8 @@ int http_listen(const char *listen, int *port, char *err, size_t err_cap)
     }
     freeaddrinfo(found);
     if (fd < 0) {
-        snprintf(err, err_cap, "listen tcp %s: %s: %s", listen, step, strerror(saved_errno));
-        return -1;
+        return cause_set(cause, cause_cap, "listen tcp %s: %s: %s", listen, step,
+                         strerror(saved_errno));
     }
     *port = bound_port(fd);
     return fd;
@@ -336,7 +340,7 @@ static void on_connection(void *cls, struct MHD_Connection *connection, void **s
         if (!watch)
             return;
         watch->fd = info->connect_fd;
-        watch->deadline_ms = spawn_clock_ms() + HEAD_DEADLINE_MS;
+        watch->deadline_ms = monotonic_ms() + HEAD_DEADLINE_MS;
         pthread_mutex_lock(&server->watch_lock);
         watch->next = server->watches;
         if (watch->next)
@@ -366,7 +370,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **re
 {
     (void)request_state;
     (void)code;
-    set_head_deadline(cls, connection, spawn_clock_ms() + HEAD_DEADLINE_MS);
+    set_head_deadline(cls, connection, monotonic_ms() + HEAD_DEADLINE_MS);
 }
 
 /* The watchdog thread: every WATCHDOG_PERIOD_MS, shuts down the sockets of
@@ -377,18 +381,15 @@ static void *watchdog_main(void *cls)
     struct http_server *server = cls;
     pthread_mutex_lock(&server->watch_lock);
     while (!server->stopping) {
-        long long now = spawn_clock_ms();
+        long long now = monotonic_ms();
         for (struct head_watch *watch = server->watches; watch; watch = watch->next) {
             if (watch->deadline_ms != 0 && now >= watch->deadline_ms) {
                 shutdown(watch->fd, SHUT_RDWR);
                 watch->deadline_ms = 0;
             }
         }
-        struct timespec wake;
-        clock_gettime(CLOCK_MONOTONIC, &wake);
-        wake.tv_nsec += WATCHDOG_PERIOD_MS * 1000000L;
-        wake.tv_sec += wake.tv_nsec / 1000000000L;
-        wake.tv_nsec %= 1000000000L;
+        int64_t wake_ns = monotonic_ns() + WATCHDOG_PERIOD_MS * 1000000LL;
+        struct timespec wake = {wake_ns / 1000000000, wake_ns % 1000000000};
         pthread_cond_timedwait(&server->watch_wakeup, &server->watch_lock, &wake);
     }
     pthread_mutex_unlock(&server->watch_lock);
@@ -553,16 +554,17 @@ static unsigned connection_limit(void)
     return room < CONNECTION_LIMIT ? (unsigned)room : CONNECTION_LIMIT;
 }
 
-struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err,
-                                      size_t err_cap)
+/* As http_server.h says. */
+struct http_server *http_server_start(int listen_fd, struct http_set *set, char *cause,
+                                      size_t cause_cap)
 {
     struct http_server *server = calloc(1, sizeof *server);
     if (!server || make_error_responses(server) != 0) {
-        snprintf(err, err_cap, "serve: not enough memory");
+        cause_set(cause, cause_cap, "serve: not enough memory");
         goto fail;
     }
     if (watchdog_start(server) != 0) {
-        snprintf(err, err_cap, "serve: could not start the head deadline thread");
+        cause_set(cause, cause_cap, "serve: could not start the head deadline thread");
         goto fail;
     }
     pthread_mutex_init(&server->lock, NULL);
@@ -577,7 +579,7 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, server, MHD_OPTION_END);
     if (!server->daemon) {
-        snprintf(err, err_cap, "serve: libmicrohttpd could not start on the listening socket");
+        cause_set(cause, cause_cap, "serve: libmicrohttpd could not start on the listening socket");
         pthread_mutex_destroy(&server->lock);
         watchdog_stop(server);
         watchdog_destroy(server);
@@ -593,6 +595,7 @@ fail:
     return NULL;
 }
 
+/* As http_server.h says. */
 void http_server_swap(struct http_server *server, struct http_set *set)
 {
     pthread_mutex_lock(&server->lock);
@@ -602,6 +605,7 @@ void http_server_swap(struct http_server *server, struct http_set *set)
     http_set_release(old);
 }
 
+/* As http_server.h says. */
 void http_server_stop(struct http_server *server)
 {
     if (!server)
@@ -613,44 +617,4 @@ void http_server_stop(struct http_server *server)
     free_error_responses(server);
     pthread_mutex_destroy(&server->lock);
     free(server);
-}
-
-/* ---- signals ------------------------------------------------------------ */
-
-/* SIGTERM, SIGINT and SIGHUP. */
-static void serve_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    sigaddset(set, SIGTERM);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGHUP);
-}
-
-void http_signals_block(sigset_t *saved)
-{
-    sigset_t set;
-    serve_signals(&set);
-    pthread_sigmask(SIG_BLOCK, &set, saved);
-}
-
-int http_signal_wait(long timeout_ms)
-{
-    sigset_t set;
-    serve_signals(&set);
-    if (timeout_ms < 0)
-        timeout_ms = 0;
-    struct timespec timeout = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
-    int sig = sigtimedwait(&set, NULL, &timeout);
-    return sig > 0 ? sig
-                   : 0; /* EAGAIN: time is up; EINTR: another signal, the caller looks again */
-}
-
-void http_signals_restore(const sigset_t *saved)
-{
-    sigset_t set;
-    serve_signals(&set);
-    struct timespec now = {0, 0};
-    while (sigtimedwait(&set, NULL, &now) > 0)
-        ;
-    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }

@@ -1,6 +1,5 @@
 #ifndef GPULEDGER_HTTP_SERVER_H
 #define GPULEDGER_HTTP_SERVER_H
-#include <signal.h>
 #include <stddef.h>
 
 /* serve's HTTP side (docs/architecture.md): libmicrohttpd on its own threads
@@ -32,8 +31,8 @@ void http_set_release(struct http_set *set);
  * dual-stack, IPv4 only where the host has no IPv6), "HOST:PORT" or
  * "[IPV6]:PORT"; PORT 0 picks a free port. Returns the socket and stores
  * the port it got in *port, or returns -1 with a message such as
- * "listen tcp 127.0.0.1:80: bind: Permission denied" in err. */
-int http_listen(const char *listen, int *port, char *err, size_t err_cap);
+ * "listen tcp 127.0.0.1:80: bind: Permission denied" in cause. */
+int http_listen(const char *listen, int *port, char *cause, size_t cause_cap);
 
 /* ---- the server --------------------------------------------------------- */
 
@@ -41,10 +40,10 @@ struct http_server;
 
 /* Starts serving `set` on listen_fd (from http_listen) with a small thread
  * pool, a connection limit, a per-IP limit and an idle timeout. Takes
- * ownership of both, also on failure. Returns the server, or NULL with the
- * cause in err. */
-struct http_server *http_server_start(int listen_fd, struct http_set *set, char *err,
-                                      size_t err_cap);
+ * ownership of both, also on failure. Returns the server, or NULL with why
+ * in cause. */
+struct http_server *http_server_start(int listen_fd, struct http_set *set, char *cause,
+                                      size_t cause_cap);
 
 /* Makes `set` the one new requests are answered from (taking its
  * reference); requests already in flight finish with the old one. */
@@ -53,20 +52,5 @@ void http_server_swap(struct http_server *server, struct http_set *set);
 /* Stops accepting, closes every connection, joins the threads, closes the
  * socket and drops the current set. */
 void http_server_stop(struct http_server *server);
-
-/* ---- signals ------------------------------------------------------------ */
-
-/* Blocks SIGTERM, SIGINT and SIGHUP in the calling thread, and so in every
- * thread it starts afterwards (the server's), saving the previous mask in
- * *saved: the signals then wait for http_signal_wait on the main thread. */
-void http_signals_block(sigset_t *saved);
-
-/* Waits up to timeout_ms for SIGTERM, SIGINT or SIGHUP. Returns the signal
- * number, or 0 when the time ran out first. */
-int http_signal_wait(long timeout_ms);
-
-/* Discards those signals if any are pending, and restores the mask saved by
- * http_signals_block. */
-void http_signals_restore(const sigset_t *saved);
 
 #endif

@@ -19,6 +19,7 @@
 #include <lauxlib.h>
 
 #include "atomic_file.h"
+#include "clock.h"
 #include "spawn_capture.h"
 #include "units.h"
 
@@ -112,6 +113,7 @@ static lua_Integer positive_option(lua_State *L, const char *field, lua_Integer 
     return value;
 }
 
+/* As isolate.h says. */
 int core_run_isolated(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -125,7 +127,7 @@ int core_run_isolated(lua_State *L)
 
     if (spawn_stop_pending())
         return push_failure(L, "stopped", SPAWN_NOT_STARTED_MESSAGE);
-    long long deadline = spawn_clock_ms() + (long long)deadline_ms;
+    long long deadline = monotonic_ms() + (long long)deadline_ms;
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return push_failure(L, "failed", lua_pushfstring(L, "pipe: %s", strerror(errno)));

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cause.h"
+
 /* The kernel's CONSOLE_EXT_LOG_MAX: a record that does not fit gives EINVAL. */
 #define RECORD_MAX 8192
 
@@ -33,16 +35,15 @@ static int append(char **text, size_t *len, size_t *cap, const char *bytes, size
     return 0;
 }
 
-int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *errbuf,
-              size_t errlen)
+/* As kmsg.h says. */
+int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *cause,
+              size_t cause_cap)
 {
     *text = NULL;
     *len = 0;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    if (fd < 0)
+        return cause_set(cause, cause_cap, "%s: %s", path, strerror(errno));
     char record[RECORD_MAX + 1];
     char *out = NULL;
     size_t out_len = 0, cap = 0;
@@ -55,23 +56,21 @@ int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 break;
-            snprintf(errbuf, errlen, "%s: %s", path, strerror(errno));
+            cause_set(cause, cause_cap, "%s: %s", path, strerror(errno));
             goto fail;
         }
         if (out_len + (size_t)n > max_bytes) {
-            snprintf(errbuf, errlen, "%s: more than %zu bytes", path, max_bytes);
+            cause_set(cause, cause_cap, "%s: more than %zu bytes", path, max_bytes);
             goto fail;
         }
         if (append(&out, &out_len, &cap, record, (size_t)n) != 0) {
-            snprintf(errbuf, errlen, "%s: %s", path, strerror(ENOMEM));
+            cause_set(cause, cause_cap, "%s: %s", path, strerror(ENOMEM));
             goto fail;
         }
     }
     close(fd);
-    if (!out && append(&out, &out_len, &cap, "", 0) != 0) {
-        snprintf(errbuf, errlen, "%s: %s", path, strerror(ENOMEM));
-        return -1;
-    }
+    if (!out && append(&out, &out_len, &cap, "", 0) != 0)
+        return cause_set(cause, cause_cap, "%s: %s", path, strerror(ENOMEM));
     *text = out;
     *len = out_len;
     return 0;

@@ -8,11 +8,11 @@
  * continuation lines) until EAGAIN or end of file. Records overwritten while
  * reading (EPIPE) are skipped; the read goes on from the oldest one kept.
  * Returns 0 with *text (NUL-terminated, owned by the caller: free()) and
- * *len set. Returns -1 with a one-line cause in errbuf and nothing to free
+ * *len set. Returns -1 with a one-line cause in cause and nothing to free
  * when the path cannot be opened or read ("<path>: Operation not
  * permitted": the path and strerror) or holds more than max_bytes ("<path>:
  * more than N bytes"). */
-int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *errbuf,
-              size_t errlen);
+int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *cause,
+              size_t cause_cap);
 
 #endif

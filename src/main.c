@@ -39,6 +39,8 @@ static int pmain(lua_State *L)
     return 1;
 }
 
+/* Runs the command line in a fresh Lua state (pmain) and exits with the
+ * status it returns, or 1 after one line on stderr when an error escapes. */
 int main(int argc, char **argv)
 {
     http_client_init();

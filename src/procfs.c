@@ -12,16 +12,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* True for 0-9 and a-f, the digits of a container id. */
 static int is_lower_hex(char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
+/* True for a hexadecimal digit of either case. */
 static int is_hex(char c)
 {
     return is_lower_hex(c) || (c >= 'A' && c <= 'F');
 }
 
+/* True when word occurs in the len bytes of line. */
 static int line_contains(const char *line, size_t len, const char *word)
 {
     return memmem(line, len, word, strlen(word)) != NULL;
@@ -83,12 +86,14 @@ struct cgroup_line {
     size_t path_len; /* without a " (deleted)" suffix */
 };
 
+/* True when the len bytes at s start with prefix. */
 static int has_prefix(const char *s, size_t len, const char *prefix)
 {
     size_t prefix_len = strlen(prefix);
     return len >= prefix_len && memcmp(s, prefix, prefix_len) == 0;
 }
 
+/* True when the len bytes at s end with suffix. */
 static int has_suffix(const char *s, size_t len, const char *suffix)
 {
     size_t suffix_len = strlen(suffix);

@@ -9,9 +9,10 @@
 
 #include <lauxlib.h>
 
+#include "clock.h"
 #include "host.h"
 #include "http_server.h"
-#include "spawn_capture.h"
+#include "serve_signals.h"
 
 /* Protected: adds every response of the table at 1 ({[path] = {status=,
  * content_type=, body=}}) to the set given as light userdata at 2. Raises
@@ -83,6 +84,7 @@ static void serve_call(lua_State *L, int callbacks, const char *name, lua_Intege
     lua_settop(L, base);
 }
 
+/* As serve_loop.h says. */
 int serve_loop_run(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -101,10 +103,10 @@ int serve_loop_run(lua_State *L)
     lua_pop(L, 1);
 
     sigset_t saved_mask;
-    http_signals_block(&saved_mask); /* the server's threads inherit it */
+    serve_signals_block(&saved_mask); /* the server's threads inherit it */
     struct http_set *set = serve_refresh(L, 2);
     if (!set) {
-        http_signals_restore(&saved_mask);
+        serve_signals_restore(&saved_mask);
         lua_pushnil(L);
         lua_pushfstring(L, "refresh: %s", lua_tostring(L, -2));
         return 2;
@@ -116,7 +118,7 @@ int serve_loop_run(lua_State *L)
     if (!server) {
         if (fd < 0)
             http_set_release(set);
-        http_signals_restore(&saved_mask);
+        serve_signals_restore(&saved_mask);
         lua_pushnil(L);
         lua_pushstring(L, cause);
         return 2;
@@ -124,15 +126,15 @@ int serve_loop_run(lua_State *L)
     serve_call(L, 2, "listening", port);
 
     const char *stopped_by = NULL;
-    long long next = spawn_clock_ms() + interval_ms;
+    long long next = monotonic_ms() + interval_ms;
     while (!stopped_by) {
-        long long wait = next - spawn_clock_ms();
-        int sig = http_signal_wait(wait > 0 ? (long)wait : 0);
+        long long wait = next - monotonic_ms();
+        int sig = serve_signal_wait(wait > 0 ? (long)wait : 0);
         if (sig == SIGTERM || sig == SIGINT) {
             stopped_by = sig == SIGTERM ? "SIGTERM" : "SIGINT";
         } else if (sig == SIGHUP) {
             serve_call(L, 2, "reload", 0);
-        } else if (spawn_clock_ms() >= next) {
+        } else if (monotonic_ms() >= next) {
             next += interval_ms;
             set = serve_refresh(L, 2);
             if (set) {
@@ -142,13 +144,13 @@ int serve_loop_run(lua_State *L)
                         lua_tostring(L, -1));
                 lua_pop(L, 1);
             }
-            long long now = spawn_clock_ms();
+            long long now = monotonic_ms();
             if (next < now)
                 next = now; /* a refresh longer than the interval: no backlog */
         }
     }
     http_server_stop(server);
-    http_signals_restore(&saved_mask);
+    serve_signals_restore(&saved_mask);
     lua_pushboolean(L, 1);
     lua_pushstring(L, stopped_by);
     return 2;

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause.h"
+#include "clock.h"
 #include "units.h"
 
 /* The PATH a child gets when the agent has none. */
@@ -46,19 +48,6 @@ enum run_end { RUN_OK, RUN_TIMEOUT, RUN_OVERFLOW, RUN_FAILED, RUN_STOPPED };
 static pid_t abandoned[MAX_ABANDONED];
 static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void set_error(char *errbuf, size_t errlen, const char *message)
-{
-    if (errbuf && errlen > 0)
-        snprintf(errbuf, errlen, "%s", message);
-}
-
-static int64_t monotonic_ns(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
 /* Milliseconds left until deadline_ns, rounded up; 0 once it has passed; -1
  * (poll's "forever") when there is no deadline (deadline_ns < 0). */
 static int ms_until(int64_t deadline_ns)
@@ -71,6 +60,7 @@ static int ms_until(int64_t deadline_ns)
     return (int)((left_ns + 999999) / 1000000);
 }
 
+/* Sleeps about ms milliseconds. */
 static void sleep_ms(int ms)
 {
     struct timespec pause = {ms / 1000, (long)(ms % 1000) * 1000000};
@@ -101,6 +91,7 @@ static void stop_signals(sigset_t *set)
     sigaddset(set, SIGINT);
 }
 
+/* As spawn_capture.h says. */
 int spawn_stop_pending(void)
 {
     sigset_t pending;
@@ -401,69 +392,56 @@ static int given_ms(int64_t start_ns, int64_t deadline_ns)
     return ms < 100 ? ms : (ms + 5) / 10 * 10;
 }
 
-/* Writes why a started child gave no result into errbuf: for a timeout,
+/* Writes why a started child gave no result into cause: for a timeout,
  * the time it was given (timed_ms), and ": its deadline passed" when that
  * was a deadline set by the caller (at_deadline). */
 static void describe_end(enum run_end end, int timed_ms, int at_deadline, size_t max_bytes,
-                         int error_number, pid_t stuck_pid, char *errbuf, size_t errlen)
+                         int error_number, pid_t stuck_pid, char *cause, size_t cause_cap)
 {
     char amount[48], stuck[64] = "";
-    if (!errbuf || errlen == 0)
-        return;
     if (stuck_pid > 0)
         snprintf(stuck, sizeof stuck, " (pid %ld did not die on SIGKILL)", (long)stuck_pid);
     if (end == RUN_TIMEOUT) {
         format_duration(amount, sizeof amount, timed_ms);
-        snprintf(errbuf, errlen, "timed out after %s%s%s", amount,
-                 at_deadline ? ": its deadline passed" : "", stuck);
+        cause_set(cause, cause_cap, "timed out after %s%s%s", amount,
+                  at_deadline ? ": its deadline passed" : "", stuck);
     } else if (end == RUN_STOPPED) {
-        snprintf(errbuf, errlen, "%s%s", SPAWN_STOPPED_MESSAGE, stuck);
+        cause_set(cause, cause_cap, "%s%s", SPAWN_STOPPED_MESSAGE, stuck);
     } else if (end == RUN_OVERFLOW) {
         format_size(amount, sizeof amount, max_bytes);
-        snprintf(errbuf, errlen, "output exceeds %s%s", amount, stuck);
+        cause_set(cause, cause_cap, "output exceeds %s%s", amount, stuck);
     } else {
-        snprintf(errbuf, errlen, "%s%s", strerror(error_number), stuck);
+        cause_set(cause, cause_cap, "%s%s", strerror(error_number), stuck);
     }
-}
-
-long long spawn_clock_ms(void)
-{
-    return monotonic_ns() / 1000000;
 }
 
 /* As spawn_capture.h says. A child that closes its output but runs on, or
  * leaves a process holding it, counts as running until the deadline. Safe
  * to call from several threads. */
 int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
-                  struct spawn_result *result, char *errbuf, size_t errlen)
+                  struct spawn_result *result, char *cause, size_t cause_cap)
 {
     struct capture out = {-1, NULL, 0, 0}, err = {-1, NULL, 0, 0};
     pid_t pid = 0;
 
     memset(result, 0, sizeof *result);
-    if (!argv || !argv[0] || !argv[0][0]) {
-        set_error(errbuf, errlen, "no command to run");
-        return -1;
-    }
+    if (!argv || !argv[0] || !argv[0][0])
+        return cause_set(cause, cause_cap, "no command to run");
     int64_t start_ns = monotonic_ns();
     int64_t deadline_ns = timeout_ms > 0 ? start_ns + (int64_t)timeout_ms * 1000000 : -1;
     int at_deadline = 0;
     if (deadline_ms > 0) {
         int64_t given_deadline_ns = (int64_t)deadline_ms * 1000000;
-        if (given_deadline_ns <= start_ns) {
-            set_error(errbuf, errlen, "not started: its deadline had passed");
-            return -1;
-        }
+        if (given_deadline_ns <= start_ns)
+            return cause_set(cause, cause_cap, "not started: its deadline had passed");
         if (deadline_ns < 0 || given_deadline_ns < deadline_ns) {
             deadline_ns = given_deadline_ns;
             at_deadline = 1;
         }
     }
     int timed_ms = at_deadline ? given_ms(start_ns, deadline_ns) : timeout_ms;
-    if (spawn_stop_pending()) {
-        set_error(errbuf, errlen, SPAWN_NOT_STARTED_MESSAGE);
-        return -1;
-    }
+    if (spawn_stop_pending())
+        return cause_set(cause, cause_cap, "%s", SPAWN_NOT_STARTED_MESSAGE);
     reap_abandoned();
     int error_number = reserve(&out, 1) < 0 || reserve(&err, 1) < 0
                            ? ENOMEM
@@ -471,8 +449,7 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     if (error_number != 0) {
         free(out.data);
         free(err.data);
-        set_error(errbuf, errlen, start_error(error_number));
-        return -1;
+        return cause_set(cause, cause_cap, "%s", start_error(error_number));
     }
 
     int status = 0, reaped = 0;
@@ -490,8 +467,8 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     if (end != RUN_OK) {
         free(out.data);
         free(err.data);
-        describe_end(end, timed_ms, at_deadline, max_bytes, error_number, stuck_pid, errbuf,
-                     errlen);
+        describe_end(end, timed_ms, at_deadline, max_bytes, error_number, stuck_pid, cause,
+                     cause_cap);
         return -1;
     }
     out.data[out.len] = '\0';
@@ -505,6 +482,7 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     return 0;
 }
 
+/* As spawn_capture.h says. */
 enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, size_t max_bytes,
                                      char **data, size_t *len, int *status, int *error_number)
 {

@@ -18,10 +18,10 @@ struct spawn_result {
  * its own, with stdin from /dev/null, capturing stdout and stderr. The child's
  * environment is PATH and LC_ALL=C only, never the caller's. It may run until
  * timeout_ms after it starts (<= 0: no such limit) and until deadline_ms, an
- * instant on spawn_clock_ms()'s clock (<= 0: none), whichever comes first:
+ * instant on monotonic_ms()'s clock (clock.h) (<= 0: none), whichever comes first:
  * callers share one deadline among several children.
  * Returns 0 with *result filled when the child ran to its end (whatever its
- * exit status). Returns -1 with a one-line cause in errbuf and nothing to free
+ * exit status). Returns -1 with a one-line cause in cause and nothing to free
  * when it could not run ("not found", "permission denied", "not started: its
  * deadline had passed"), ran past its time ("timed out after 10s", or "timed
  * out after 2.5s: its deadline passed" when deadline_ms came first: the whole
@@ -31,7 +31,7 @@ struct spawn_result {
  * reaped at once; SPAWN_NOT_STARTED_MESSAGE when one was pending before it
  * started). Never leaves a zombie or an open descriptor. */
 int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
-                  struct spawn_result *result, char *errbuf, size_t errlen);
+                  struct spawn_result *result, char *cause, size_t cause_cap);
 
 /* Why a child was killed, or not started, for a pending stop signal. */
 #define SPAWN_STOPPED_MESSAGE     "stopped: gpuledger is stopping (SIGTERM or SIGINT)"
@@ -43,10 +43,6 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
  * refresh ends and serve stops. 0 otherwise (a process that does not block
  * them has no such signal pending: it dies of it). */
 int spawn_stop_pending(void);
-
-/* Milliseconds on the monotonic clock: the clock of spawn_capture's
- * deadline_ms. */
-long long spawn_clock_ms(void);
 
 /* Frees what spawn_capture filled in; safe on a zeroed result. */
 void spawn_result_free(struct spawn_result *result);
@@ -62,7 +58,7 @@ enum spawn_collect_end {
 
 /* For a child started another way (isolate.c forks one): reads fd, the read
  * end of a pipe from pid, to its end (and closes it), then reaps pid, all by
- * deadline_ms (spawn_clock_ms's clock). Returns SPAWN_COLLECTED with *data
+ * deadline_ms (monotonic_ms's clock). Returns SPAWN_COLLECTED with *data
  * (owned by the caller, NUL-terminated), *len and *status (as waitpid fills
  * it). Otherwise nothing is left to free, pid's process group is killed and
  * pid reaped: SPAWN_DEADLINE, SPAWN_OVERFLOW (more than max_bytes),

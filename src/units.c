@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+/* As units.h says. */
 void format_size(char *out, size_t outlen, size_t bytes)
 {
     const size_t kib = 1024, mib = 1024 * 1024;

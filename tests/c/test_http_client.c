@@ -6,6 +6,7 @@
  * Usage: test_http_client [FAKES_DIR]   (default: ../fakes next to this file)
  * Exits 77 (ctest: skipped) when python3 or openssl is missing. */
 #include "check.h"
+#include "clock.h"
 #include "http_client.h"
 
 #include <errno.h>
@@ -113,9 +114,7 @@ static char *read_text(const char *path)
 
 static double now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+    return (double)monotonic_ns() / 1e6;
 }
 
 static void sleep_ms(long ms)

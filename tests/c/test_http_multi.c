@@ -4,6 +4,7 @@
  * fast ones, the byte cap holds, the overall deadline cuts what is left, and
  * a hundred requests at once all come back. */
 #include "check.h"
+#include "clock.h"
 #include "http_multi.h"
 
 #include <arpa/inet.h>
@@ -24,9 +25,7 @@ static int server_count;
 
 static double now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+    return (double)monotonic_ns() / 1e6;
 }
 
 /* Writes all of text to fd; gives up quietly when the client is gone. */

@@ -3,9 +3,9 @@
  * without bound; what the child sees and what comes back; no zombie and no
  * descriptor left, also with another thread allocating while it forks. */
 #include "check.h"
+#include "clock.h"
 #include "process_checks.h"
 #include "isolate.h"
-#include "spawn_capture.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,7 +28,7 @@ static char got[3][512];
  * first three results in got. Returns the milliseconds it took. */
 static long long run_chunk(lua_State *L, const char *code)
 {
-    long long start = spawn_clock_ms();
+    long long start = monotonic_ms();
     lua_settop(L, 0);
     if (luaL_loadstring(L, code) != LUA_OK || lua_pcall(L, 0, 3, 0) != LUA_OK) {
         printf("chunk failed: %s\n", lua_tostring(L, -1));
@@ -42,7 +42,7 @@ static long long run_chunk(lua_State *L, const char *code)
         lua_pop(L, 1);
     }
     lua_settop(L, 0);
-    return spawn_clock_ms() - start;
+    return monotonic_ms() - start;
 }
 
 static void test_returns_and_raises(lua_State *L)

@@ -1,6 +1,7 @@
 /* spawn_capture: capture, exit status, exec failures, timeouts that kill the
  * whole process group, the output cap, and no zombie or descriptor left. */
 #include "check.h"
+#include "clock.h"
 #include "process_checks.h"
 #include "spawn_capture.h"
 
@@ -29,9 +30,7 @@ static int run(char *const argv[], int timeout_ms, size_t max_bytes, struct spaw
 
 static double seconds_now(void)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    return (double)monotonic_ns() / 1e9;
 }
 
 /* How many live (not zombie) processes are in process group pgid. */
@@ -274,7 +273,7 @@ static void test_shared_deadline(void)
 {
     struct spawn_result r;
     double start = seconds_now();
-    long long deadline_ms = spawn_clock_ms() + 800;
+    long long deadline_ms = monotonic_ms() + 800;
     errbuf[0] = '\0';
     CHECK_INT(spawn_capture((char *[]){"echo", "quick", NULL}, 10000, deadline_ms, MIB, &r, errbuf,
                             sizeof errbuf),
@@ -294,11 +293,11 @@ static void test_shared_deadline(void)
     CHECK(no_child_left());
 
     /* a deadline without a timeout; a timeout shorter than the deadline */
-    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 0, spawn_clock_ms() + 1000, MIB, &r,
+    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 0, monotonic_ms() + 1000, MIB, &r,
                             errbuf, sizeof errbuf),
               -1);
     CHECK_STR(errbuf, "timed out after 1s: its deadline passed");
-    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 300, spawn_clock_ms() + 5000, MIB, &r,
+    CHECK_INT(spawn_capture((char *[]){"sleep", "30", NULL}, 300, monotonic_ms() + 5000, MIB, &r,
                             errbuf, sizeof errbuf),
               -1);
     CHECK_STR(errbuf, "timed out after 300ms");
