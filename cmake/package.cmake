@@ -19,7 +19,9 @@ set(DOC_DIR share/doc/gpuledger)
 install(TARGETS gpuledger RUNTIME DESTINATION bin)
 install(FILES ${CMAKE_BINARY_DIR}/gpuledger.1.gz DESTINATION share/man/man1)
 install(FILES deploy/systemd/gpuledger.service DESTINATION lib/systemd/system)
-install(FILES deploy/systemd/gpuledger.default DESTINATION /etc/default RENAME gpuledger)
+# Readable by root only: it may hold NOMAD_TOKEN (systemd reads it as root).
+install(FILES deploy/systemd/gpuledger.default DESTINATION /etc/default RENAME gpuledger
+        PERMISSIONS OWNER_READ OWNER_WRITE)
 install(DIRECTORY DESTINATION /etc/gpuledger/rules.d)
 install(DIRECTORY DESTINATION /etc/gpuledger/scripts)
 install(FILES README.md CHANGELOG.md DESTINATION ${DOC_DIR})
@@ -36,10 +38,13 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "who is on each NVIDIA GPU of a Nomad node
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 # Lua and lua-cjson are linked in; libcurl and libmicrohttpd are not. adduser
-# makes the service's user; nvidia-smi comes with the NVIDIA driver.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.36), libcurl4 (>= 7.88), libmicrohttpd12 (>= 0.9.75), adduser")
+# makes the service's user, init-system-helpers' deb-systemd-helper and
+# deb-systemd-invoke handle its unit; nvidia-smi comes with the NVIDIA driver.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "libc6 (>= 2.36), libcurl4 (>= 7.88), libmicrohttpd12 (>= 0.9.75), adduser, init-system-helpers (>= 1.54~)")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "nvidia-smi")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    ${CMAKE_SOURCE_DIR}/deploy/debian/conffiles ${CMAKE_SOURCE_DIR}/deploy/debian/postinst)
+    ${CMAKE_SOURCE_DIR}/deploy/debian/conffiles ${CMAKE_SOURCE_DIR}/deploy/debian/postinst
+    ${CMAKE_SOURCE_DIR}/deploy/debian/prerm ${CMAKE_SOURCE_DIR}/deploy/debian/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
