@@ -50,6 +50,21 @@ checksums=$SRC/dist/gpuledger-v${version#gpuledger }-checksums.txt
 expect_eq "the checksums verify (sha256sum -c)" \
     "$(cd "$SRC/dist" && sha256sum -c "$checksums" 2>&1)" "$name: OK
 $name.tar.gz: OK"
+# The README's install commands, as written, in a copy of this release's
+# files: /usr/local/bin is a private tmpfs for them (a mount namespace of
+# their own), so the machine's own is left alone.
+mkdir "$WORK/dist"
+cp "$binary" "$binary.tar.gz" "$checksums" "$WORK/dist/"
+if readme_block "static_release.sh runs this block" >"$WORK/readme-release.sh"; then
+    # shellcheck disable=SC2016 # $1 is the inner shell's
+    said=$(cd "$WORK/dist" && unshare --mount sh -c 'mount -t tmpfs tmpfs /usr/local/bin && bash -e "$1"' _ \
+        "$WORK/readme-release.sh" 2>&1)
+    expect_eq "the README's install commands, as written, verify, install and run it" "$said" "$name: OK
+$name.tar.gz: OK
+$version"
+else
+    fail "README.md has the release binary's install commands, marked for this test"
+fi
 contents=$(tar -tzf "$SRC/dist/$name.tar.gz")
 for file in gpuledger README.md LICENSE CHANGELOG.md deploy/nomad/gpuledger.nomad.hcl \
     deploy/nomad/gpuledger.policy.hcl deploy/systemd/gpuledger.service rules/examples/thresholds.lua; do

@@ -109,6 +109,17 @@ expect_no_crash() {
     done
 }
 
+# readme_block MARKER: prints the first ```sh block of README.md after the
+# line holding MARKER (the tests that run the README's commands as written
+# mark their blocks so). Returns 1 when there is none.
+readme_block() {
+    awk -v marker="$1" 'index($0, marker) { found = 1; next }
+        found && /^```sh$/ { inside = 1; next }
+        inside && /^```$/ { done = 1; exit }
+        inside { print }
+        END { exit !done }' "$SRC/README.md"
+}
+
 # wait_file FILE PID: waits up to 10 s for FILE to be written while PID
 # runs. Returns 1 when PID died first or FILE stayed empty.
 wait_file() {
