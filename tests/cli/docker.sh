@@ -181,7 +181,7 @@ expect_eq "ls: the host process" "$(grep -c ' (512 MiB) !unmanaged' <<<"$out")" 
 expect_in "ls: the escaped task" "$out" "nomad:encode/enc (1024 MiB) !unreserved"
 expect_in "ls: the hidden task is marked as hidden, not unreserved" "$out" "nomad:hidden/miner (8192 MiB) ?alloc hidden from the token"
 expect_in "ls: reserved by batch/render" "$out" "batch/render"
-expect_in "ls: sources line" "$out" "sources: nvidia read · health read · kernel_log off · proc read · docker read · podman off · nomad read · nomad_devices read"
+expect_in "ls: sources line" "$out" "sources: nvidia read · health read · mig off · kernel_log off · proc read · docker read · podman off · nomad read · nomad_devices read"
 expect_not_in "ls: no process argument" "$out" "secret.mp4"
 expect_not_in "ls: no process argument (2)" "$out" "/secret/dataset"
 

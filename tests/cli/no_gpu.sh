@@ -25,7 +25,7 @@ expect_in "ls says there is no GPU, and why" "$out" "
 no NVIDIA GPU on this node (nvidia-smi is not installed)
 "
 expect_in "... and that nothing but nvidia-smi was asked" "$out" \
-    "sources: nvidia read · health off · kernel_log off · proc off · docker off · podman off · nomad off"
+    "sources: nvidia read · health off · mig off · kernel_log off · proc off · docker off · podman off · nomad off"
 expect_eq "... with nothing on stderr" "$err" ""
 run ls --json "${ABSENT[@]}" --no-nomad
 expect_lua "ls --json: no entry, nvidiaInstalled false, no error" "$out" \

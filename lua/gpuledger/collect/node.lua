@@ -107,7 +107,7 @@ function M.collect(core, config)
   if config.health.enabled and sources.nvidia.ok and driver then -- a driver that failed the main query has no health to tell
     sources.health = health.collect(core, config.health.binary, nvidia_deadline)
   end
-  if sources.nvidia.ok then
+  if sources.nvidia.ok and driver then
     sources.mig = mig.collect(core, config.nvidia.binary, sources.health, nvidia_deadline)
   end
   nvidia.collect_thermal(core, sources.nvidia, nvidia_deadline)
