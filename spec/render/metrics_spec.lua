@@ -11,6 +11,8 @@ local FAMILIES = {
   "gpuledger_gpu_temperature_celsius", "gpuledger_gpu_power_watts", "gpuledger_gpu_encoder_sessions",
   "gpuledger_gpu_thermal_margin_celsius", "gpuledger_gpu_thermal_slowdown", "gpuledger_gpu_tenants",
   "gpuledger_gpu_reservations", "gpuledger_gpu_state", "gpuledger_gpu_state_since_timestamp_seconds",
+  "gpuledger_mig_state", "gpuledger_mig_memory_used_bytes", "gpuledger_mig_memory_total_bytes", "gpuledger_mig_tenants",
+  "gpuledger_mig_reservations",
   "gpuledger_gpu_health_level", "gpuledger_gpu_xid_events", "gpuledger_gpu_remapped_rows", "gpuledger_gpu_ecc_errors",
   "gpuledger_gpu_pcie_link", "gpuledger_gpu_power_limit_watts",
   "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
@@ -354,5 +356,41 @@ describe("render.metrics: fleet serve", function()
     assert.falsy(text:find('node="', 1, true))
     local down = metrics.fleet(fleet.summarise { fleet.unreachable_row({ node = "a", url = "http://a:1" }, "x") }, {}, {})
     assert.truthy(down:find("\ngpuledger_fleet_up 0\n", 1, true))
+  end)
+end)
+
+describe("render.metrics of a GPU in MIG mode", function()
+  local json = require "gpuledger.json"
+  local S0, S1 = "MIG-00000000-0000-0000-0000-000000000000", "MIG-00000001-0000-0000-0000-000000000001"
+  local function mig_ledger()
+    local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer", container = "trainer-1", usedMemoryMiB = 1024 }
+    local ledger = H.ledger { H.gpu { state = "held", migDevices = {
+      { uuid = S0, index = 0, profile = "3g.40gb", memoryUsedMiB = 1024, memoryTotalMiB = 40448, state = "held",
+        reservations = json.array { H.reservation { deviceIds = { S0 } } }, tenants = json.array { trainer } },
+      { uuid = S1, index = 1, profile = "2g.20gb", memoryUsedMiB = 17, memoryTotalMiB = 20096, state = "reserved-idle",
+        reservations = json.array { H.reservation { deviceIds = { S1 } } }, tenants = json.array() },
+    } } }
+    ledger.entries[1].utilizationPct = nil
+    return ledger
+  end
+
+  it("has per slice its state, memory, tenants and reservations, labelled with mig_uuid and mig_profile", function()
+    local text = render(mig_ledger(), nil)
+    local labels = string.format('node="gpud",gpu="0",uuid="%s",mig_uuid="%s",mig_profile="3g.40gb"', H.UUID0, S0)
+    assert.truthy(has_line(text, string.format('gpuledger_mig_state{%s,state="held"} 1', labels)))
+    assert.truthy(has_line(text, string.format('gpuledger_mig_memory_used_bytes{%s} %d', labels, 1024 * 1024 * 1024)))
+    assert.truthy(has_line(text, string.format('gpuledger_mig_tenants{%s} 1', labels)))
+    assert.truthy(has_line(text, string.format(
+      'gpuledger_mig_state{node="gpud",gpu="0",uuid="%s",mig_uuid="%s",mig_profile="2g.20gb",state="reserved-idle"} 1', H.UUID0, S1)))
+    assert.equal(0, #samples(text, "gpuledger_gpu_utilization_percent")) -- unknown under MIG: no sample, not 0
+  end)
+
+  it("labels a slice's tenant and the findings on a slice with its mig_uuid and mig_profile", function()
+    local text = render(mig_ledger(), nil)
+    local labels = string.format('node="gpud",gpu="0",uuid="%s",mig_uuid="%s",mig_profile="3g.40gb"', H.UUID0, S0)
+    assert.matches('gpuledger_tenant_reserved{' .. labels:gsub("%p", "%%%0") .. ',kind="nomad",', text)
+    assert.truthy(has_line(text, string.format(
+      'gpuledger_gpu_finding{node="gpud",gpu="0",uuid="%s",mig_uuid="%s",mig_profile="2g.20gb",code="reserved-idle",level="WARN"} 1',
+      H.UUID0, S1)))
   end)
 end)

@@ -183,6 +183,42 @@ describe("gpuledger.render.table", function()
     end)
   end)
 
+  describe("MIG slices", function()
+    local json = require "gpuledger.json"
+    -- An H100 in MIG mode: train/trainer holds its 3g.40gb slice, infer/server reserved the 2g.20gb.
+    local function mig_node()
+      local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer", container = "trainer-1", usedMemoryMiB = 11052 }
+      local ledger = H.ledger({ H.gpu { model = "NVIDIA H100 80GB HBM3", memoryUsedMiB = 11125,
+        memoryTotalMiB = 81559, state = "held", migDevices = {
+          { uuid = "MIG-00000000-0000-0000-0000-000000000000", index = 0, profile = "3g.40gb", memoryUsedMiB = 11091,
+            memoryTotalMiB = 40448, state = "held", reservations = json.array { H.reservation { jobId = "train", task = "trainer" } },
+            tenants = json.array { trainer } },
+          { uuid = "MIG-00000001-0000-0000-0000-000000000001", index = 1, profile = "2g.20gb", memoryUsedMiB = 17,
+            memoryTotalMiB = 20096, state = "reserved-idle", reservations = json.array { H.reservation { jobId = "infer", task = "server" } },
+            tenants = json.array() },
+        } } })
+      ledger.entries[1].utilizationPct = nil -- [N/A] under MIG
+      return ledger
+    end
+
+    it("ls shows a line per slice under its GPU, with its memory, state, reservations and tenants", function()
+      local out = render.ls(mig_node())
+      assert.matches("\n│ 0      │ NVIDIA H100 80GB HBM3 │ %?    │ 11125/81559 MiB │", out)
+      assert.matches("\n│ 0/mig0 │ MIG 3g.40gb           │      │ 11091/40448 MiB │ +│ +│ held +│ +│ train/trainer +│ nomad:train/trainer %(11052 MiB%) +│", out)
+      assert.matches("\n│ 0/mig1 │ MIG 2g.20gb           │      │ 17/20096 MiB +│ +│ +│ reserved%-idle │ +│ infer/server +│ %- +│", out)
+    end)
+
+    it("ls of slices fits 80 columns, every line starting with its GPU's index", function()
+      local text = require "gpuledger.text"
+      for i, line in ipairs(lines(render.ls(mig_node(), { columns = 80 }))) do
+        assert.is_true(text.width(line) <= 80, line)
+        if i > 2 and not line:find("^sources") then
+          assert.matches("^0[/ ]", line)
+        end
+      end
+    end)
+  end)
+
   describe("check", function()
     local four = {
       { level = "ERROR", code = "source-unavailable", node = "gpud", message = "docker: refused" },

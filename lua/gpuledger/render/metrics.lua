@@ -173,17 +173,54 @@ local GPU_GAUGES = {
   { "gpuledger_gpu_reservations", "Nomad reservations naming the GPU.", function(g) return #(g.reservations or {}) end },
 }
 
--- A tenant's labels after the GPU's.
-local function tenant_labels(node, gpu, tenant)
-  return gpu_labels(node, gpu,
-    { "kind", tenant.kind }, { "container", tenant.container or "" }, { "container_id", tenant.containerId or "" },
-    { "nomad_job", tenant.jobName or "" }, { "task", tenant.taskName or "" }, { "alloc", tenant.allocId or "" },
-    { "namespace", tenant.namespace or "" })
+-- A MIG slice's labels after its GPU's.
+local function slice_labels(node, gpu, slice, ...)
+  return gpu_labels(node, gpu, { "mig_uuid", slice.uuid }, { "mig_profile", slice.profile }, ...)
 end
 
-local function tenants_by_name(gpu)
+-- The per-slice gauges of a GPU in MIG mode: name, help, value of a slice.
+local SLICE_GAUGES = {
+  { "gpuledger_mig_memory_used_bytes", "Memory in use on the MIG slice, bytes.", function(s) return s.memoryUsedMiB * MIB end },
+  { "gpuledger_mig_memory_total_bytes", "Memory of the MIG slice, bytes.", function(s) return s.memoryTotalMiB * MIB end },
+  { "gpuledger_mig_tenants", "Containers and host processes holding the MIG slice.", function(s) return #(s.tenants or {}) end },
+  { "gpuledger_mig_reservations", "Nomad reservations naming the MIG slice.", function(s) return #(s.reservations or {}) end },
+}
+
+-- The MIG families: per slice of each GPU in MIG mode its state (1 on the
+-- current one) and SLICE_GAUGES, labelled with its GPU's labels, mig_uuid
+-- and mig_profile.
+local function slice_families(w, node, entries)
+  w.family("gpuledger_mig_state", "gauge", "The MIG slice's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
+  for _, gpu in ipairs(entries) do
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      w.sample(slice_labels(node, gpu, slice, { "state", slice.state }), 1)
+    end
+  end
+  for _, gauge in ipairs(SLICE_GAUGES) do
+    w.family(gauge[1], "gauge", gauge[2])
+    for _, gpu in ipairs(entries) do
+      for _, slice in ipairs(gpu.migDevices or {}) do
+        w.sample(slice_labels(node, gpu, slice), gauge[3](slice))
+      end
+    end
+  end
+end
+
+-- A tenant's labels after the GPU's (and its MIG slice's, when on one).
+local function tenant_labels(node, gpu, tenant, slice)
+  local labels = slice and slice_labels(node, gpu, slice) or gpu_labels(node, gpu)
+  for _, label in ipairs {
+    { "kind", tenant.kind }, { "container", tenant.container or "" }, { "container_id", tenant.containerId or "" },
+    { "nomad_job", tenant.jobName or "" }, { "task", tenant.taskName or "" }, { "alloc", tenant.allocId or "" },
+    { "namespace", tenant.namespace or "" } } do
+    labels[#labels + 1] = label
+  end
+  return labels
+end
+
+local function tenants_by_name(unit)
   local tenants = {}
-  for i, tenant in ipairs(gpu.tenants or {}) do
+  for i, tenant in ipairs(unit.tenants or {}) do
     tenants[i] = tenant
   end
   table.sort(tenants, function(a, b)
@@ -201,9 +238,16 @@ end
 -- that no two samples of a family share their labels.
 local function tenant_series(node, entries)
   local series, by_key = {}, {}
+  local units = {}
   for _, gpu in ipairs(entries) do
-    for _, tenant in ipairs(tenants_by_name(gpu)) do
-      local labels = tenant_labels(node, gpu, tenant)
+    units[#units + 1] = { gpu = gpu, tenants = gpu.tenants }
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      units[#units + 1] = { gpu = gpu, slice = slice, tenants = slice.tenants }
+    end
+  end
+  for _, unit in ipairs(units) do
+    for _, tenant in ipairs(tenants_by_name(unit)) do
+      local labels = tenant_labels(node, unit.gpu, tenant, unit.slice)
       local parts = {}
       for i, label in ipairs(labels) do
         parts[i] = label[2]
@@ -234,7 +278,7 @@ local function alert_families(w, node, findings, ledger, refresh)
   local counts, order = {}, {}
   for _, finding in ipairs(findings or {}) do
     if finding.uuid then
-      local key = table.concat({ finding.index, finding.uuid, finding.code, finding.level }, "\0")
+      local key = table.concat({ finding.index, finding.uuid, finding.migUuid or "", finding.code, finding.level }, "\0")
       if not counts[key] then
         order[#order + 1] = { key = key, finding = finding }
         counts[key] = 0
@@ -250,7 +294,9 @@ local function alert_families(w, node, findings, ledger, refresh)
   end)
   for _, item in ipairs(order) do
     local f = item.finding
-    w.sample(gpu_labels(node, f, { "code", f.code }, { "level", f.level }), counts[item.key])
+    local labels = f.migUuid and slice_labels(node, f, { uuid = f.migUuid, profile = f.migProfile or "" }, { "code", f.code },
+      { "level", f.level }) or gpu_labels(node, f, { "code", f.code }, { "level", f.level })
+    w.sample(labels, counts[item.key])
   end
   w.family("gpuledger_source_up", "gauge", "1 when the source was read at the last refresh, 0 when it failed; absent when not asked.")
   for _, source in ipairs(source_list.NAMES) do
@@ -342,6 +388,7 @@ function M.node(report, h, refresh, build)
     end
   end
 
+  slice_families(w, node, entries)
   health_families(w, node, entries)
 
   local tenants = tenant_series(node, entries)

@@ -111,27 +111,32 @@ end
 -- The cells of `ls`, each function(ledger, gpu) → a text or a list of
 -- texts (one per line: reservations, tenants), by name; the
 -- columns (gpuledger.render.columns, which a site may override) pick them.
+-- A MIG slice has a row of its own under its GPU's: its cells are given
+-- the slice's view (M.slice_view), whose sliceOf is its GPU.
 M.cells = {
   gpu = function(_, gpu)
-    return gl.index_text(gpu)
+    return gpu.sliceOf and string.format("%s/mig%d", gl.index_text(gpu.sliceOf), gpu.index) or gl.index_text(gpu)
   end,
   model = function(_, gpu)
     return gpu.model
   end,
   util = function(_, gpu)
+    if gpu.sliceOf then
+      return "" -- nvidia-smi reports no utilisation per slice
+    end
     return gpu.utilizationPct and (gpu.utilizationPct .. "%") or "?" -- unknown: none under MIG
   end,
   memory = function(_, gpu)
     return string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB)
   end,
   temp = function(_, gpu)
-    return gpu.temperatureC .. " °C"
+    return gpu.sliceOf and "" or (gpu.temperatureC .. " °C")
   end,
   enc = function(_, gpu)
-    return tostring(gpu.encoderSessions)
+    return gpu.sliceOf and "" or tostring(gpu.encoderSessions)
   end,
   health = function(_, gpu) -- a list of one: on a narrow terminal, a line of its own under the GPU's
-    return { M.health_cell(gpu) }
+    return gpu.sliceOf and "" or { M.health_cell(gpu) } -- health is the GPU's, not a slice's
   end,
   state = function(ledger, gpu)
     return M.state_cell(ledger, gpu)
@@ -151,6 +156,17 @@ M.cells = {
     return #tenants > 0 and tenants or "-"
   end,
 }
+
+-- What the cells are given for a MIG slice's row: the slice's own fields
+-- (index, memory, state, reservations, tenants), model "MIG <profile>",
+-- no utilisation (nvidia-smi reports none per slice), and sliceOf = gpu.
+function M.slice_view(gpu, slice)
+  return {
+    sliceOf = gpu, index = slice.index, uuid = slice.uuid, model = "MIG " .. slice.profile,
+    memoryUsedMiB = slice.memoryUsedMiB, memoryTotalMiB = slice.memoryTotalMiB, state = slice.state,
+    reservations = slice.reservations, tenants = slice.tenants,
+  }
+end
 
 -- The columns of `ls` from gpuledger.render.columns (a site's copy when its
 -- scripts directory has one). Raises, naming the module, when they are not
@@ -300,13 +316,19 @@ function M.ls(ledger, output)
   for i, column in ipairs(columns) do
     headers[i] = column.header
   end
-  for _, gpu in ipairs(ledger.entries) do
+  local function add_row(unit)
     local row = {}
     for i, column in ipairs(columns) do
-      local cell = column.cell(ledger, gpu)
+      local cell = column.cell(ledger, unit)
       row[i] = type(cell) == "table" and cell or tostring(cell)
     end
     rows[#rows + 1] = row
+  end
+  for _, gpu in ipairs(ledger.entries) do
+    add_row(gpu)
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      add_row(M.slice_view(gpu, slice))
+    end
   end
   local sources = {}
   for _, name in ipairs(source_list.NAMES) do
