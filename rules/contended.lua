@@ -13,7 +13,7 @@ return {
       local names = {}
       for _, tenant in ipairs(unit.tenants) do
         if not (tenant.verdict == "unidentified" and not tenant.containerId) then
-          names[#names + 1] = gl.tenant_name(tenant)
+          names[#names + 1] = gl.who(tenant)
         end
       end
       if #names > 1 then

@@ -124,7 +124,7 @@ return {
             tenant = tenant,
             message = string.format(
               "Nomad did not return allocation %s of %s%s: the token needs read-job on namespace %s — whether this GPU is reserved for it cannot be told",
-              gl.alloc8(tenant.allocId), tenant.jobName and ("task " .. gl.job_task(tenant)) or gl.who(tenant),
+              gl.alloc8(tenant.allocId), gl.who(tenant),
               tenant.containerId and string.format(" (container %s)", tenant.container or "") or "",
               gl.quoted_namespace(tenant.namespace)),
           }

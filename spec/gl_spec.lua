@@ -33,11 +33,13 @@ describe("gpuledger.gl", function()
     assert.equal(", for <1m", gl.since_suffix(H.ledger {}, { stateSince = H.ago(-3600) }))
   end)
 
-  it("names a tenant by its container, else its kind", function()
-    assert.equal("ffmpeg-manual", gl.tenant_name(H.docker_tenant()))
-    assert.equal("docker", gl.tenant_name(H.docker_tenant { container = false }))
-    assert.equal("host", gl.tenant_name(H.host_tenant()))
-    assert.equal("docker", gl.tenant_name({ kind = "docker", container = "" }))
+  it("names a tenant one way, whom to talk to: job/task, its container, else its short id or processes", function()
+    assert.equal("worker/worker", gl.who(H.nomad_tenant()))
+    assert.equal("ffmpeg-manual", gl.who(H.docker_tenant()))
+    assert.equal("c", gl.who(H.nomad_tenant { jobName = false, container = "c" }))
+    assert.equal("bbbbbbbbbbbb", gl.who(H.docker_tenant { container = false }))
+    assert.equal("bbbbbbbbbbbb", gl.who(H.docker_tenant { container = "" }))
+    assert.equal("python3,gpu_burn", gl.who(H.host_tenant { processes = { "python3", "gpu_burn" } }))
   end)
 
   it("writes job/task of a tenant or a reservation", function()
@@ -110,7 +112,7 @@ describe("gpuledger.cards", function()
 
     it("not reserved but held", function()
       local g = H.gpu { tenants = { H.docker_tenant(), H.host_tenant() } }
-      assert.equal(" — not reserved, held by [ffmpeg-manual host]: Nomad may place the next job here", gl.tenancy(g))
+      assert.equal(" — not reserved, held by [ffmpeg-manual python3]: Nomad may place the next job here", gl.tenancy(g))
     end)
   end)
 

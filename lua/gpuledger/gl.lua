@@ -109,11 +109,12 @@ end
 -- short id, "service ollama.service", "user alice (uid 1000)", "process
 -- python3 of root (uid 0)", "process a.out (uid 4321)", "unnamed task
 -- [ffmpeg]" when its cgroup does not name it; else (a process /proc could
--- not tell about) its processes' names joined by ",".
+-- not tell about) its processes' names joined by ",". The one name of a
+-- tenant: findings, `ls` and the page all call it this.
 function M.who(tenant)
   if tenant.kind == "nomad" and tenant.jobName then
     return M.job_task(tenant)
-  elseif tenant.container then
+  elseif tenant.container and tenant.container ~= "" then
     return tenant.container
   elseif tenant.containerId then
     return tenant.containerId
@@ -131,27 +132,6 @@ function M.who(tenant)
     return "unnamed task " .. M.list(tenant.processes)
   end
   return table.concat(tenant.processes, ",")
-end
-
--- A tenant's name in a list of tenants, one word: its container's name;
--- job/task (or the task) of a Nomad task without a container; the unit of
--- a service, the user (or uid) of a session, the process of a bare process;
--- else its kind.
-function M.tenant_name(tenant)
-  if tenant.container and tenant.container ~= "" then
-    return tenant.container
-  elseif tenant.kind == "nomad" and not tenant.containerId then
-    return tenant.jobName and M.job_task(tenant) or tenant.taskName or table.concat(tenant.processes, ",")
-  elseif tenant.owner == "service" then
-    return tenant.service
-  elseif tenant.owner == "user" then
-    return tenant.user or ("uid:" .. tenant.uid)
-  elseif tenant.owner == "process" then
-    return table.concat(tenant.processes, ",")
-  elseif tenant.unidentified then
-    return tenant.containerId or "unidentified"
-  end
-  return tenant.kind
 end
 
 -- What may be said of a tenant being on its GPU (the ledger's judgement,
@@ -199,7 +179,7 @@ function M.tenancy(gpu)
   elseif tenants > 0 then
     local names = {}
     for i, tenant in ipairs(gpu.tenants) do
-      names[i] = M.tenant_name(tenant)
+      names[i] = M.who(tenant)
     end
     return string.format(" — not reserved, held by %s: Nomad may place the next job here", M.list(names))
   end

@@ -1,4 +1,5 @@
 local H = require "helper"
+local gl = require "gpuledger.gl"
 local render = require "gpuledger.render.table"
 local findings = require "gpuledger.findings"
 
@@ -101,11 +102,15 @@ describe("gpuledger.render.table", function()
       contains("nomad:worker/w (1024 MiB) !unreserved", render.ls(l))
     end)
 
-    it("names a tenant by job/task, else container, else container id, else processes", function()
-      assert.equal("worker/w", render.tenant_name(H.nomad_tenant { taskName = "w" }))
-      assert.equal("c", render.tenant_name(H.nomad_tenant { jobName = false, container = "c" }))
-      assert.equal("bbbbbbbbbbbb", render.tenant_name(H.docker_tenant { container = false }))
-      assert.equal("python3,gpu_burn", render.tenant_name(H.host_tenant { processes = { "python3", "gpu_burn" } }))
+    it("names each tenant as the findings do (gl.who)", function()
+      local tenants = { H.nomad_tenant { taskName = "w" }, H.nomad_tenant { jobName = false, container = "c" },
+        H.docker_tenant { container = false }, H.host_tenant { processes = { "python3", "gpu_burn" } } }
+      local out = render.ls(H.ledger { H.gpu { tenants = tenants } })
+      for _, tenant in ipairs(tenants) do
+        contains(gl.who(tenant) .. " (", out)
+      end
+      local contended = H.with_code(H.run_rules(H.ledger { H.gpu { tenants = tenants } }), "contended")[1]
+      assert.matches("[worker/w c bbbbbbbbbbbb python3,gpu_burn]", contended.message, 1, true)
     end)
 
     it("shows reservations as job/task, a dash when none", function()

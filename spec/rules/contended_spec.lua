@@ -6,14 +6,14 @@ local gpu = H.gpu
 local one, none = H.rule_one, H.rule_none
 
 describe("contended", function()
-  it("more than one tenant: names are the container else the kind", function()
+  it("more than one tenant: each named as ls names it (gl.who)", function()
     local f = one("contended", { gpu { tenants = {
       H.nomad_tenant { container = "restreamer" },
       H.docker_tenant { container = false },
       H.host_tenant(),
     } } })
     assert.equal("WARN", f.level)
-    assert.equal("3 tenants share this GPU: [restreamer docker host]", f.message)
+    assert.equal("3 tenants share this GPU: [worker/worker bbbbbbbbbbbb python3]", f.message)
   end)
 
   it("processes /proc could not place are not a tenant of their own (they may be the other's); a container no engine could identify is", function()

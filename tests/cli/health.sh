@@ -41,7 +41,7 @@ expect_lua "H100: this boot's Xid 31, graded app" "$out" \
     'local x = j.entries[1].xids; return #x == 1 and x[1].xid == 31 and x[1].class == "app" and x[1].count == 1 and x[1].processes[1] == "gpu_burn"'
 smi "$H100" check --json --kernel-log "$LOGS/h100.log"
 expect_lua "H100: one health finding, xid-app, ending with the tenancy" "$out" \
-    'local n = 0; for _, f in ipairs(j.findings) do if f.code == "xid-app" then n = n + 1; if not f.message:find("— not reserved, held by [host]: Nomad may place the next job here", 1, true) then return false end end end; return n == 1'
+    'local n = 0; for _, f in ipairs(j.findings) do if f.code == "xid-app" then n = n + 1; if not f.message:find("— not reserved, held by [memhog,memhog,gpu_burn]: Nomad may place the next job here", 1, true) then return false end end end; return n == 1'
 smi "$H100" ls --kernel-log "$LOGS/h100.log"
 expect_in "H100: ls has a health column" "$out" "│ health       │"
 expect_in "H100: ls shows the GPU's health" "$out" "│ WARN xid-app │"

@@ -82,7 +82,7 @@ local function tenants_cell(gpu)
     local verdict = MARKS[tenant.verdict]
     local mark = verdict and (' <span class="mark">· ' .. verdict .. "</span>") or ""
     items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind),
-      M.escape(table_render.tenant_name(tenant)), tenant.usedMemoryMiB or 0, mark)
+      M.escape(gl.who(tenant)), tenant.usedMemoryMiB or 0, mark)
   end
   if #items == 0 then
     return '<span class="none">-</span>'

@@ -67,9 +67,6 @@ function M.draw(header, rows)
   return table.concat(out, "\n") .. "\n"
 end
 
--- A tenant's name: who it is (gl.who).
-M.tenant_name = gl.who
-
 -- The marks of tenant cells: !unmanaged outside Nomad, !unreserved for a
 -- task Nomad did not give this GPU, and ?… where that cannot be told (Nomad
 -- was not read, hid the allocation from the token, the task's cgroup does
@@ -84,7 +81,7 @@ local MARKS = {
 -- kind ("service ollama.service (401 MiB) !unmanaged").
 local function tenant_cell(tenant)
   local kind = tenant.owner and "" or (tenant.kind .. ":")
-  local cell = string.format("%s%s (%d MiB)", kind, M.tenant_name(tenant), tenant.usedMemoryMiB)
+  local cell = string.format("%s%s (%d MiB)", kind, gl.who(tenant), tenant.usedMemoryMiB)
   return cell .. (MARKS[tenant.verdict] or "")
 end
 
