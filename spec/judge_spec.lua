@@ -111,3 +111,41 @@ describe("gpuledger.judge", function()
     end)
   end)
 end)
+
+describe("judge.fleet", function()
+  local fleet = require "gpuledger.fleet"
+  local findings = require "gpuledger.findings"
+
+  -- The summary of H.fleet_rows() and the built ledger of each row read.
+  local function fleet_input()
+    local rows, wire = H.fleet_rows()
+    local summary = fleet.summarise(rows)
+    local ledgers = {}
+    for _, row in ipairs(summary.nodes) do
+      if not row.error then
+        ledgers[row] = judge.ledger_of(wire[row.node])
+      end
+    end
+    return summary, ledgers
+  end
+
+  it("gives the fleet's report: every node judged, the unreachable one an ERROR, worst and counts of them all", function()
+    local summary, ledgers = fleet_input()
+    local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers)
+    local _, expected = H.fleet_judged()
+    assert.same(expected, report.findings)
+    assert.equal(summary, report.summary)
+    assert.equal("ERROR", report.worst)
+    assert.same(findings.counts(report.findings), report.counts)
+    assert.equal(0, report.rules.errors)
+    assert.is_true(report.rules.loaded > 0 and #report.codes == report.rules.loaded)
+  end)
+
+  it("makes extra errors the fleet's rule-errors, first among the ERRORs", function()
+    local summary, ledgers = fleet_input()
+    local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers, { "a refused reload" })
+    assert.same({ level = "ERROR", code = "rule-error", node = "fleet", message = "a refused reload" }, report.findings[1])
+    assert.equal(1, report.rules.errors)
+    assert.equal(1, #H.with_code(report.findings, "rule-error"))
+  end)
+end)

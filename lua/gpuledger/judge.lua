@@ -1,6 +1,7 @@
 -- The one judge (docs/architecture.md): a snapshot, or a ledger already
 -- built (fleet reads them from other nodes), becomes a report
--- {ledger, findings, worst, counts, codes, rules}. Every command and the
+-- {ledger, findings, worst, counts, codes, rules}; a fleet's summary and
+-- ledgers become the fleet's (M.fleet). Every command and the
 -- specs go through it; renderers take its report and decide nothing. It
 -- takes the rule set as its sources (ruleset.read), never compiled: the
 -- program's own rules (embedded) run here, each site rule file in a child
@@ -8,6 +9,7 @@
 -- code in the program's process.
 local errors = require "gpuledger.errors"
 local findings = require "gpuledger.findings"
+local fleet = require "gpuledger.fleet"
 local history = require "gpuledger.history"
 local isolated = require "gpuledger.isolated"
 local json = require "gpuledger.json"
@@ -229,6 +231,34 @@ function M.judge(core, input, sources, given, h, extra_errors)
   report.worst = findings.worst(report.findings)
   report.counts = findings.counts(report.findings)
   return report
+end
+
+-- Judges a fleet: the summary (fleet.summarise) and the ledger of each of
+-- its rows read (ledgers, by row: built, M.ledger_of), with the rule set of
+-- sources under the policy choices given, as M.rules does (the nodes by the
+-- rules that judge a node, the summary by those that see the fleet), with
+-- extra_errors (text, nil for none) among the set's errors. Returns the
+-- fleet's report {summary, findings (the fleet's and every node's, worst
+-- first, fleet.merge_findings), worst, counts, codes, rules = {loaded,
+-- errors}}.
+function M.fleet(core, sources, given, summary, ledgers, extra_errors)
+  local read, rows_read = {}, {}
+  for _, row in ipairs(summary.nodes) do
+    if ledgers[row] then
+      read[#read + 1], rows_read[#rows_read + 1] = ledgers[row], row
+    end
+  end
+  local set, found, fleet_found = M.rules(core, sources, given, read,
+    { view = fleet.view(summary), extra_errors = extra_errors })
+  local node_findings = {}
+  for i, row in ipairs(rows_read) do
+    node_findings[row] = found[i]
+  end
+  local all = fleet.merge_findings(summary, node_findings, fleet_found)
+  return {
+    summary = summary, findings = all, worst = findings.worst(all), counts = findings.counts(all),
+    codes = ruleset.codes(set), rules = { loaded = #set.rules, errors = #set.errors },
+  }
 end
 
 return M

@@ -2,14 +2,15 @@
 -- every node's /ledger at once, reduce each ledger to its summary row the
 -- moment it arrives (and, for check and serve, give its tenants their
 -- verdicts and keep it), then sum, judge and render. The nodes and the
--- fleet are judged together by the one judge (judge.rules) with the same
+-- fleet are judged together by the one judge (judge.fleet) with the same
 -- rule set and policy as `check`: each node's ledger by the rules that
 -- judge a node, the summary by the rules that see the whole fleet
 -- (evaluate_fleet), each site rule file in a child. collect/fleet.lua finds
 -- and reads the nodes.
 local clock = require "gpuledger.clock"
+local cmd = require "gpuledger.cmd"
 local collect = require "gpuledger.collect.fleet"
-local findings_mod = require "gpuledger.findings"
+local findings = require "gpuledger.findings"
 local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
 local judge = require "gpuledger.judge"
@@ -46,54 +47,54 @@ function M.read(core, targets, timeout, judging)
   return rows, ledgers
 end
 
--- One poll: discover, read and sum; with rules (the rule set's sources,
--- ruleset.read) judge every node read and the fleet under config.policy.
--- Returns at, summary and, with rules, the fleet's findings (worst first)
--- and the set's codes with their levels (for /metrics).
-local function poll(core, config, rules)
+-- One poll: discover, read and sum. Returns at (RFC 3339), the summary
+-- (fleet.summarise) and the ledger of each row read (by row; none unless
+-- judging).
+local function poll(core, config, judging)
   local at = clock.format_time(core.now())
-  local targets = collect.targets(core, config)
-  local rows, ledgers = M.read(core, targets, config.fleet.timeout, rules ~= nil)
-  local summary = fleet.summarise(rows)
-  if not rules then
-    return at, summary
-  end
-  local read, rows_read = {}, {}
-  for _, row in ipairs(summary.nodes) do
-    if ledgers[row] then
-      read[#read + 1], rows_read[#rows_read + 1] = ledgers[row], row
-    end
-  end
-  local set, found, fleet_found = judge.rules(core, rules, config.policy, read, { view = fleet.view(summary) })
-  local node_findings = {}
-  for i, row in ipairs(rows_read) do
-    node_findings[row] = found[i]
-  end
-  return at, summary, fleet.merge_findings(summary, node_findings, fleet_found), ruleset.codes(set)
+  local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet.timeout, judging)
+  return at, fleet.summarise(rows), ledgers
 end
 
-local function say(s)
-  io.stdout:write(s)
-  io.stdout:flush()
+-- One poll judged by the rule set of sources (ruleset.read) under
+-- config.policy, extra_errors among the set's errors. Returns at and the
+-- fleet's report (judge.fleet).
+local function judged_poll(core, config, sources, extra_errors)
+  local at, summary, ledgers = poll(core, config, true)
+  return at, judge.fleet(core, sources, config.policy, summary, ledgers, extra_errors)
 end
 
 local commands = {}
 
+-- The renderers of `fleet ls` by format (cmd.format), each of at and the summary.
+M.RENDER_LS = {
+  text = function(_, summary)
+    return table_render.fleet_ls(summary)
+  end,
+  json = render_json.fleet_ls,
+}
+
+-- The renderers of `fleet check` by format (cmd.format), each of at, the
+-- fleet's report (judge.fleet) and config.
+M.RENDER_CHECK = {
+  text = function(_, report, config)
+    return table_render.check(report, config.output, true)
+  end,
+  json = function(at, report)
+    return render_json.fleet_check(at, report.findings, report.worst)
+  end,
+}
+
 function commands.ls(core, config)
-  local at, summary = poll(core, config, nil)
-  say(config.json and render_json.fleet_ls(at, summary) or table_render.fleet_ls(summary))
+  local at, summary = poll(core, config, false)
+  cmd.say(io.stdout, M.RENDER_LS[cmd.format(config)](at, summary))
   return 0
 end
 
 function commands.check(core, config)
-  local at, _, found = poll(core, config, ruleset.read(core, config.site.rules))
-  local worst = findings_mod.worst(found)
-  if config.json then
-    say(render_json.fleet_check(at, found, worst))
-  else
-    say(table_render.check({ findings = found, counts = findings_mod.counts(found) }, config.output, true))
-  end
-  return findings_mod.exit_status(worst, config.exit_on)
+  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
+  cmd.say(io.stdout, M.RENDER_CHECK[cmd.format(config)](at, report, config))
+  return findings.exit_status(report.worst, config.exit_on)
 end
 
 local PLAIN = server.PLAIN
@@ -110,21 +111,21 @@ local function healthz(summary)
   return { status = 503, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
 end
 
--- Every response of fleet serve for one poll. page: {interval,
--- grafana_url} of the fleet page.
-function M.responses(core, at, summary, found, codes, page)
-  local worst = findings_mod.worst(found)
+-- Every response of fleet serve for one poll made at `at`, from the fleet's
+-- report (judge.fleet). page: {interval, grafana_url} of the fleet page.
+function M.responses(core, at, report, page)
+  local summary, found, worst = report.summary, report.findings, report.worst
   return {
     ["/"] = {
       status = 200, content_type = html.CONTENT_TYPE,
       body = html.fleet(summary, found, worst, {
-        counts = findings_mod.counts(found), at = at, interval = page.interval, version = core.version,
+        counts = report.counts, at = at, interval = page.interval, version = core.version,
         grafana_url = page.grafana_url,
       }),
     },
     ["/style.css"] = server.stylesheet(core),
     ["/fleet"] = { status = 200, content_type = "application/json", body = render_json.fleet(at, summary, found, worst) },
-    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.fleet(summary, found, codes) },
+    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.fleet(summary, found, report.codes) },
     ["/healthz"] = healthz(summary),
   }
 end
@@ -134,9 +135,8 @@ function commands.serve(core, config)
   local interval = config.serve.interval
   local function refresh()
     local ok, responses = xpcall(function()
-      local at, summary, found, codes = poll(core, config, rules)
-      return M.responses(core, at, summary, found, codes,
-        { interval = interval, grafana_url = config.serve.grafana_url })
+      local at, report = judged_poll(core, config, rules)
+      return M.responses(core, at, report, { interval = interval, grafana_url = config.serve.grafana_url })
     end, debug.traceback)
     if not ok then
       return server.failed_responses(core, "fleet poll", tostring(responses), { "/", "/fleet", "/metrics" })
