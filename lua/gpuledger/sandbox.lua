@@ -122,11 +122,11 @@ end
 
 -- The modules that reach the machine: the C core, and the modules that hold
 -- it or hand it on (the command line, the commands and what they share,
--- serve's loop, the collectors). spec/architecture_spec.lua checks that
+-- the servers' loop and their rule set, the collectors). spec/architecture_spec.lua checks that
 -- every other module reaches none of them, through any chain of requires.
 M.MACHINE_MODULES = {
   "^gpuledger%.core$", "^gpuledger%.cli$", "^gpuledger%.cmd$", "^gpuledger%.cmd%.", "^gpuledger%.server$",
-  "^gpuledger%.collect%.",
+  "^gpuledger%.served_rules$", "^gpuledger%.collect%.",
 }
 
 -- Whether a module name is one of M.MACHINE_MODULES.
@@ -145,7 +145,7 @@ end
 -- module gets the core as an argument from the program, never by require.
 local function script_require(name)
   if type(name) ~= "string" or not (name == "cjson" or (name:match("^gpuledger%.") and not M.reaches_machine(name))) then
-    error(string.format("require %q: a site script may require cjson and gpuledger.* modules, but not those that reach the machine (gpuledger.core, cli, cmd, cmd.*, server, collect.*)", tostring(name)), 2)
+    error(string.format("require %q: a site script may require cjson and gpuledger.* modules, but not those that reach the machine (gpuledger.core, cli, cmd, cmd.*, server, served_rules, collect.*)", tostring(name)), 2)
   end
   return require(name)
 end

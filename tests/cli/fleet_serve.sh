@@ -4,7 +4,9 @@
 # real Prometheus scraping it), /healthz (503 only when no node was read), a
 # poll every --interval, and the page in headless Chromium (the DOM, each
 # node linked to its own page, a hostile node name as text, no CSP
-# violation, light and dark screenshots kept in $GPULEDGER_BUILD_DIR/artifacts/).
+# violation, light and dark screenshots kept in $GPULEDGER_BUILD_DIR/artifacts/),
+# and SIGHUP reloading the rule set (a broken one refused, its errors shown
+# until a good reload).
 # Prometheus and Chromium are Debian's, installed when missing; each part is
 # skipped with the reason when one cannot be had.
 # shellcheck source=tests/lib/testlib.sh
@@ -154,6 +156,34 @@ else
         pass "dark differs from light"
     fi
 fi
+
+# ---- SIGHUP: the rule set reloaded as serve's, a broken one refused ----------------
+# refused_shown: /fleet has one rule-error finding about the fleet naming
+# the refused reload and broken.lua (called through wait_for).
+# shellcheck disable=SC2317
+refused_shown() {
+    http GET "$URL/fleet"
+    [ "$(jq_lua '(function() local n = 0; for _, f in ipairs(j.findings) do if f.code == "rule-error" and f.node == "fleet" and f.message:find("SIGHUP reload refused", 1, true) and f.message:find("broken.lua", 1, true) then n = n + 1 end end; return n end)()' "$body")" = 1 ]
+}
+echo 'return {' >"$WORK/rules/broken.lua"
+kill -HUP "$SERVE_PID"
+wait_for "SIGHUP with a broken rule says it keeps the set" 10 grep -q "keeping the last good rule set" "$SERVE_LOG"
+expect_in "SIGHUP names the broken file" "$(cat "$SERVE_LOG")" "rule-error: $WORK/rules/broken.lua"
+wait_for "after a bad SIGHUP: one rule-error finding about the fleet names the refused reload" 10 refused_shown
+http GET "$URL/metrics"
+expect_in "after a bad SIGHUP: the rule-error in the metrics" "$body" 'gpuledger_fleet_findings{code="rule-error",level="ERROR"} 1'
+expect_in "after a bad SIGHUP: the last good rules still judge the fleet" "$body" \
+    'gpuledger_fleet_findings{code="fleet-reserved-idle",level="WARN"} 1'
+http GET "$URL/healthz"
+expect_eq "after a bad SIGHUP: still serving, /healthz 200" "$status" 200
+rm "$WORK/rules/broken.lua"
+cat >"$WORK/rules/fleet_second.lua" <<'EOF'
+return { code = "fleet-second", level = "BAD", doc = "a second fleet rule", evaluate_fleet = function() end }
+EOF
+kill -HUP "$SERVE_PID"
+wait_for "SIGHUP with good rules reloads them" 10 grep -q "SIGHUP: reloaded the rule set from $WORK/rules" "$SERVE_LOG"
+wait_for "the new fleet rule's code appears" 10 body_has "$URL/metrics" 'gpuledger_fleet_findings{code="fleet-second",level="BAD"} 0'
+wait_for "after a good reload: the refused reload's rule-error is gone" 10 body_lacks "$URL/fleet" "SIGHUP reload refused"
 
 stop_serve TERM
 expect_eq "fleet serve exits 0 on SIGTERM" "$SERVE_RC" 0

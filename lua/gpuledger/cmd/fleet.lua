@@ -6,7 +6,8 @@
 -- rule set and policy as `check`: each node's ledger by the rules that
 -- judge a node, the summary by the rules that see the whole fleet
 -- (evaluate_fleet), each site rule file in a child. collect/fleet.lua finds
--- and reads the nodes.
+-- and reads the nodes. fleet serve reloads its rule set on SIGHUP as serve
+-- does (served_rules.lua).
 local clock = require "gpuledger.clock"
 local cmd = require "gpuledger.cmd"
 local collect = require "gpuledger.collect.fleet"
@@ -17,6 +18,7 @@ local judge = require "gpuledger.judge"
 local metrics = require "gpuledger.render.metrics"
 local render_json = require "gpuledger.render.json"
 local ruleset = require "gpuledger.ruleset"
+local served_rules = require "gpuledger.served_rules"
 local server = require "gpuledger.server"
 local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
@@ -131,11 +133,11 @@ function M.responses(core, at, report, page)
 end
 
 function commands.serve(core, config)
-  local rules = ruleset.read(core, config.site.rules)
+  local rules = served_rules.load(core, config.site.rules, config.policy)
   local interval = config.serve.interval
   local function refresh()
     local ok, responses = xpcall(function()
-      local at, report = judged_poll(core, config, rules)
+      local at, report = judged_poll(core, config, rules.sources, rules.refused())
       return M.responses(core, at, report, { interval = interval, grafana_url = config.serve.grafana_url })
     end, debug.traceback)
     if not ok then
@@ -143,17 +145,8 @@ function commands.serve(core, config)
     end
     return responses
   end
-  local function reload() -- SIGHUP: the site rules again, unless they are broken
-    local fresh = ruleset.read(core, config.site.rules)
-    local set = judge.rules(core, fresh, config.policy, {})
-    if #set.errors > 0 then
-      io.stderr:write(string.format("gpuledger: SIGHUP: the rules in %s have %d error(s); keeping the last good rule set\n",
-        config.site.rules, #set.errors))
-      return
-    end
-    rules = fresh
-  end
-  return server.serve(core, config.serve.listen, interval, { "fleet serving", "poll" }, { refresh = refresh, reload = reload })
+  return server.serve(core, config.serve.listen, interval, { "fleet serving", "poll" },
+    { refresh = refresh, reload = rules.reload })
 end
 
 -- Runs `fleet <config.subcommand>` with core, reading the nodes with

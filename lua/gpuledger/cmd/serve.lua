@@ -12,7 +12,7 @@ local cmd = require "gpuledger.cmd"
 local history = require "gpuledger.history"
 local judge = require "gpuledger.judge"
 local isolated = require "gpuledger.isolated"
-local ruleset = require "gpuledger.ruleset"
+local served_rules = require "gpuledger.served_rules"
 local server = require "gpuledger.server"
 local snapshot = require "gpuledger.snapshot"
 local text = require "gpuledger.text"
@@ -41,16 +41,6 @@ local function healthz(report)
     end
   end
   return { status = status, content_type = PLAIN, body = table.concat(lines, "\n") .. "\n" }
-end
-
--- The errors of a refused reload as the rule-error findings show them
--- until a reload succeeds (with gpuledger_rule_errors, /healthz and the page).
-local function refused_errors(refused)
-  local texts = {}
-  for i, err in ipairs(refused) do
-    texts[i] = "SIGHUP reload refused, the last good rule set stays in use: " .. err
-  end
-  return texts
 end
 
 -- Watches the sources refresh after refresh: says on stderr, once, when a
@@ -140,14 +130,10 @@ end
 -- the --replay file again, or the demo) each refresh with cmd.snapshot.
 -- Returns the exit status.
 function M.run(core, config)
-  local interval, rules_dir = config.serve.interval, config.site.rules
+  local interval = config.serve.interval
   local max_gap = 3 * interval
   local path = config.serve.history
-  local sources = ruleset.read(core, rules_dir)
-  local set = judge.rules(core, sources, config.policy, {})
-  for _, err in ipairs(set.errors) do
-    warn("rule-error: " .. err)
-  end
+  local rules = served_rules.load(core, config.site.rules, config.policy)
   local h = history.new()
   if path then
     local fresh_because
@@ -157,7 +143,6 @@ function M.run(core, config)
     end
   end
   local last_node = config.node
-  local refused -- the errors of the last refused reload, until a good one
   local watch_sources = source_watch()
 
   local function save()
@@ -183,8 +168,8 @@ function M.run(core, config)
       elseif config.input.demo or config.input.replay then
         snap.at = clock.format_time(now) -- a replayed node is served as if read now
       end
-      local report = judge.judge(core, snap, sources, config.policy,
-        { record = h, max_gap = max_gap, observe = true }, refused and refused_errors(refused))
+      local report = judge.judge(core, snap, rules.sources, config.policy,
+        { record = h, max_gap = max_gap, observe = true }, rules.refused())
       last_node = report.ledger.node
       save()
       local page = { interval = interval, version = core.version, grafana_url = config.serve.grafana_url }
@@ -205,24 +190,8 @@ function M.run(core, config)
     return responses
   end
 
-  local function reload()
-    local fresh = ruleset.read(core, rules_dir)
-    local fresh_set = judge.rules(core, fresh, config.policy, {})
-    if #fresh_set.errors > 0 then
-      warn(string.format("SIGHUP: the rules in %s have %d error(s); keeping the last good rule set (%d rules)",
-        rules_dir, #fresh_set.errors, #set.rules))
-      for _, err in ipairs(fresh_set.errors) do
-        warn("rule-error: " .. err)
-      end
-      refused = fresh_set.errors
-      return
-    end
-    sources, set, refused = fresh, fresh_set, nil
-    warn(string.format("SIGHUP: reloaded the rule set from %s (%d rules)", rules_dir, #set.rules))
-  end
-
   return server.serve(core, config.serve.listen, interval, { "serving", "refresh" },
-    { refresh = refresh, reload = reload, stopped = save })
+    { refresh = refresh, reload = rules.reload, stopped = save })
 end
 
 return M
