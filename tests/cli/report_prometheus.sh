@@ -191,8 +191,15 @@ prom_has "fleet serve reads the three nodes, one target unreachable" 30 'gpuledg
   end)()'
 prom_has "GPULedgerFleetNodesUnreachable is pending" 20 'ALERTS{alertname="GPULedgerFleetNodesUnreachable"}' \
     '#j.data.result == 1 and j.data.result[1].metric.alertstate == "pending" and j.data.result[1].metric.node == nil'
-prom_has "GPULedgerXidFatal fires for gpuc" 20 'ALERTS{alertname="GPULedgerXidFatal", node="gpuc"}' \
-    '#j.data.result == 1 and j.data.result[1].metric.alertstate == "firing"'
+prom_has "GPULedgerXidFatal fires for each of gpuc's two cards, naming it (gpu, uuid)" 20 \
+    'ALERTS{alertname="GPULedgerXidFatal", node="gpuc"}' \
+    '(function()
+       if #j.data.result ~= 2 then return false end
+       for _, r in ipairs(j.data.result) do
+         if r.metric.alertstate ~= "firing" or not r.metric.gpu or not r.metric.uuid:find("^GPU%-") then return false end
+       end
+       return true
+     end)()'
 
 # --- every rule: loaded by Prometheus, evaluated without error, has data ----------
 rules_answer=$(curl -s "$PROM_ALL/api/v1/rules")
