@@ -51,12 +51,18 @@ struct http_entry {
     char *path;
     unsigned status;
     struct MHD_Response *response;
+    /* from stale_at_ms on (monotonic_ms), stale_response answers instead
+     * (NULL: never) */
+    long long stale_at_ms;
+    unsigned stale_status;
+    struct MHD_Response *stale_response;
 };
 
 struct http_set {
     atomic_int refs;
     size_t count, cap;
     struct http_entry *entries;
+    struct http_entry *fallback; /* for every path without an entry (NULL: 404) */
 };
 
 /* Adds the headers every response carries (docs/contract.md#http). Returns 0 or -1. */
@@ -101,6 +107,24 @@ struct http_set *http_set_new(void)
     return set;
 }
 
+/* Frees what entry holds (not entry itself). */
+static void entry_free(struct http_entry *entry)
+{
+    MHD_destroy_response(entry->response); /* connections still sending keep theirs */
+    if (entry->stale_response)
+        MHD_destroy_response(entry->stale_response);
+    free(entry->path);
+}
+
+/* The entry for path in set, or NULL. */
+static struct http_entry *set_entry(const struct http_set *set, const char *path)
+{
+    for (size_t i = 0; i < set->count; i++)
+        if (strcmp(set->entries[i].path, path) == 0)
+            return &set->entries[i];
+    return NULL;
+}
+
 /* As http_server.h says. */
 int http_set_add(struct http_set *set, const char *path, unsigned status, const char *content_type,
                  const char *body, size_t body_len)
@@ -113,13 +137,11 @@ int http_set_add(struct http_set *set, const char *path, unsigned status, const 
         free(path_copy);
         return -1;
     }
-    for (size_t i = 0; i < set->count; i++) {
-        if (strcmp(set->entries[i].path, path) == 0) {
-            MHD_destroy_response(set->entries[i].response);
-            free(set->entries[i].path);
-            set->entries[i] = (struct http_entry){path_copy, status, response};
-            return 0;
-        }
+    struct http_entry *existing = set_entry(set, path);
+    if (existing) {
+        entry_free(existing);
+        *existing = (struct http_entry){path_copy, status, response, 0, 0, NULL};
+        return 0;
     }
     if (set->count == set->cap) {
         size_t cap = set->cap ? set->cap * 2 : 8;
@@ -132,7 +154,46 @@ int http_set_add(struct http_set *set, const char *path, unsigned status, const 
         set->entries = entries;
         set->cap = cap;
     }
-    set->entries[set->count++] = (struct http_entry){path_copy, status, response};
+    set->entries[set->count++] = (struct http_entry){path_copy, status, response, 0, 0, NULL};
+    return 0;
+}
+
+/* As http_server.h says. */
+int http_set_add_stale(struct http_set *set, const char *path, long long at_ms, unsigned status,
+                       const char *content_type, const char *body, size_t body_len)
+{
+    struct http_entry *entry = set_entry(set, path);
+    struct MHD_Response *response = entry ? make_response(content_type, body, body_len) : NULL;
+    if (!response)
+        return -1;
+    if (entry->stale_response)
+        MHD_destroy_response(entry->stale_response);
+    entry->stale_at_ms = at_ms;
+    entry->stale_status = status;
+    entry->stale_response = response;
+    return 0;
+}
+
+/* As http_server.h says. */
+int http_set_add_fallback(struct http_set *set, unsigned status, const char *content_type,
+                          const char *body, size_t body_len)
+{
+    struct http_entry *fallback = calloc(1, sizeof *fallback);
+    char *path = strdup("*");
+    struct MHD_Response *response = make_response(content_type, body, body_len);
+    if (!fallback || !path || !response) {
+        free(fallback);
+        free(path);
+        if (response)
+            MHD_destroy_response(response);
+        return -1;
+    }
+    *fallback = (struct http_entry){path, status, response, 0, 0, NULL};
+    if (set->fallback) {
+        entry_free(set->fallback);
+        free(set->fallback);
+    }
+    set->fallback = fallback;
     return 0;
 }
 
@@ -147,21 +208,14 @@ void http_set_release(struct http_set *set)
 {
     if (!set || atomic_fetch_sub_explicit(&set->refs, 1, memory_order_acq_rel) != 1)
         return;
-    for (size_t i = 0; i < set->count; i++) {
-        MHD_destroy_response(set->entries[i].response); /* connections still sending keep theirs */
-        free(set->entries[i].path);
+    for (size_t i = 0; i < set->count; i++)
+        entry_free(&set->entries[i]);
+    if (set->fallback) {
+        entry_free(set->fallback);
+        free(set->fallback);
     }
     free(set->entries);
     free(set);
-}
-
-/* The entry for path in set, or NULL. */
-static const struct http_entry *set_find(const struct http_set *set, const char *path)
-{
-    for (size_t i = 0; i < set->count; i++)
-        if (strcmp(set->entries[i].path, path) == 0)
-            return &set->entries[i];
-    return NULL;
 }
 
 /* ---- the listening socket ----------------------------------------------- */
@@ -506,10 +560,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
     }
     set_head_deadline(server, connection, 0); /* the whole request came in time */
     struct http_set *set = acquire_current(server);
-    const struct http_entry *entry = set_find(set, url);
-    enum MHD_Result result =
-        entry ? MHD_queue_response(connection, entry->status, entry->response)
-              : MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, server->not_found);
+    const struct http_entry *entry = set_entry(set, url);
+    if (!entry)
+        entry = set->fallback;
+    enum MHD_Result result;
+    if (!entry)
+        result = MHD_queue_response(connection, MHD_HTTP_NOT_FOUND, server->not_found);
+    else if (entry->stale_response && monotonic_ms() >= entry->stale_at_ms)
+        result = MHD_queue_response(connection, entry->stale_status, entry->stale_response);
+    else
+        result = MHD_queue_response(connection, entry->status, entry->response);
     http_set_release(set);
     return result;
 }

@@ -22,6 +22,20 @@ struct http_set *http_set_new(void);
 int http_set_add(struct http_set *set, const char *path, unsigned status, const char *content_type,
                  const char *body, size_t body_len);
 
+/* Makes the response already added for `path` give way to another (status,
+ * Content-Type, body, with the same headers) from at_ms on, an instant on
+ * monotonic_ms()'s clock: /healthz turns stale by the age of its set even
+ * while no new set comes (a refresh still running). Returns 0, or -1 when
+ * out of memory or `path` has no response. */
+int http_set_add_stale(struct http_set *set, const char *path, long long at_ms, unsigned status,
+                       const char *content_type, const char *body, size_t body_len);
+
+/* Makes every path without a response of its own answer with this one
+ * instead of 404 (serve's "no data yet" before its first refresh). Returns
+ * 0, or -1 when out of memory. */
+int http_set_add_fallback(struct http_set *set, unsigned status, const char *content_type,
+                          const char *body, size_t body_len);
+
 /* Drops one reference; the last one frees the set. NULL is ignored. */
 void http_set_release(struct http_set *set);
 

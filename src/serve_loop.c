@@ -14,6 +14,31 @@
 #include "http_server.h"
 #include "serve_signals.h"
 
+/* Adds to set what path answers once its response is stale, from the table
+ * on top of the stack ({after_ms=, status=, body=}; the Content-Type is the
+ * response's, just below it), left there. Raises on a malformed one. */
+static void fill_stale(lua_State *L, struct http_set *set, const char *path)
+{
+    if (!lua_istable(L, -1))
+        luaL_error(L, "refresh: the stale response for %s is not a table", path);
+    lua_getfield(L, -1, "after_ms");
+    lua_getfield(L, -2, "status");
+    lua_getfield(L, -3, "body"); /* [.., type, stale, after, status, body] */
+    int after_ok = 0, status_ok = 0;
+    lua_Integer after_ms = lua_tointegerx(L, -3, &after_ok);
+    lua_Integer status = lua_tointegerx(L, -2, &status_ok);
+    if (!after_ok || after_ms < 0 || !status_ok || status < 100 || status > 599 ||
+        lua_type(L, -1) != LUA_TSTRING)
+        luaL_error(L, "refresh: the stale response for %s wants after_ms (>= 0), status and body",
+                   path);
+    size_t len;
+    const char *body = lua_tolstring(L, -1, &len);
+    if (http_set_add_stale(set, path, monotonic_ms() + (long long)after_ms, (unsigned)status,
+                           lua_tostring(L, -5), body, len) != 0)
+        luaL_error(L, "refresh: not enough memory");
+    lua_pop(L, 3);
+}
+
 /* Protected: adds every response of the table at 1 ({[path] = {status=,
  * content_type=, body=}}) to the set given as light userdata at 2. Raises
  * on a malformed entry. */
@@ -42,6 +67,9 @@ static int serve_fill_set(lua_State *L)
         const char *body = lua_tolstring(L, -1, &len);
         if (http_set_add(set, path, (unsigned)status, lua_tostring(L, -2), body, len) != 0)
             return luaL_error(L, "refresh: not enough memory");
+        lua_pop(L, 1); /* [.., path, response, status, type] */
+        if (lua_getfield(L, -3, "stale") != LUA_TNIL)
+            fill_stale(L, set, path);
         lua_pop(L, 4); /* [responses, set, path] */
     }
     return 0;
@@ -84,6 +112,20 @@ static void serve_call(lua_State *L, int callbacks, const char *name, lua_Intege
     lua_settop(L, base);
 }
 
+/* What every path answers until the first refresh has completed: 503, "no
+ * data yet". NULL when out of memory. */
+static struct http_set *waiting_set(void)
+{
+    static const char body[] = "gpuledger: no data yet: the first refresh has not completed\n";
+    struct http_set *set = http_set_new();
+    if (set &&
+        http_set_add_fallback(set, 503, "text/plain; charset=utf-8", body, sizeof body - 1) != 0) {
+        http_set_release(set);
+        return NULL;
+    }
+    return set;
+}
+
 /* As serve_loop.h says. */
 int serve_loop_run(lua_State *L)
 {
@@ -104,16 +146,12 @@ int serve_loop_run(lua_State *L)
 
     sigset_t saved_mask;
     serve_signals_block(&saved_mask); /* the server's threads inherit it */
-    struct http_set *set = serve_refresh(L, 2);
-    if (!set) {
-        serve_signals_restore(&saved_mask);
-        lua_pushnil(L);
-        lua_pushfstring(L, "refresh: %s", lua_tostring(L, -2));
-        return 2;
-    }
     char cause[512];
     int port = 0;
-    int fd = http_listen(listen, &port, cause, sizeof cause);
+    struct http_set *set = waiting_set();
+    int fd = set ? http_listen(listen, &port, cause, sizeof cause) : -1;
+    if (!set)
+        snprintf(cause, sizeof cause, "serve: not enough memory");
     struct http_server *server = fd < 0 ? NULL : http_server_start(fd, set, cause, sizeof cause);
     if (!server) {
         if (fd < 0)
@@ -124,6 +162,15 @@ int serve_loop_run(lua_State *L)
         return 2;
     }
     serve_call(L, 2, "listening", port);
+    set = serve_refresh(L, 2);
+    if (!set) {
+        http_server_stop(server);
+        serve_signals_restore(&saved_mask);
+        lua_pushnil(L);
+        lua_pushfstring(L, "refresh: %s", lua_tostring(L, -2));
+        return 2;
+    }
+    http_server_swap(server, set);
 
     const char *stopped_by = NULL;
     long long next = monotonic_ms() + interval_ms;

@@ -37,8 +37,9 @@ function M.failed_responses(core, what, message, paths)
   return responses
 end
 
--- Serves what handlers.refresh() returns on listen (core.serve: the first
--- refresh before listening, then one every interval seconds;
+-- Serves what handlers.refresh() returns on listen (core.serve: listening
+-- at once, every path 503 "no data yet" until the first refresh returns,
+-- then one every interval seconds;
 -- handlers.reload() on SIGHUP), saying "gpuledger <version> <banner[1]> on
 -- <address> (<banner[2]> <interval>)" on stderr once it listens. When a
 -- signal stops it, handlers.stopped() (if any) runs before the "stopped"

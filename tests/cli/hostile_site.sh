@@ -8,8 +8,8 @@
 # real nodes); each such file is a rule-error naming it while the other
 # rules' findings stand; serve and fleet serve keep refreshing and
 # answering, serve says when its report is stale (/healthz 503 past three
-# intervals), and both stop at SIGTERM, serve at once even while its site
-# rules are stuck in their children. Each command runs under `timeout`,
+# intervals, or while a refresh runs that long), and both stop at SIGTERM,
+# serve at once even while its site rules are stuck in their children. Each command runs under `timeout`,
 # so that a hang fails the test instead of holding it.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -128,9 +128,9 @@ at2=$(jq_lua 'j.at' "$(curl -s "$URL/ledger")")
 if [ "$at1" != "$at2" ]; then pass "serve: keeps refreshing ($at1, then $at2)"; else fail "serve: keeps refreshing" "at stays $at1"; fi
 
 printf '%s\n' "$LOOP" >"$SCRIPTS/gpuledger/render/metrics.lua"
-wait_for "serve: a refresh past its deadline makes /healthz 503" 30 sh -c "curl -s -o /dev/null -w '%{http_code}' '$URL/healthz' | grep -q 503"
+wait_for "serve: a refresh past its deadline makes /healthz say the report is stale" 30 body_has "$URL/healthz" "stale: the last good report is"
 http GET "$URL/healthz"
-expect_in "serve: /healthz says the report is stale" "$body" "stale: the last good report is"
+expect_eq "serve: /healthz 503 (the last good report is older than three intervals)" "$status" 503
 expect_in "serve: /healthz says why" "$body" "deadline of"
 http GET "$URL/metrics"
 expect_eq "serve: /metrics keeps the last good report" "$status" 200
@@ -148,23 +148,35 @@ expect_eq "serve: SIGHUP then SIGTERM: exit 0" "$SERVE_RC" 0
 if [ "$took" -le 10 ]; then pass "serve: SIGTERM after SIGHUP stops it in ${took}s (<= 10)"; else fail "serve: SIGTERM promptly" "took ${took}s"; fi
 expect_clean_log "serve" "$SERVE_LOG"
 
-# --- serve: SIGTERM while site rules are stuck in their children ---------------
+# --- serve: site rules stuck in their children, then SIGTERM -------------------
 # Five rule files whose message handler loops (past the instruction budget)
-# and a looping renderer hold each refresh for 15 s (2 s per file, 5 s for the
-# renderer) unless SIGTERM kills the children:
-# serve must be gone, with its children, well before that.
+# hold each refresh for 10 s (2 s each): serve answers 503 "no data yet" until
+# the first completes, /healthz 503 once the next runs past three intervals
+# (before: 200 until it ended), and SIGTERM early in a refresh kills the
+# children: serve is gone well before the 8 s left of it (before: it waited).
 STUCK=$WORK/stuck-rules
-mkdir "$STUCK" "$WORK/stuck-scripts"
+mkdir "$STUCK"
 for i in 1 2 3 4 5; do
     printf '%s\n' "${CASES[handler]//\"handler\"/\"stuck-$i\"}" >"$STUCK/stuck$i.lua"
 done
-mkdir -p "$WORK/stuck-scripts/gpuledger/render"
-printf '%s\n' "$LOOP" >"$WORK/stuck-scripts/gpuledger/render/metrics.lua"
-if start_serve stuck --demo --interval 1s --listen 127.0.0.1:0 --rules "$STUCK" --scripts "$WORK/stuck-scripts"; then
-    wait_for "serve: a site rule runs in a child" 30 pgrep -P "$SERVE_PID"
+if start_listening stuck serve --demo --interval 1s --listen 127.0.0.1:0 --rules "$STUCK"; then
+    http GET "$URL/healthz"
+    expect_eq "serve: /healthz 503 before the first refresh completed" "$status" 503
+    expect_eq "serve: /healthz says there is no data yet" "$body" "gpuledger: no data yet: the first refresh has not completed"
+    expect_security_headers "no data yet"
+    http GET "$URL/metrics"
+    expect_eq "serve: /metrics 503 before the first refresh completed" "$status" 503
+    wait_for "serve: the first refresh completes" 60 status_is "$URL/healthz" 200
+    http GET "$URL/findings"
+    expect_in "serve: the stuck rules are rule-errors" "$body" "$STUCK/stuck1.lua: deadline of"
+    wait_for "serve: /healthz 503 while a refresh runs past three intervals" 30 status_is "$URL/healthz" 503
+    http GET "$URL/healthz"
+    expect_in "serve: /healthz says no refresh completed" "$body" "stale: no refresh has completed since"
+    wait_for "serve: /healthz 200 again once that refresh completed" 60 status_is "$URL/healthz" 200
+    wait_for "serve: the next refresh runs a site rule in a child" 30 pgrep -P "$SERVE_PID"
     children=$(pgrep -P "$SERVE_PID" | tr '\n' ' ')
     kill -TERM "$SERVE_PID"
-    wait_for "serve: SIGTERM stops it while rules are stuck (before: only once the refresh ended, 15 s)" 8 sh -c "! kill -0 $SERVE_PID"
+    wait_for "serve: SIGTERM stops it while rules are stuck" 6 sh -c "! kill -0 $SERVE_PID"
     for child in $children; do
         expect_eq "serve: SIGTERM: child $child is gone" "$(kill -0 "$child" 2>/dev/null && echo running)" ""
     done

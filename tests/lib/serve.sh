@@ -14,8 +14,26 @@ start_serve() {
 }
 
 # start_serving NAME COMMAND ARGS...: start_serve for any command that
-# serves (serve, fleet serve): `gpuledger COMMAND ARGS`.
+# serves (serve, fleet serve): `gpuledger COMMAND ARGS`, once its first
+# refresh has completed (until then every path answers 503 "no data yet").
+# Returns 1 when no banner came within 30 s, or no data 60 s after it.
 start_serving() {
+    start_listening "$@" || return 1
+    local i
+    for i in $(seq 600); do
+        case $(curl -s -g --max-time 5 "$URL/healthz") in
+        "gpuledger: no data yet"*) ;;
+        *) return 0 ;;
+        esac
+        kill -0 "$SERVE_PID" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_listening NAME COMMAND ARGS...: start_serving without waiting for
+# the first refresh: returns once the banner says where it listens.
+start_listening() {
     local name=$1 i address=""
     shift
     SERVE_LOG=$WORK/$name.err
@@ -101,6 +119,11 @@ wait_for() {
 # body_has URL NEEDLE: the GET of URL answers with NEEDLE in its body.
 body_has() {
     curl -s -g --max-time 5 "$1" | grep -qF -- "$2"
+}
+
+# status_is URL CODE: the GET of URL answers with status CODE.
+status_is() {
+    [ "$(curl -s -g -o /dev/null -w '%{http_code}' --max-time 5 "$1")" = "$2" ]
 }
 
 # body_lacks URL NEEDLE: the GET of URL answers, without NEEDLE in its body.

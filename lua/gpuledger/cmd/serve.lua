@@ -126,6 +126,23 @@ local function stale_responses(core, last, made, max_gap, message)
   return responses
 end
 
+-- responses, whose report was made at `made` (core.now()), with /healthz
+-- turning 503 once that report is older than max_gap seconds even while
+-- the next refresh is still running (core.serve switches it then: a
+-- refresh that takes minutes must not leave /healthz saying 200).
+local function expiring(core, responses, made, max_gap)
+  local response = responses["/healthz"]
+  if response.status ~= 503 then
+    response.stale = {
+      after_ms = math.max(0, math.floor((max_gap - (core.now() - made)) * 1000)),
+      status = 503,
+      body = string.format("stale: no refresh has completed since %s, more than %s ago; one is still running\n",
+        clock.format_time(made), clock.format_duration(math.floor(max_gap))) .. response.body,
+    }
+  end
+  return responses
+end
+
 -- Runs serve with core and config (options.config), reading the node (or
 -- the --replay file again, or the demo) each refresh with cmd.snapshot.
 -- Returns the exit status.
@@ -182,12 +199,13 @@ function M.run(core, config)
       local message = type(responses) == "string" and responses or "(error object is not a string)"
       if last_good then
         warn("refresh: " .. message)
-        return stale_responses(core, last_good, last_good_made, max_gap, message:match("^[^\n]*"))
+        local stale = stale_responses(core, last_good, last_good_made, max_gap, message:match("^[^\n]*"))
+        return expiring(core, stale, last_good_made, max_gap)
       end
       return server.failed_responses(core, "refresh", message, { "/", "/metrics", "/ledger", "/findings" })
     end
     last_good, last_good_made = responses, core.now()
-    return responses
+    return expiring(core, responses, last_good_made, max_gap)
   end
 
   return server.serve(core, config.serve.listen, interval, { "serving", "refresh" },
