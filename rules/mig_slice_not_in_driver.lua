@@ -7,6 +7,9 @@ return {
   doc = "Nomad lists a MIG slice the driver does not have (the MIG layout changed under Nomad)",
   order = 40,
   evaluate = function(ledger, _, emit)
+    if not (ledger.sources and ledger.sources.mig == "read") then
+      return -- without the driver's slices (-L or -q failed) nothing is known to be missing from them
+    end
     for _, gpu in ipairs(ledger.entries) do
       for _, slice in ipairs(gpu.nomadSlicesUnknown or {}) do
         emit {
