@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "cause.h"
+#include "redact.h"
 #include "tls_files.h"
 #include "units.h"
 #include "version.h"
@@ -205,7 +206,7 @@ static void one_line(char *text)
  * and this makes sure a token never reaches an error message. */
 static void redact(char *text, size_t cap, const char *secret)
 {
-    static const char mask[] = "<redacted>";
+    static const char mask[] = REDACT_MASK;
     size_t secret_len = strlen(secret);
     if (secret_len < 4)
         return; /* too short to be a secret; masking it would mangle words */
@@ -228,31 +229,24 @@ static void redact(char *text, size_t cap, const char *secret)
     }
 }
 
-/* Replaces every occurrence of secret in the body with "<redacted>" (the
+/* Replaces every form of secret in the body with "<redacted>" (redact.h:
+ * as sent, in any case, URL-encoded, JSON-escaped, base64, each half; the
  * body may grow or shrink). Returns 0, or -1 when memory ran out (the body
- * is then untouched). A secret under 4 bytes is left, as redact() does. */
+ * is then untouched). */
 static int redact_body(struct buffer *body, const char *secret)
 {
-    static const char mask[] = "<redacted>";
-    size_t secret_len = strlen(secret);
-    if (secret_len < 4 || !body->data || !memmem(body->data, body->len, secret, secret_len))
+    char *redacted;
+    size_t redacted_len;
+    if (!body->data)
         return 0;
-    struct buffer redacted = {0};
-    const char *from = body->data, *end = body->data + body->len, *hit;
-    int rc = 0;
-    while (rc == 0 && (hit = memmem(from, (size_t)(end - from), secret, secret_len)) != NULL) {
-        rc = buffer_append(&redacted, from, (size_t)(hit - from));
-        if (rc == 0)
-            rc = buffer_append(&redacted, mask, sizeof mask - 1);
-        from = hit + secret_len;
+    if (redact_text(body->data, body->len, secret, &redacted, &redacted_len) != 0)
+        return -1;
+    if (redacted) {
+        free(body->data);
+        body->data = redacted;
+        body->len = redacted_len;
+        body->cap = redacted_len + 1;
     }
-    if (rc == 0)
-        rc = buffer_append(&redacted, from, (size_t)(end - from));
-    if (rc != 0) {
-        free(redacted.data);
-    }
-    free(body->data);
-    *body = redacted;
     return 0;
 }
 

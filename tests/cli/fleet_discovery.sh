@@ -83,7 +83,7 @@ expect_lua "the Consul CLI's variables: 3 nodes" "$out" '#j.summary.nodes == 3'
 MY_CONSUL=wrong-token-0000 run fleet check --json --consul "$PLAIN" --consul-token-env MY_CONSUL --exit-on error
 expect_rc "a refused token: the check's worst is ERROR (exit 3), not a failed command" 3
 expect_lua "a refused token: one pseudo-node consul with the 403" "$out" \
-    'return #j.findings == 1 and j.findings[1].node == "consul" and j.findings[1].message:find("HTTP 403 (ACL not found)", 1, true) ~= nil'
+    'return #j.findings == 1 and j.findings[1].node == "consul" and j.findings[1].message:find("HTTP 403 (Forbidden)", 1, true) ~= nil and not j.findings[1].message:find("ACL not found", 1, true)'
 expect_not_in "a refused token is not printed" "$out$err" "wrong-token-0000"
 
 run fleet ls --json --consul "$PLAIN" --consul-token-env NO_SUCH_VARIABLE

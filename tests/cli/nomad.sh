@@ -208,17 +208,45 @@ expect_in "403 on allocations: ls shows the task, unjudged" "$out" "nomad:escape
 variant acl-not-found '{"unknown_token_body": "ACL token not found"}'
 nomad_up "$WORK/acl-not-found.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
-nomad_error "403 ACL token not found" 'm:find("ACL token not found", 1, true) and m:find("agent:read", 1, true)'
+nomad_error "403 ACL token not found: the status and its reason, never the body" \
+    'm:find("HTTP 403 (Forbidden)", 1, true) and not m:find("ACL token", 1, true) and m:find("agent:read", 1, true)'
 
-# A server that echoes the token in its error: never printed, in any output.
-variant acl-echo '{"unknown_token_body": "ACL token {token} not found"}'
+# A server that echoes the token in its errors, in every form it might: after a
+# 403 its body is never printed; in another error it is, with every form masked.
+# expect_no_token WHAT TOKEN TEXT: none of TOKEN's forms is in TEXT.
+expect_no_token() {
+    local form
+    for form in "$2" "${2^^}" "$(python3 -c 'import sys; print("".join("%%%02X" % b for b in sys.argv[1].encode()))' "$2")" \
+        "$(printf 'user:%s' "$2" | base64 -w0)" "${2:0:12}" "${2: -12}"; do
+        expect_not_in "$1: no form of the token ($form)" "$3" "$form"
+    done
+}
+ECHO_ALL='{token} {token_upper} {token_url} {token_json} {token_b64} {token_half1} and {token_half2}'
+variant acl-echo '{"unknown_token_body": "ACL token '"$ECHO_ALL"' not found"}'
 nomad_up "$WORK/acl-echo.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
-nomad_error "403 echoing the token" 'm:find("ACL token <redacted> not found", 1, true)'
-expect_not_in "403 echoing the token: not in check's output" "$out$err" "$UNKNOWN_TOKEN"
-expect_not_in "403 echoing the token: not in ls's output" "$ls_out" "$UNKNOWN_TOKEN"
+nomad_error "403 echoing the token" 'm:find("HTTP 403 (Forbidden)", 1, true) and not m:find("ACL token", 1, true)'
+expect_no_token "403 echoing the token: check" "$UNKNOWN_TOKEN" "$out$err"
+expect_no_token "403 echoing the token: ls --json" "$UNKNOWN_TOKEN" "$ls_out"
 MY_TOKEN=$UNKNOWN_TOKEN gl ls --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
-expect_not_in "403 echoing the token: not in ls's table or stderr" "$out$err" "$UNKNOWN_TOKEN"
+expect_no_token "403 echoing the token: ls's table and stderr" "$UNKNOWN_TOKEN" "$out$err"
+# A token with a slash and a quote, echoed JSON-escaped too, in a 500's body.
+ODD_TOKEN='s3cr/et"-4c1d-9e2b-7a6f0e8d5c3b'
+python3 - "$BASE" "$ODD_TOKEN" "$TOKEN" "$ECHO_ALL" >"$WORK/odd-echo.json" <<'PY'
+import json, sys
+base, odd, known, echo = sys.argv[1:]
+config = json.load(open(base))
+config["tokens"][odd] = config["tokens"][known]
+config["faults"] = {"allocations": {"status": 500, "body": "No cluster leader for " + echo}}
+print(json.dumps(config))
+PY
+nomad_up "$WORK/odd-echo.json"
+MY_TOKEN=$ODD_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+nomad_error "500 echoing the token in every form" \
+    'm:find("HTTP 500 (No cluster leader for <redacted>", 1, true) and m:find(" and <redacted>)", 1, true)'
+expect_no_token "500 echoing the token: check" "$ODD_TOKEN" "$out$err"
+expect_not_in "500 echoing the token: check, JSON-escaped" "$out$err" 's3cr\\/et'
+expect_no_token "500 echoing the token: ls --json" "$ODD_TOKEN" "$ls_out"
 
 # --- 500, not JSON, a server-only agent, a hang ---------------------------------------------
 variant alloc-500 '{"faults": {"allocations": {"status": 500, "body": "No cluster leader"}}}'

@@ -77,15 +77,20 @@ function M.until_deadline(core, deadline_ms)
   return { timeout_ms = left_ms }
 end
 
+-- The answers whose body is never shown, by the reason phrase shown
+-- instead: a server that refuses credentials may echo them in any form.
+local REFUSED = { [401] = "Unauthorized", [403] = "Forbidden" }
+
 -- Reads the result of a GET of shown_path from endpoint (core.http_get_many's
 -- {status, body, content_type} or {error}). Returns the status, body and
--- content type, or nil and a message "<source> <address>: GET <shown path>:
+-- content type (a 401's or 403's body is its reason phrase, never what the
+-- server said), or nil and a message "<source> <address>: GET <shown path>:
 -- <cause>".
 function M.answer(source, endpoint, shown_path, result)
   if result.error then
     return nil, string.format("%s %s: GET %s: %s", source, endpoint.address, shown_path, with_flag_names(result.error, source))
   end
-  return result.status, result.body, result.content_type
+  return result.status, REFUSED[result.status] or result.body, result.content_type
 end
 
 -- Reads the result of a GET of path as JSON, as M.answer. Returns the

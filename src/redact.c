@@ -1,0 +1,191 @@
+/* A secret's echoes in a server's answer, redacted in every common form
+ * (redact.h): the HTTP client runs every answer through it before anything
+ * reads it. */
+#include "redact.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An ASCII letter in lower case; other bytes as they are. */
+static char lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Whether c stays as it is in a URL (RFC 3986's unreserved bytes). */
+static int url_unreserved(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
+}
+
+/* The ways a secret is escaped that redact_forms knows. */
+enum escape { URL_RESERVED, URL_EVERY_BYTE, JSON_STRING };
+
+/* secret escaped: URL_RESERVED the bytes a URL reserves as %XX, URL_EVERY_BYTE
+ * every byte as %XX, JSON_STRING as a JSON string's contents (\/ \" \\ and
+ * \u00XX for controls). NULL when memory ran out. */
+static char *escaped(const char *secret, enum escape how)
+{
+    size_t len = strlen(secret);
+    char *out = malloc(len * 6 + 1), *p = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)secret[i];
+        if (how == JSON_STRING && (c == '/' || c == '"' || c == '\\'))
+            p += sprintf(p, "\\%c", c);
+        else if (how == JSON_STRING && c < 0x20)
+            p += sprintf(p, "\\u%04x", c);
+        else if (how == URL_EVERY_BYTE || (how == URL_RESERVED && !url_unreserved(c)))
+            p += sprintf(p, "%%%02X", c);
+        else
+            *p++ = (char)c;
+    }
+    *p = '\0';
+    return out;
+}
+
+/* The base64 characters (alphabet: 64 of them) that depend on secret alone
+ * when it sits `skip` bytes (0, 1 or 2) past a 3-byte boundary: the 6-bit
+ * groups that lie wholly inside its bits. NULL when memory ran out. */
+static char *base64_core(const char *secret, size_t skip, const char *alphabet)
+{
+    size_t len = strlen(secret), bits = 8 * (skip + len);
+    size_t first = (8 * skip + 5) / 6, last = bits / 6; /* groups [first, last) */
+    char *out = malloc(last - first + 1), *p = out;
+    if (!out)
+        return NULL;
+    for (size_t group = first; group < last; group++) {
+        unsigned value = 0;
+        for (size_t bit = group * 6; bit < group * 6 + 6; bit++) {
+            size_t byte = bit / 8;
+            unsigned char c = byte < skip ? 0 : (unsigned char)secret[byte - skip];
+            value = value << 1 | ((c >> (7 - bit % 8)) & 1u);
+        }
+        *p++ = alphabet[value];
+    }
+    *p = '\0';
+    return out;
+}
+
+/* A copy of len bytes of s, NUL added. */
+static char *copy_of(const char *s, size_t len)
+{
+    char *out = malloc(len + 1);
+    if (out) {
+        memcpy(out, s, len);
+        out[len] = '\0';
+    }
+    return out;
+}
+
+/* As redact.h says. */
+int redact_forms(const char *secret, char *forms[REDACT_FORMS_MAX])
+{
+    static const char standard[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char url_safe[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    size_t len = strlen(secret);
+    if (len < 4)
+        return 0;
+    int n = 0;
+    forms[n++] = copy_of(secret, len);
+    forms[n++] = escaped(secret, URL_RESERVED);
+    forms[n++] = escaped(secret, URL_EVERY_BYTE);
+    forms[n++] = escaped(secret, JSON_STRING);
+    for (size_t skip = 0; skip < 3; skip++) {
+        forms[n++] = base64_core(secret, skip, standard);
+        forms[n++] = base64_core(secret, skip, url_safe);
+    }
+    if (len / 2 >= REDACT_HALF_MIN) {
+        forms[n++] = copy_of(secret, len / 2);
+        forms[n++] = copy_of(secret + len / 2, len - len / 2);
+    }
+    for (int i = 0; i < n; i++)
+        if (!forms[i]) {
+            redact_forms_free(forms, n);
+            return -1;
+        }
+    return n;
+}
+
+/* As redact.h says. */
+void redact_forms_free(char *forms[REDACT_FORMS_MAX], int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(forms[i]);
+        forms[i] = NULL;
+    }
+}
+
+/* Marks in hit[] every run of folded (len bytes, lower case) that is the
+ * form (lower-cased here); returns whether any was. A form under 4 bytes
+ * marks nothing. */
+static int mark_form(const char *folded, size_t len, char *form, unsigned char *hit)
+{
+    size_t form_len = strlen(form);
+    if (form_len < 4)
+        return 0;
+    for (size_t i = 0; i < form_len; i++)
+        form[i] = lower(form[i]);
+    int found = 0;
+    const char *from = folded, *end = folded + len, *at;
+    while ((at = memmem(from, (size_t)(end - from), form, form_len)) != NULL) {
+        memset(hit + (at - folded), 1, form_len);
+        found = 1;
+        from = at + 1;
+    }
+    return found;
+}
+
+/* As redact.h says. */
+int redact_text(const char *text, size_t len, const char *secret, char **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    char *forms[REDACT_FORMS_MAX];
+    int n = redact_forms(secret, forms);
+    if (n <= 0 || len == 0)
+        return n < 0 ? -1 : 0;
+    char *folded = malloc(len);
+    unsigned char *hit = calloc(len, 1);
+    int found = 0, rc = 0;
+    if (!folded || !hit) {
+        rc = -1;
+        goto done;
+    }
+    for (size_t i = 0; i < len; i++)
+        folded[i] = lower(text[i]);
+    for (int i = 0; i < n; i++)
+        found |= mark_form(folded, len, forms[i], hit);
+    if (!found)
+        goto done;
+    size_t runs = 0;
+    for (size_t i = 0; i < len; i++)
+        runs += hit[i] && (i == 0 || !hit[i - 1]);
+    char *redacted = malloc(len + runs * (sizeof REDACT_MASK - 1) + 1), *p = redacted;
+    if (!redacted) {
+        rc = -1;
+        goto done;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (!hit[i])
+            *p++ = text[i];
+        else if (i == 0 || !hit[i - 1]) {
+            memcpy(p, REDACT_MASK, sizeof REDACT_MASK - 1);
+            p += sizeof REDACT_MASK - 1;
+        }
+    }
+    *p = '\0';
+    *out = redacted;
+    *out_len = (size_t)(p - redacted);
+done:
+    free(folded);
+    free(hit);
+    redact_forms_free(forms, n);
+    return rc;
+}
