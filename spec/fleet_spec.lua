@@ -5,11 +5,12 @@
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
-local node_ledger = require "gpuledger.sources.node_ledger"
 local judge = require "gpuledger.judge"
 local render_json = require "gpuledger.render.json"
 local snapshot = require "gpuledger.snapshot"
+local node_ledger = require "gpuledger.sources.node_ledger"
 local table_render = require "gpuledger.render.table"
+local text_mod = require "gpuledger.text"
 
 local SOURCE = "http://10.0.0.4:9877/ledger"
 
@@ -159,6 +160,21 @@ describe("fleet", function()
     _, why = fleet.readable({ schema = 1, entries = { { index = 0, tenants = tenants } } }, SOURCE)
     assert.equal(string.format("%s: unexpected answer: ledger.entries[1].tenants has %d items, want at most %d", SOURCE,
       limits.tenants + 1, limits.tenants), why)
+  end)
+
+  it("cuts another node's names like this node's own, and its errors like its own", function()
+    local long = ("x"):rep(5 * 1024 * 1024)
+    local ledger = assert(fleet.readable({
+      schema = 1, node = "gpu-" .. long, errors = { ("e"):rep(4096) },
+      entries = { { index = 0, model = long, tenants = { { kind = "docker", container = long, processes = { long } } },
+        reservations = { { jobId = long, namespace = long } } } },
+    }, SOURCE))
+    local cut = text_mod.NAME_MAX + #text_mod.CUT_MARK
+    assert.same({ cut, cut, cut, cut, cut, text_mod.ERROR_MAX + #text_mod.CUT_MARK }, {
+      #ledger.node, #ledger.entries[1].model, #ledger.entries[1].tenants[1].container,
+      #ledger.entries[1].tenants[1].processes[1], #ledger.entries[1].reservations[1].jobId, #ledger.errors[1],
+    })
+    assert.equal(text_mod.CUT_MARK, ledger.node:sub(-#text_mod.CUT_MARK))
   end)
 
   it("names a JSON null among a ledger's GPUs, tenants or reservations", function()

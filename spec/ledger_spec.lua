@@ -118,10 +118,10 @@ describe("gpuledger.ledger", function()
       snap.node = long
       local l = ledger.build(snap)
       local tenant = l.entries[1].tenants[1]
-      assert.equal(ledger.NAME_MAX + #text_mod.CUT_MARK, #tenant.container)
+      assert.equal(text_mod.NAME_MAX + #text_mod.CUT_MARK, #tenant.container)
       assert.equal("evil", tenant.container:sub(1, 4))
       assert.equal(text_mod.CUT_MARK, tenant.image:sub(-#text_mod.CUT_MARK))
-      assert.equal(ledger.NAME_MAX + #text_mod.CUT_MARK, #l.node)
+      assert.equal(text_mod.NAME_MAX + #text_mod.CUT_MARK, #l.node)
     end)
 
     it("joins the fixture: gpu0 docker > nomad (reserved) > host; gpu1 reserved with no tenants", function()

@@ -10,6 +10,7 @@ local ledger_mod = require "gpuledger.ledger"
 local rule_schema = require "gpuledger.rule_schema"
 local node_ledger = require "gpuledger.sources.node_ledger"
 local shape = require "gpuledger.sources.shape"
+local text = require "gpuledger.text"
 
 local M = {}
 
@@ -86,7 +87,8 @@ end
 
 -- A decoded /ledger answer (json.decode's) shaped in place for the summary
 -- (node_row), once it has the shape of a ledger (sources/node_ledger.lua):
--- schema, node, entries, each entry's arrays and state. Returns the ledger,
+-- schema, node, entries, each entry's arrays and state, every name cut to
+-- text.NAME_MAX and every error to text.ERROR_MAX. Returns the ledger,
 -- or nil and why it is not one, the first field that is not as the contract
 -- has it worded as source's (the node's "<url>/ledger") unexpected answer.
 function M.shape(decoded, source)
@@ -96,6 +98,9 @@ function M.shape(decoded, source)
   local why = shape.check(decoded, node_ledger.SHAPE, "ledger")
   if why then
     return nil, shape.unexpected(source, why)
+  end
+  for key, value in pairs(decoded) do -- names and errors cut as this node's own are
+    decoded[key] = text.cut_strings(value, key == "errors" and text.ERROR_MAX or text.NAME_MAX)
   end
   decoded.schema = number_of(decoded.schema) or 0
   decoded.node = decoded.node or ""

@@ -368,24 +368,6 @@ local function source_states(sources)
   return states
 end
 
--- The longest name or label (a container's, a job's, a model …) and the
--- longest source error a ledger keeps, in bytes: longer ones are cut
--- (text.cut), so that no source can make every output huge.
-M.NAME_MAX = 256
-M.ERROR_MAX = 1024
-
--- value with every string in it (recursively) cut to max bytes.
-local function cut_strings(value, max)
-  if type(value) == "string" then
-    return text.cut(value, max)
-  elseif type(value) == "table" then
-    for k, v in pairs(value) do
-      value[k] = cut_strings(v, max)
-    end
-  end
-  return value
-end
-
 -- Builds the ledger of a snapshot, the Xid catalogue
 -- (rules/xid_catalogue.lua) grading its Xid events. Returns
 -- {schema, node, at, entries, nomadRead, processesRead, nvidiaInstalled?,
@@ -464,19 +446,19 @@ function M.build(snapshot, catalogue)
       tenant.unplaced = #tenant.pids > 0 or nil
     end
     entry.state = record and M.mig_state(entry) or M.classify(entry)
-    entries[#entries + 1] = cut_strings(entry, M.NAME_MAX)
+    entries[#entries + 1] = text.cut_strings(entry, text.NAME_MAX)
   end
   gpu_health.attach(entries, health, catalogue or {})
 
   local apps = sources.nvidia and sources.nvidia.compute_apps
   local ledger = {
     schema = M.SCHEMA,
-    node = text.cut(snapshot.node or "", M.NAME_MAX),
+    node = text.cut(snapshot.node or "", text.NAME_MAX),
     at = snapshot.at,
     entries = entries,
     nomadRead = visible ~= nil,
     processesRead = apps ~= nil and apps.error == nil,
-    errors = #errors > 0 and json.array(cut_strings(errors, M.ERROR_MAX)) or nil,
+    errors = #errors > 0 and json.array(text.cut_strings(errors, text.ERROR_MAX)) or nil,
     sources = source_states(sources),
   }
   if sources.nvidia and sources.nvidia.installed == false then

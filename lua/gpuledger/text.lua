@@ -51,6 +51,26 @@ function M.cut(s, max)
   return s:sub(1, keep) .. M.CUT_MARK
 end
 
+-- The longest name or label (a container's, a job's, a model, a node's …)
+-- and the longest source error that gpuledger keeps from any source (this
+-- node's, another node's ledger, Prometheus' labels), in bytes: longer
+-- ones are cut (M.cut), so that no source can make every output huge.
+M.NAME_MAX = 256
+M.ERROR_MAX = 1024
+
+-- value with every string in it (recursively, keys aside) cut to max
+-- bytes (M.cut), in place; returns it.
+function M.cut_strings(value, max)
+  if type(value) == "string" then
+    return M.cut(value, max)
+  elseif type(value) == "table" then
+    for k, v in pairs(value) do
+      value[k] = M.cut_strings(v, max)
+    end
+  end
+  return value
+end
+
 -- Number of characters (code points) in a valid UTF-8 string.
 function M.width(s)
   return utf8.len(s) or #s

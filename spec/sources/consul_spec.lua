@@ -3,6 +3,7 @@
 local consul = require "gpuledger.sources.consul"
 local nomad = require "gpuledger.sources.nomad"
 local options = require "gpuledger.options"
+local text = require "gpuledger.text"
 
 local BASE = "http://127.0.0.1:8500"
 
@@ -58,6 +59,11 @@ describe("sources.consul", function()
     assert.equal(prefix .. "Service.Port is a nil, want a port from 1 to 65535", why { Address = "10.0.0.9" })
     local no_host = consul.targets({ { Node = { Node = "gpu-y" }, Service = { Port = 9877 } } }, BASE)
     assert.equal(prefix .. "Node.Address is a nil, want a host name or an IP address", no_host[1].error)
+  end)
+
+  it("cuts a node's name like every name", function()
+    local targets = consul.targets({ { Node = { Node = ("n"):rep(3 * 1024 * 1024) }, Service = { Address = "10.0.0.1", Port = 9877 } } }, BASE)
+    assert.equal(text.NAME_MAX + #text.CUT_MARK, #targets[1].node)
   end)
 
   it("reads each node once, however many entries name it", function()

@@ -6,7 +6,8 @@
 # row with its error, one source-unavailable ERROR naming its address and
 # the field; the command goes on, fleet serve keeps serving; so is a node
 # past the limits of what one node may hold (100,000 GPUs, 65 tenants on a
-# GPU). Then hostile registrations in a fake Consul and a fake Nomad: an
+# GPU), and names are cut (a 5 MB node name, a 2 MB container name). Then
+# hostile registrations in a fake Consul and a fake Nomad: an
 # address with a path (the fleet must not send a request the registration
 # steers), and 3,000 registrations of one node (read once).
 # shellcheck source=tests/lib/testlib.sh
@@ -96,6 +97,23 @@ expect_lua "65 tenants on a GPU: that node's error, past the limit" "$out" \
 expect_lua "no rule-error, and the good node is judged" "$out" \
     'local judged = false for _, f in ipairs(j.findings) do if f.code == "rule-error" then return false end
        judged = judged or (f.node == "gpua" and f.code == "held") end return judged'
+
+# ---- a 5 MB node name: cut like this node's own ----------------------------------------
+python3 -c 'import json
+ledger = json.load(open("'"$TESTDATA"'/fleet/go-ledger.json"))
+ledger["node"] = "gpu-" + "n" * (5 * 1024 * 1024)
+ledger["entries"][1]["tenants"][0]["container"] = "c" * (2 * 1024 * 1024)
+print(json.dumps(ledger))' >"$WORK/named.json"
+node named 127.0.0.10 "$WORK/named.json"; NAMED=$NODE
+run fleet ls --targets "$DEMO,$NAMED"
+expect_rc "fleet ls with a 5 MB node name exits 0" 0
+expect_in "the name is cut and marked" "$out" "gpu-nnnnnnnnnn"
+expect_in "the name ends with the cut mark" "$out" "n…[cut] │ 3 "
+if [ "${#out}" -lt 20000 ]; then pass "fleet ls prints a few KB, not the name (${#out} characters)"; else
+    fail "fleet ls prints a few KB, not the name" "${#out} characters"; fi
+run fleet check --targets "$NAMED"
+if [ "${#out}" -lt 20000 ]; then pass "fleet check prints a few KB, not the names (${#out} characters)"; else
+    fail "fleet check prints a few KB, not the names" "${#out} characters"; fi
 
 # ---- fleet serve with a hostile node among good ones -----------------------------
 start_serving fleet fleet serve --targets "$ALL" --listen 127.0.0.1:0 --interval 1h --timeout 2s ||

@@ -98,7 +98,7 @@ local function is_host(host)
   return true
 end
 
--- The target {node, url} of a registration ({node, host, port, host_at,
+-- The target {node (cut to text.NAME_MAX), url} of a registration ({node, host, port, host_at,
 -- port_at}: the paths of host and port in the answer, "[3].Service.Address")
 -- read from a discovery (from: {source, address}, "consul http://…" and
 -- where it was asked); or, when the host is no host or the port no port
@@ -107,10 +107,11 @@ end
 -- just like it, for M.distinct).
 function M.target(registration, from)
   local host, port = registration.host, type(registration.port) == "number" and math.tointeger(registration.port)
+  local node = text.cut(registration.node, text.NAME_MAX)
   local why
   if type(host) ~= "string" or not is_host(host) then
     why = string.format("%s is %s, want a host name or an IP address", registration.host_at,
-      type(host) == "string" and string.format("%q", text.cut(host, 256)) or "a " .. type(host))
+      type(host) == "string" and string.format("%q", text.cut(host, text.NAME_MAX)) or "a " .. type(host))
   elseif not port or port < 1 or port > 65535 then
     local value = registration.port
     why = string.format("%s is %s, want a port from 1 to 65535", registration.port_at,
@@ -118,9 +119,9 @@ function M.target(registration, from)
   end
   if why then
     local same = string.format("%s\0%s\0%s", registration.node, tostring(host), tostring(registration.port))
-    return { node = registration.node, url = from.address, error = shape.unexpected(from.source, why), same = same }
+    return { node = node, url = from.address, error = shape.unexpected(from.source, why), same = same }
   end
-  return { node = registration.node, url = "http://" .. M.host_port(host, port) }
+  return { node = node, url = "http://" .. M.host_port(host, port) }
 end
 
 -- The targets sorted by node name (then url), each node read once: a
