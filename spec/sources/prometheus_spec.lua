@@ -1,5 +1,6 @@
 local prometheus = require "gpuledger.sources.prometheus"
 local json = require "gpuledger.json"
+local text = require "gpuledger.text"
 
 describe("gpuledger.sources.prometheus", function()
   it("window: a whole number and one unit", function()
@@ -27,17 +28,47 @@ describe("gpuledger.sources.prometheus", function()
     return json.encode { status = "success", data = { resultType = "vector", result = result } }
   end
 
-  it("samples: metric and value; NaN, Inf and unparsable values left out", function()
+  it("samples: metric and value; NaN and Inf left out", function()
     local samples = prometheus.samples(200, answer {
       { metric = { node = "a", state = "held" }, value = { 1755681164.5, "3600" } },
       { metric = { node = "a", state = "free" }, value = { 1755681164.5, "NaN" } },
       { metric = { node = "a", state = "free" }, value = { 1755681164.5, "+Inf" } },
       { metric = { node = "b", state = "free" }, value = { 1755681164.5, "1.5e-07" } },
-      { metric = { node = "c" }, value = { 1755681164.5, "x" } },
     }, "application/json")
     assert.same({ { metric = { node = "a", state = "held" }, value = 3600 },
                   { metric = { node = "b", state = "free" }, value = 1.5e-07 } }, samples)
     assert.same({}, prometheus.samples(200, answer(json.array()), "application/json"))
+  end)
+
+  it("samples: a negative, absurd or unreadable value is an error naming the series", function()
+    local function why(value, metric)
+      local samples, problem = prometheus.samples(200, answer {
+        { metric = { node = "a", state = "held" }, value = { 1755681164.5, "3600" } },
+        { metric = metric or { namespace = "video", nomad_job = "worker", use = "idle" }, value = { 1755681164.5, value } },
+      })
+      assert.is_nil(samples)
+      return problem
+    end
+    local series = 'HTTP 200: data.result[2] {namespace="video", nomad_job="worker", use="idle"}: '
+    assert.equal(series .. "the value is -36000, want a number from 0 to 9007199254740992", why("-36000"))
+    assert.equal(series .. "the value is 1e+308, want a number from 0 to 9007199254740992", why("1e308"))
+    assert.equal(series .. 'the value is "x", want a number as text', why("x"))
+    assert.equal(series .. "the value is a number, want a number as text", why(5))
+    assert.equal("HTTP 200: data.result[2].metric.node is a number, want a string", why("1", { node = 5 }))
+  end)
+
+  it("samples: label values cut like every name; more than MAX_SERIES series refused", function()
+    local long = ("n"):rep(3 * 1024 * 1024)
+    local samples = prometheus.samples(200, answer { { metric = { namespace = long }, value = { 1, "3600" } } })
+    assert.equal(text.NAME_MAX + #text.CUT_MARK, #samples[1].metric.namespace)
+    local many = {}
+    for i = 1, prometheus.MAX_SERIES + 1 do
+      many[i] = { metric = { node = "n" .. i, state = "held" }, value = { 1, "1" } }
+    end
+    local none, why = prometheus.samples(200, answer(many))
+    assert.is_nil(none)
+    assert.equal(string.format("HTTP 200: data.result has %d items, want at most %d", prometheus.MAX_SERIES + 1,
+      prometheus.MAX_SERIES), why)
   end)
 
   it("samples: Prometheus' error JSON, with its status and type", function()

@@ -16,14 +16,15 @@ unset PROMETHEUS_URL GPULEDGER_RULES GPULEDGER_SCRIPTS
 command -v python3 >/dev/null || { skip "report" "python3 is not installed"; finish; }
 
 # prom_start NAME ARGS...: starts a fake Prometheus, its requests logged to
-# $WORK/NAME.log; sets PROM to its http(s)://127.0.0.1:PORT (scheme by ARGS).
+# $WORK/NAME.log, answering /ok from $ANSWERS (default the fixture); sets
+# PROM to its http(s)://127.0.0.1:PORT (scheme by ARGS).
 prom_start() {
     local name=$1 scheme=http
     shift
     case "$*" in *--tls-cert*) scheme=https ;; esac
     if ! fake_start "$WORK/$name.stderr" "$WORK/$name.port" python3 "$FAKES/fake_prometheus.py" \
         --port-file "$WORK/$name.port" --log "$WORK/$name.log" \
-        --answers "$TESTDATA/prometheus/answers.json" --slow-seconds 20 --max-seconds 300 "$@"; then
+        --answers "${ANSWERS:-$TESTDATA/prometheus/answers.json}" --slow-seconds 20 --max-seconds 300 "$@"; then
         fail "fake Prometheus $name starts" "$(cat "$WORK/$name.stderr")"
         finish
     fi
@@ -124,13 +125,40 @@ expect_failure "an HTML page" "HTTP 200: the answer is not Prometheus' JSON (tex
 run report --prometheus "$PROM/nowhere"
 expect_failure "a wrong path (404)" "HTTP 404" "--prometheus is the base URL"
 run report --prometheus "$PROM/huge"
-expect_failure "a 50 MB answer" "exceeds 32 MiB"
+expect_failure "a 50 MB answer" "exceeds 8 MiB"
 started=$(date +%s)
 run report --prometheus "$PROM/slow" --timeout 1s
 expect_failure "a slow Prometheus (--timeout 1s)" "prometheus $PROM/slow: GET /api/v1/query" "imeout"
 expect_eq "a slow Prometheus: given up well before it answers (20 s)" "$(($(date +%s) - started < 15))" 1
 run report --prometheus "ftp://127.0.0.1:$dead"
 expect_failure "a URL that is not http(s)" "want unix:///path, http://host:port or https://host:port"
+
+# --- hostile answers: a series that is wrong is named, a label cut, too many refused --------
+# hostile NAME PYTHON: an answers file whose "jobs" are the Python expression
+# PYTHON (the fixture's nodes), served by a fake Prometheus NAME; sets PROM.
+hostile() {
+    python3 -c 'import json, sys
+fixture = json.load(open(sys.argv[1]))
+print(json.dumps({"jobs": eval(sys.argv[2]), "nodes": fixture["nodes"]}))' "$TESTDATA/prometheus/answers.json" "$2" >"$WORK/$1.json"
+    ANSWERS=$WORK/$1.json prom_start "$1"
+}
+JOB='{"namespace": "video", "nomad_job": "worker", "use": "idle"}'
+SERIES='data.result[1] {namespace="video", nomad_job="worker", use="idle"}'
+hostile negative "[{\"metric\": $JOB, \"value\": \"-36000\"}]"
+run report --prometheus "$PROM/ok"
+expect_failure "negative GPU-seconds" "HTTP 200: $SERIES: the value is -36000, want a number from 0 to 9007199254740992"
+hostile absurd "[{\"metric\": $JOB, \"value\": \"1e308\"}]"
+run report --prometheus "$PROM/ok" --json
+expect_failure "1e308 GPU-seconds" "HTTP 200: $SERIES: the value is 1e+308, want a number from 0 to 9007199254740992"
+hostile label '[{"metric": {"namespace": "n" * (3 * 1024 * 1024), "nomad_job": "worker", "use": "held"}, "value": "3600"}]'
+run report --prometheus "$PROM/ok"
+expect_rc "a 3 MB namespace label: exit 0" 0
+expect_in "a 3 MB namespace label: cut and marked" "$out" "nnn…[cut]/worker"
+if [ "${#out}" -lt 20000 ]; then pass "a 3 MB namespace label: a few KB printed (${#out} characters)"; else
+    fail "a 3 MB namespace label: a few KB printed" "${#out} characters"; fi
+hostile many '[{"metric": {"namespace": "n", "nomad_job": "j%d" % i, "use": "held"}, "value": "1"} for i in range(20001)]'
+run report --prometheus "$PROM/ok"
+expect_failure "20,001 series" "HTTP 200: data.result has 20001 items, want at most 20000"
 
 # --- a bearer token from the variable a flag names ---------------------------------
 TOKEN=s3cret-prom-token-4c1d

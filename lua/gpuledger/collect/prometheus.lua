@@ -7,7 +7,7 @@ local prometheus = require "gpuledger.sources.prometheus"
 local M = {}
 
 M.TIMEOUT_MS = 30000
-M.MAX_BYTES = 32 * 1024 * 1024
+M.MAX_BYTES = 8 * 1024 * 1024
 
 -- Asks the Prometheus of config, the report section of options.config
 -- (prometheus, its URL; token_env, the name of the variable holding a

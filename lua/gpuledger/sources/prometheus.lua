@@ -3,6 +3,7 @@
 -- the request path, and the answer turned into samples or one clear error.
 -- Pure: the request itself is collect/prometheus.lua's.
 local json = require "gpuledger.json"
+local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -44,11 +45,63 @@ local HINTS = {
   [503] = "Prometheus is starting or stopping",
 }
 
+-- The most series one answer may hold (four states per node, two uses per
+-- job): 5,000 nodes or 10,000 jobs, which a report reads and prints in a
+-- few seconds.
+M.MAX_SERIES = 20000
+
+-- A result: at most M.MAX_SERIES series, each of text labels and a value.
+local RESULT = { list = { metric = { map = "string" }, value = shape.required { list = "any" } }, max = M.MAX_SERIES }
+
+-- A sample's value: GPU-seconds, never negative, at most what a JSON number
+-- carries exactly (no GPU was held for 10^300 seconds).
+local SECONDS = shape.number(0, shape.MAX_WHOLE)
+
+-- How Prometheus writes a value that is no finite number.
+local NOT_FINITE = { NaN = true, ["+Inf"] = true, ["-Inf"] = true }
+
+-- A series' labels as PromQL writes them ({node="a", state="held"}), cut.
+local function labels(metric)
+  local names, parts = {}, {}
+  for name in pairs(metric or {}) do
+    names[#names + 1] = name
+  end
+  table.sort(names)
+  for i, name in ipairs(names) do
+    parts[i] = string.format("%s=%q", name, metric[name])
+  end
+  return text.cut("{" .. table.concat(parts, ", ") .. "}", text.NAME_MAX)
+end
+
+-- The sample of the i-th series of a result (of RESULT's shape), or nil
+-- when Prometheus wrote its value as no finite number ("NaN", "+Inf": left
+-- out); or nil and why it is wrong (a negative or absurd value, 1e999
+-- too, a value that is no number).
+local function sample_of(series, i)
+  local path = string.format("data.result[%d]", i)
+  local raw = series.value[2]
+  local value = type(raw) == "string" and tonumber(raw)
+  if NOT_FINITE[raw] then
+    return nil
+  elseif not value then
+    return nil, string.format("%s %s: the value is %s, want a number as text", path, labels(series.metric),
+      type(raw) == "string" and string.format("%q", text.cut(raw, 64)) or "a " .. type(raw))
+  end
+  local why = shape.check(value, SECONDS, "the value")
+  if why then
+    return nil, string.format("%s %s: %s", path, labels(series.metric), why)
+  end
+  return { metric = text.cut_strings(series.metric or {}, text.NAME_MAX), value = value }
+end
+
 -- Turns an answer to an instant query into its samples: an array of
--- {metric = {label = value}, value = number}; values that are not finite
--- numbers ("NaN", "+Inf") are left out. Returns the samples, or nil and why
--- (without the source prefix): Prometheus' own error, an answer that is not
--- its JSON (an HTML page, a proxy's text), or a result that is not a vector.
+-- {metric = {label = value}, value = number}, every label value cut to
+-- text.NAME_MAX; values that are not finite numbers ("NaN", "+Inf") are
+-- left out. Returns the samples, or nil and why (without the source
+-- prefix): Prometheus' own error, an answer that is not its JSON (an HTML
+-- page, a proxy's text), a result that is not a vector, one of more than
+-- M.MAX_SERIES series, or a series that is wrong (named with its labels:
+-- a value that is negative, absurd or no number; a label that is no text).
 function M.samples(status, body, content_type)
   local answer = json.decode(body or "")
   if type(answer) ~= "table" or type(answer.status) ~= "string" then
@@ -68,12 +121,17 @@ function M.samples(status, body, content_type)
   if data.resultType ~= "vector" or type(data.result) ~= "table" then
     return nil, string.format("HTTP %d: want a vector result, got %s", status, tostring(data.resultType))
   end
+  local why = shape.check(data.result, RESULT, "data.result")
+  if why then
+    return nil, string.format("HTTP %d: %s", status, why)
+  end
   local samples = {}
-  for _, series in ipairs(data.result) do
-    local value = type(series) == "table" and type(series.value) == "table" and tonumber(series.value[2])
-    if value and value == value and value ~= math.huge and value ~= -math.huge then
-      samples[#samples + 1] = { metric = type(series.metric) == "table" and series.metric or {}, value = value }
+  for i = 1, #data.result do
+    local sample, problem = sample_of(data.result[i], i)
+    if problem then
+      return nil, string.format("HTTP %d: %s", status, problem)
     end
+    samples[#samples + 1] = sample
   end
   return samples
 end
