@@ -11,7 +11,8 @@
  * for a request line or header it cannot parse, 505 for an HTTP version
  * other than 1.0 and 1.1, and 414/431 for a request head larger than the
  * connection's memory pool (32 KiB). Their bodies are fixed texts naming
- * the error, and the connection is closed after each. */
+ * the error, and the connection is closed after each. Its "100 Continue"
+ * is never sent: a request that says "Expect:" is answered at once. */
 #include "http_server.h"
 
 #include <errno.h>
@@ -529,36 +530,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
     return &request_fresh;
 }
 
-/* libmicrohttpd's access handler: called on a server thread for each
- * request once its head is complete; answers from memory and never blocks
- * on the main thread. Errors are answered at once, which makes
- * libmicrohttpd close the connection without reading a body; a good
- * request is answered on the next call (its first call only marks it),
- * which keeps the connection alive, once any body it has came in (and
- * ignored): the head deadline covers that body too, so a GET dripping a
- * long body is closed like a dripping head. */
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
-                                  const char *method, const char *version, const char *upload_data,
-                                  size_t *upload_data_size, void **request_state)
+/* Queues the current set's answer for url (the path's response, or its
+ * stale one once due; the set's fallback, or 404, for a path it lacks). */
+static enum MHD_Result answer(struct http_server *server, struct MHD_Connection *connection,
+                              const char *url)
 {
-    (void)version;
-    (void)upload_data;
-    struct http_server *server = cls;
-    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, server->not_allowed);
-    if (*request_state == &request_nul_in_path)
-        return MHD_queue_response(connection, MHD_HTTP_BAD_REQUEST, server->bad_request);
-    if (strlen(url) > MAX_URL)
-        return MHD_queue_response(connection, MHD_HTTP_URI_TOO_LONG, server->too_long);
-    if (*request_state != &request_seen) {
-        *request_state = &request_seen;
-        return MHD_YES;
-    }
-    if (*upload_data_size != 0) { /* a GET with a body: ignored */
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    set_head_deadline(server, connection, 0); /* the whole request came in time */
     struct http_set *set = acquire_current(server);
     const struct http_entry *entry = set_entry(set, url);
     if (!entry)
@@ -572,6 +548,43 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         result = MHD_queue_response(connection, entry->status, entry->response);
     http_set_release(set);
     return result;
+}
+
+/* libmicrohttpd's access handler: called on a server thread for each
+ * request once its head is complete; answers from memory and never blocks
+ * on the main thread. Errors are answered at once, which makes
+ * libmicrohttpd close the connection without reading a body; a good
+ * request is answered on the next call (its first call only marks it),
+ * which keeps the connection alive, once any body it has came in (and
+ * ignored): the head deadline covers that body too, so a GET dripping a
+ * long body is closed like a dripping head. A request that says "Expect:"
+ * is answered on its first call: libmicrohttpd would otherwise send its
+ * own "100 Continue" first, without the security headers, to let a body
+ * come that gpuledger ignores. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **request_state)
+{
+    (void)version;
+    (void)upload_data;
+    struct http_server *server = cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return MHD_queue_response(connection, MHD_HTTP_METHOD_NOT_ALLOWED, server->not_allowed);
+    if (*request_state == &request_nul_in_path)
+        return MHD_queue_response(connection, MHD_HTTP_BAD_REQUEST, server->bad_request);
+    if (strlen(url) > MAX_URL)
+        return MHD_queue_response(connection, MHD_HTTP_URI_TOO_LONG, server->too_long);
+    if (*request_state != &request_seen &&
+        !MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT)) {
+        *request_state = &request_seen;
+        return MHD_YES;
+    }
+    if (*upload_data_size != 0) { /* a GET with a body: ignored */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    set_head_deadline(server, connection, 0); /* the whole request came in time */
+    return answer(server, connection, url);
 }
 
 /* Builds the fixed error responses. Returns 0, or -1 when out of memory. */

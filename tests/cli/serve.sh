@@ -128,6 +128,24 @@ expect_eq "a 9 KB URL: 414" "$status" 414
 expect_security_headers "9 KB URL 414"
 http GET "$URL/$(head -c 102400 /dev/zero | tr '\0' a)"
 case $status in 414 | 404 | 431) pass "a 100 KB URL: $status" ;; *) fail "a 100 KB URL: 414 or 404" "got $status" ;; esac
+# A GET that asks "Expect: 100-continue" gets its answer, with the security
+# headers, and no "100 Continue" of libmicrohttpd's (which has none).
+expect_head=$(python3 - "${URL#http://}" <<'PY'
+import socket, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=10)
+s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+data = b""
+while b"\r\n\r\n" not in data:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.split(b"\r\n\r\n")[0].decode().replace("\r", ""))
+PY
+)
+expect_eq "Expect: 100-continue: answered at once" "$(printf '%s\n' "$expect_head" | head -1)" "HTTP/1.1 200 OK"
+expect_in "Expect: 100-continue: with the security headers" "$expect_head" "X-Frame-Options: DENY"
 http GET "$URL/healthz"
 expect_eq "still serving after the bad requests" "$status" 200
 
