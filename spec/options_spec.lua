@@ -501,7 +501,7 @@ describe("gpuledger.options", function()
       local c = config { "check", "--no-nomad", "--podman", "unix:///p.sock", "--nomad-addr", "http://n:4646/",
         "--encoder-max", "8", "--history", "/var/lib/h.json", "--json" }
       assert.equal("check", c.command)
-      assert.is_true(c.json)
+      assert.equal("json", c.format)
       assert.equal("nvidia-smi", c.nvidia.binary)
       assert.same({ enabled = true, root = "/proc", cgroup_parents = {} }, c.proc)
       assert.same({ enabled = true, endpoint = "unix:///p.sock" }, c.podman)

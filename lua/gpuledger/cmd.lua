@@ -1,6 +1,6 @@
 -- What the commands of cmd/ share (docs/architecture.md): their output, the
--- node they read (collected live, or --replay / --demo), its report from the
--- judge, and the format a command renders in. Each command is a module
+-- node they read (collected live, or --replay / --demo) and its report from
+-- the judge. Each command is a module
 -- cmd/<name>.lua whose run(core, config, commands) gives the exit status;
 -- cli.lua only parses and dispatches.
 local M = {}
@@ -15,12 +15,6 @@ end
 function M.failure(why)
   M.say(io.stderr, "gpuledger: " .. why .. "\n")
   return 1
-end
-
--- The format the command's output is rendered in: the key of its renderers'
--- table ("json" with --json, else "text").
-function M.format(config)
-  return config.json and "json" or "text"
 end
 
 -- The snapshot to work on: --demo, --replay FILE, or this node now. Returns

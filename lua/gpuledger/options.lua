@@ -507,7 +507,7 @@ function M.config(opts, getenv, terminal_columns)
     command = opts.command,
     subcommand = opts.subcommand,
     topic = opts.topic,
-    json = opts.json,
+    format = opts.json and "json" or "text", -- the key of a command's renderers (cmd/)
     output = output(opts, getenv, terminal_columns),
     exit_on = opts["exit-on"],
     node = opts.node,

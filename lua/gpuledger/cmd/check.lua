@@ -6,7 +6,7 @@ local findings = require "gpuledger.findings"
 
 local M = {}
 
--- The renderers by format (cmd.format), each of the report and config.
+-- The renderers by format (config.format), each of the report and config.
 -- They are required where they run (isolated.render: perhaps the site's).
 M.RENDER = {
   text = function(report, config)
@@ -22,9 +22,8 @@ function M.run(core, config)
   if not report then
     return cmd.failure(why)
   end
-  local format = cmd.format(config)
   local bad_render = cmd.print_rendered(core, config, function()
-    return M.RENDER[format](report, config)
+    return M.RENDER[config.format](report, config)
   end)
   if bad_render then
     return cmd.failure(bad_render)

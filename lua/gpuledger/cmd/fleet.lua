@@ -68,7 +68,7 @@ end
 
 local commands = {}
 
--- The renderers of `fleet ls` by format (cmd.format), each of at and the summary.
+-- The renderers of `fleet ls` by format (config.format), each of at and the summary.
 M.RENDER_LS = {
   text = function(_, summary)
     return table_render.fleet_ls(summary)
@@ -76,7 +76,7 @@ M.RENDER_LS = {
   json = render_json.fleet_ls,
 }
 
--- The renderers of `fleet check` by format (cmd.format), each of at, the
+-- The renderers of `fleet check` by format (config.format), each of at, the
 -- fleet's report (judge.fleet) and config.
 M.RENDER_CHECK = {
   text = function(_, report, config)
@@ -89,13 +89,13 @@ M.RENDER_CHECK = {
 
 function commands.ls(core, config)
   local at, summary = poll(core, config, false)
-  cmd.say(io.stdout, M.RENDER_LS[cmd.format(config)](at, summary))
+  cmd.say(io.stdout, M.RENDER_LS[config.format](at, summary))
   return 0
 end
 
 function commands.check(core, config)
   local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
-  cmd.say(io.stdout, M.RENDER_CHECK[cmd.format(config)](at, report, config))
+  cmd.say(io.stdout, M.RENDER_CHECK[config.format](at, report, config))
   return findings.exit_status(report.worst, config.exit_on)
 end
 

@@ -12,7 +12,7 @@ local text = require "gpuledger.text"
 
 local M = {}
 
--- The renderers by format (cmd.format), each of the report (report.build).
+-- The renderers by format (config.format), each of the report (report.build).
 M.RENDER = { text = table_render.report, json = render_json.report }
 
 function M.run(core, config)
@@ -25,7 +25,7 @@ function M.run(core, config)
     return cmd.failure(text.printable(problem))
   end
   local built = report.build(answers, window, clock.format_time(core.now()))
-  cmd.say(io.stdout, M.RENDER[cmd.format(config)](built))
+  cmd.say(io.stdout, M.RENDER[config.format](built))
   return 0
 end
 

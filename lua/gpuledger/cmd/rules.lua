@@ -15,7 +15,7 @@ local text = require "gpuledger.text"
 
 local M = {}
 
--- The renderers of the rule set by format (cmd.format, or "prometheus" with
+-- The renderers of the rule set by format (config.format, or "prometheus" with
 -- --prometheus), each of the listing {rules = M.rows, off = M.off_rows,
 -- errors} and about {version, rules (the directory)}.
 M.RENDER = {
@@ -26,7 +26,7 @@ M.RENDER = {
   end,
 }
 
--- The renderers of `rules --check` by format (cmd.format), each of the
+-- The renderers of `rules --check` by format (config.format), each of the
 -- check {dir, rules, off, inputs, errors, ok}.
 M.RENDER_CHECK = { text = table_render.rules_check, json = render_json.rules_check }
 
@@ -90,7 +90,7 @@ function M.list(core, config)
   local set = judged_set(core, rules_dir, config.policy)
   local rows, level_errors = M.rows(set)
   local errors = append(json.array(), set.errors, level_errors)
-  local format = config.rules.prometheus and "prometheus" or cmd.format(config)
+  local format = config.rules.prometheus and "prometheus" or config.format
   local about = { version = core.version or "dev", rules = rules_dir ~= "" and rules_dir or "(none)" }
   cmd.say(io.stdout, M.RENDER[format]({ rules = rows, off = M.off_rows(set), errors = errors }, about))
   if format ~= "json" then
@@ -179,7 +179,7 @@ function M.check(core, config)
     failed = failed or result.error ~= nil
   end
   local check = { dir = dir, rules = rows, off = M.off_rows(set), inputs = results, errors = errors, ok = not failed }
-  cmd.say(io.stdout, M.RENDER_CHECK[cmd.format(config)](check))
+  cmd.say(io.stdout, M.RENDER_CHECK[config.format](check))
   return failed and 1 or 0
 end
 
