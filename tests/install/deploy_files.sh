@@ -97,9 +97,7 @@ expect_lua "gpuledger.policy.hcl: agent read, node read, read-job in every names
 
 # --- every flag they pass, on the demo node ------------------------------------------------------
 # serve_flags NAME ARGS...: gpuledger ARGS --demo, with serve's address made
-# 127.0.0.1:0, must start serving and answer /healthz. A command this version
-# does not have yet (fleet) must get past the flags: parsed, then refused as
-# "not available in this version".
+# 127.0.0.1:0, must start serving and answer /healthz.
 served=0
 serve_flags() {
     local name=$1 args=() arg
