@@ -112,6 +112,58 @@ describe("gpuledger.sources.nvidia", function()
       assert.is_nil(g.memoryUtilizationPct)
     end)
 
+    describe("impossible values", function()
+      local function row_with(column, value)
+        local row = { "0", "GPU-x", "NVIDIA L4", "b", "2048", "23034", "41", "12", "61", "38.42", "3", "59.9" }
+        row[column] = value
+        return row
+      end
+      local cases = {
+        { 5, "1e23", "memory.used is 1e23, want 0–16777216" },
+        { 5, "-5", "memory.used is -5, want 0–16777216" },
+        { 6, "9223372036854775808", "memory.total is 9223372036854775808, want 0–16777216" },
+        { 9, "-273", "temperature.gpu is -273, want -40–150" },
+        { 9, "1e400", "temperature.gpu is 1e400, want -40–150" },
+        { 7, "101", "utilization.gpu is 101, want 0–100" },
+        { 10, "1e308", "power.draw is 1e308, want 0–10000" },
+        { 11, "-1", "encoder.stats.sessionCount is -1, want 0–100000" },
+        { 1, "4096", "index is 4096, want 0–1023" },
+      }
+      for _, case in ipairs(cases) do
+        it(string.format("%s in column %d: an error naming the GPU, the field and the value, and no number", case[2], case[1]), function()
+          local gpus, _, errors = nvidia.read(source { gpus = { row_with(case[1], case[2]) } })
+          assert.same({ "nvidia-smi query-gpu: GPU " .. (case[1] == 1 and case[2] or "0") .. " (GPU-x): " .. case[3] }, errors)
+          local g = gpus[1]
+          for _, value in ipairs { g.index, g.memoryUsedMiB, g.memoryTotalMiB, g.temperatureC, g.powerW, g.encoderSessions } do
+            assert.is_true(value >= -40 and value <= 23034, tostring(value))
+          end
+        end)
+      end
+
+      it("the bounds themselves are values", function()
+        local _, _, errors = nvidia.read(source { gpus = { row_with(9, "-40"), row_with(7, "100") } })
+        assert.same({}, errors)
+      end)
+
+      it("a process of an impossible pid is an error and no process; of impossible memory, an error", function()
+        local _, processes, errors = nvidia.read(source {
+          apps = { fields = nvidia.APP_FIELDS, rows = {
+            { "GPU-x", "99999999999", "10", "python3" }, { "GPU-x", "4242", "-3", "ffmpeg" } } },
+        })
+        assert.same({
+          "nvidia-smi compute-apps: a process of GPU-x: pid is 99999999999, want 1–4194304",
+          "nvidia-smi compute-apps: a process of GPU-x: used_memory is -3, want 0–16777216",
+        }, errors)
+        assert.same({ { gpu_uuid = "GPU-x", pid = 4242, used_memory_mib = 0, process = "ffmpeg" } }, processes)
+      end)
+
+      it("an impossible thermal margin is an error, the margin unknown", function()
+        local gpus, _, errors = nvidia.read(source { gpus = { row_with(1, "0") }, tlimit = tlimit { { "0", "-5000" } } })
+        assert.same({ "nvidia-smi temperature.gpu.tlimit: GPU 0 (GPU-x): temperature.gpu.tlimit is -5000, want -200–200" }, errors)
+        assert.is_nil(gpus[1].thermalMarginC)
+      end)
+    end)
+
     it("an empty answer is zero GPUs and no error", function()
       local gpus, processes, errors = nvidia.read(source { gpus = {} })
       assert.same({}, gpus)

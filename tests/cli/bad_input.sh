@@ -177,6 +177,30 @@ python3 -c 'import sys; t = open(sys.argv[1], "rb").read(); open(sys.argv[1], "w
     "$nul_dir/query-gpu.csv"
 source_error "NUL in a field" "$nul_dir" "$SMI" "query-gpu csv" "line 1: NUL byte in a field"
 
+# Impossible values (10^23 MiB, 2^63, negative memory, -273 °C, a 1e308 W
+# draw): each an error naming nvidia-smi, the GPU, the field and the value,
+# and never a number in the ledger, the table or /metrics.
+range_dir=$WORK/out-of-range
+for case in "memory.used|1e23|5" "memory.total|9223372036854775808|6" "memory.used|-2048|5" \
+    "temperature.gpu|-273|9" "power.draw|1e308|10"; do
+    IFS='|' read -r field value column <<<"$case"
+    rm -rf "$range_dir"
+    cp -r "$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01" "$range_dir"
+    python3 - "$range_dir/query-gpu.csv" "$column" "$value" <<'PY'
+import sys
+path, column, value = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cells = open(path).read().rstrip("\n").split(", ")
+cells[column - 1] = value
+open(path, "w").write(", ".join(cells) + "\n")
+PY
+    source_error "$field $value" "$range_dir" "$SMI" "nvidia-smi query-gpu: GPU 0 (GPU-00000000-0000-0000-0000-000000000000): $field is $value, want "
+    smi "$range_dir" "$SMI" ls --json
+    expect_lua "$field $value: the ledger holds no impossible number" "$out" \
+        'local g = j.entries[1]; for _, v in ipairs { g.memoryUsedMiB, g.memoryTotalMiB, g.temperatureC, g.powerW } do if v < -40 or v > 81559 then return false end end; return true'
+    smi "$range_dir" "$SMI" ls --wide
+    expect_not_in "$field $value: not in the table" "$out" "$value"
+done
+
 source_error "10 MiB answer" "$BAD/huge" "$SMI" "nvidia-smi query-gpu" "exceeds"
 mkdir "$WORK/huge-bin"
 cp "$SMI" "$WORK/huge-bin/nvidia-smi"

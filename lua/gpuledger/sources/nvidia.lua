@@ -1,8 +1,8 @@
 -- nvidia-smi (docs/sources.md#nvidia-smi), the pure half: what is asked (the fields), and
 -- read(), which turns a snapshot's raw rows (gpuledger.collect.nvidia runs
 -- the queries) into GPU and process records with the value rules ([N/A]
--- and friends are 0, optional answers ignored when malformed, process
--- names cut to the binary).
+-- and friends are 0, a value outside M.GPU_BOUNDS an error, optional
+-- answers ignored when malformed, process names cut to the binary).
 local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
@@ -114,6 +114,50 @@ function M.float_value(raw)
   return value + 0.0
 end
 
+-- The values a GPU can report, by column of the main query (1 = index,
+-- M.GPU_FIELDS) and of the process list (M.APP_FIELDS): the least and the
+-- most. A value outside is no measurement (a driver or a wrapper gone
+-- wrong): an error naming the GPU, the field and the value as sent, and the
+-- field reads as one the driver did not report. The bounds are wide:
+-- 1,024 GPUs, 16 TiB of memory, -40 to 150 °C (a card throttles near 90
+-- and shuts down near 100), 10 kW, Linux's largest pid.
+M.GPU_BOUNDS = {
+  [1] = { 0, 1023 }, [5] = { 0, 16 * 1024 * 1024 }, [6] = { 0, 16 * 1024 * 1024 },
+  [7] = { 0, 100 }, [8] = { 0, 100 }, [9] = { -40, 150 }, [10] = { 0, 10000 },
+  [11] = { 0, 100000 }, [12] = { 0, 1000000 },
+}
+M.APP_BOUNDS = { [2] = { 1, 4194304 }, [3] = { 0, 16 * 1024 * 1024 } }
+M.TLIMIT_BOUNDS = { -200, 200 } -- the thermal margin, °C
+
+-- Whether a cell is a number outside bounds ({least, most}): a number as
+-- nvidia-smi writes one that is out of range, not finite, or too big to be
+-- one; [N/A] and the like are not.
+local function out_of_range(raw, bounds)
+  local trimmed = text.trim(type(raw) == "string" and raw or "")
+  if NOT_A_NUMBER[trimmed] or trimmed:match("^%[") or not bounds then
+    return false
+  end
+  local value = tonumber(trimmed)
+  return value ~= nil and not (value >= bounds[1] and value <= bounds[2])
+end
+
+-- A copy of row with each cell outside its bounds (by column) replaced by
+-- [N/A], and an error for each ("nvidia-smi query-gpu: GPU 0 (GPU-…):
+-- memory.used is 1e23, want 0–16777216") appended to errors; who names
+-- the GPU, names the columns.
+local function bounded(row, bounds, names, query, who, errors)
+  local checked = {}
+  for i, raw in ipairs(row) do
+    checked[i] = raw
+    if out_of_range(raw, bounds[i]) then
+      errors[#errors + 1] = string.format("nvidia-smi %s: %s: %s is %s, want %s–%s", query, who, names[i],
+        text.one_line(text.trim(raw), 64), bounds[i][1], bounds[i][2])
+      checked[i] = "[N/A]"
+    end
+  end
+  return checked
+end
+
 -- Cell i of a row, trimmed; "" when it is missing or not text.
 local function cell(row, i)
   return type(row[i]) == "string" and text.trim(row[i]) or ""
@@ -142,7 +186,9 @@ function M.read(source)
     return gpus, processes, errors
   end
   local by_index = {}
-  for _, row in ipairs(main.rows) do
+  for _, raw_row in ipairs(main.rows) do
+    local who = string.format("GPU %s (%s)", cell(raw_row, 1), cell(raw_row, 2))
+    local row = bounded(raw_row, M.GPU_BOUNDS, M.GPU_FIELDS, "query-gpu", who, errors)
     local gpu = {
       index = M.int_value(row[1]),
       uuid = cell(row, 2),
@@ -164,7 +210,10 @@ function M.read(source)
   if M.usable_optional(source.tlimit) then
     for _, row in ipairs(source.tlimit.rows) do
       local gpu, margin = by_index[cell(row, 1)], cell(row, 2)
-      if gpu and margin:match("^[+-]?%d+$") then
+      if gpu and out_of_range(margin, M.TLIMIT_BOUNDS) then
+        errors[#errors + 1] = string.format("nvidia-smi %s: GPU %s (%s): %s is %s, want %s–%s", "temperature.gpu.tlimit",
+          cell(row, 1), gpu.uuid, M.TLIMIT_FIELDS[2], text.one_line(margin, 64), M.TLIMIT_BOUNDS[1], M.TLIMIT_BOUNDS[2])
+      elseif gpu and margin:match("^[+-]?%d+$") then
         gpu.thermalMarginC = math.tointeger(tonumber(margin))
       end
     end
@@ -192,8 +241,11 @@ function M.read(source)
   if apps.error then
     errors[#errors + 1] = apps.error
   end
-  for _, row in ipairs(apps.rows or {}) do
-    if #row >= 4 then
+  for _, raw_row in ipairs(apps.rows or {}) do
+    local row = #raw_row >= 4
+      and bounded(raw_row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", "a process of " .. cell(raw_row, 1), errors)
+      or raw_row
+    if #row >= 4 and row[2] == raw_row[2] then -- a pid out of range names no process
       processes[#processes + 1] = {
         gpu_uuid = cell(row, 1),
         pid = M.int_value(row[2]),
