@@ -184,3 +184,25 @@ describe("render.html: the fleet page", function()
     assert.falsy(plain:find('class="dashboard"', 1, true))
   end)
 end)
+
+describe("render.html of a GPU in MIG mode", function()
+  it("shows each slice as a sub-row under its GPU, and the GPU's utilisation as unknown", function()
+    local json = require "gpuledger.json"
+    local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer", container = "trainer-1", usedMemoryMiB = 11052 }
+    local ledger = H.ledger { H.gpu { state = "held", migDevices = {
+      { uuid = "MIG-00000000-0000-0000-0000-000000000000", index = 0, profile = "3g.40gb", memoryUsedMiB = 11091,
+        memoryTotalMiB = 40448, state = "held", reservations = json.array { H.reservation { jobId = "train", task = "trainer" } },
+        tenants = json.array { trainer } },
+    } } }
+    ledger.entries[1].utilizationPct = nil
+    local text = page(ledger)
+    local row = text:match('<tr id="mig%-MIG%-00000000%-0000%-0000%-0000%-000000000000" class="slice">(.-)</tr>')
+    assert.truthy(row)
+    assert.truthy(row:find('data-label="gpu">0/mig0</td>', 1, true))
+    assert.truthy(row:find("MIG 3g.40gb", 1, true))
+    assert.truthy(row:find("11091/40448 MiB", 1, true))
+    assert.truthy(row:find('<span class="state held">held</span>', 1, true))
+    assert.truthy(row:find("train/trainer", 1, true))
+    assert.truthy(text:find('data-label="util"><span class="none">unknown</span>', 1, true))
+  end)
+end)

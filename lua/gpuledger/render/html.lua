@@ -69,7 +69,7 @@ local function reserved_cell(gpu)
 end
 
 local MARKS = {
-  unmanaged = "outside Nomad", unreserved = "not reserved",
+  unmanaged = "outside Nomad", unreserved = "not reserved", unplaced = "on no MIG slice the driver lists",
   hidden = "allocation hidden from the token", unknown = "Nomad not read",
   unnamed = "allocation not named by its cgroup", unidentified = "could not be identified",
 }
@@ -137,6 +137,21 @@ local function linked(text_value, url)
   return string.format('<a href="%s">%s</a>', M.escape(url), M.escape(text_value))
 end
 
+-- A MIG slice's sub-row under its GPU's: "0/mig1", its profile, memory,
+-- state, reservations and tenants (utilisation, temperature, encoder and
+-- health are the GPU's).
+local function slice_row(ledger, gpu, slice)
+  local view = table_render.slice_view(gpu, slice)
+  return string.format(
+    '<tr id="mig-%s" class="slice"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
+      .. '<td data-label="util"></td><td class="bar" data-label="memory">%s</td><td data-label="temp"></td>'
+      .. '<td data-label="enc"></td><td data-label="state">%s</td><td data-label="health"></td>'
+      .. '<td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
+    M.escape(slice.uuid), M.escape(table_render.cells.gpu(ledger, view)), M.escape(view.model),
+    bar("memory", view.memoryUsedMiB, view.memoryTotalMiB, string.format("%d/%d MiB", view.memoryUsedMiB, view.memoryTotalMiB)),
+    state_cell(ledger, view), reserved_cell(view), tenants_cell(view))
+end
+
 local function gpu_table(ledger, findings, out, grafana_url)
   local entries = ledger.entries or {}
   if #entries == 0 then
@@ -153,7 +168,9 @@ local function gpu_table(ledger, findings, out, grafana_url)
   out[#out + 1] = "<tbody>"
   local worst = worst_by_gpu(findings)
   for _, gpu in ipairs(entries) do
-    local util, used, total = gpu.utilizationPct or 0, gpu.memoryUsedMiB or 0, gpu.memoryTotalMiB or 0
+    local used, total = gpu.memoryUsedMiB or 0, gpu.memoryTotalMiB or 0
+    local util = gpu.utilizationPct and bar("util", gpu.utilizationPct, 100, string.format("%d%%", gpu.utilizationPct))
+      or '<span class="none">unknown</span>' -- none under MIG
     out[#out + 1] = string.format(
       '<tr id="%s" class="%s"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
         .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'
@@ -162,8 +179,11 @@ local function gpu_table(ledger, findings, out, grafana_url)
         .. '<td data-label="tenants">%s</td></tr>',
       gpu_anchor(gpu), ROW_CLASS[worst[row_key(gpu)]] or "gpu",
       linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gl.index_text(gpu))), M.escape(gpu.model),
-      bar("util", util, 100, string.format("%d%%", util)), bar("memory", used, total, string.format("%d/%d MiB", used, total)),
+      util, bar("memory", used, total, string.format("%d/%d MiB", used, total)),
       gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu), reserved_cell(gpu), tenants_cell(gpu))
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      out[#out + 1] = slice_row(ledger, gpu, slice)
+    end
   end
   out[#out + 1] = "</tbody></table>"
 end

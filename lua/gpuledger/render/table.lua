@@ -74,7 +74,7 @@ end
 local MARKS = {
   unmanaged = " !unmanaged", unreserved = " !unreserved",
   hidden = " ?alloc hidden from the token", unknown = " ?nomad not read",
-  unnamed = " ?alloc not named by its cgroup", unidentified = " ?not identified",
+  unnamed = " ?alloc not named by its cgroup", unidentified = " ?not identified", unplaced = " ?on no MIG slice",
 }
 
 -- "kind:name (N MiB)" and its mark; a host tenant that /proc named needs no
