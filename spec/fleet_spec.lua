@@ -55,6 +55,24 @@ describe("fleet", function()
     assert.same({ reserved = 1, held = 1, namespace = "video", job = "worker" }, row.jobs["video/worker"])
   end)
 
+  it("counts a GPU in MIG mode once as a GPU, by the state of its slices, and its slices per state beside it", function()
+    local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer" }
+    local ledger = H.wire_ledger(H.ledger { H.gpu { index = 0, state = "held", migDevices = {
+      { uuid = "MIG-a", index = 0, profile = "3g.40gb", memoryUsedMiB = 1024, memoryTotalMiB = 40448, state = "held",
+        reservations = json.array { H.reservation() }, tenants = json.array { trainer } },
+      { uuid = "MIG-b", index = 1, profile = "2g.20gb", memoryUsedMiB = 0, memoryTotalMiB = 20096, state = "reserved-idle",
+        reservations = json.array { H.reservation { allocId = "other", jobId = "infer" } }, tenants = json.array() },
+      { uuid = "MIG-c", index = 2, profile = "1g.10gb", memoryUsedMiB = 0, memoryTotalMiB = 9984, state = "free",
+        reservations = json.array(), tenants = json.array() },
+    } }, H.gpu { index = 1 } })
+    local row = fleet.node_row({ node = "x", url = "http://x:1" }, ledger)
+    assert.same({ 2, 1, 0, 1 }, { row.gpus, row.held, row.reservedIdle, row.free })
+    assert.same({ 3, 1, 1, 0, 1 }, { row.migSlices, row.migHeld, row.migReservedIdle, row.migUnaccounted or 0, row.migFree })
+    local view = fleet.view(fleet.summarise { row })
+    assert.same({ 3, 1, 1, 0, 1 }, { view.total.migSlices, view.total.migHeld, view.total.migReservedIdle,
+      view.total.migUnaccounted, view.total.migFree })
+  end)
+
   it("reads an older release's ledger (null arrays, its own states) like ours", function()
     local ledger = assert(fleet.readable(assert(json.decode(fixture("go-ledger.json"))), SOURCE))
     assert.same({}, ledger.entries[1].tenants)

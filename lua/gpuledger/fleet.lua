@@ -71,18 +71,39 @@ local function entry_readable(entry)
   for _, tenant in ipairs(entry.tenants) do
     tenant_readable(tenant)
   end
+  for _, slice in ipairs(entry.migDevices or {}) do
+    slice.memoryUsedMiB = number_of(slice.memoryUsedMiB) or 0
+    slice.memoryTotalMiB = number_of(slice.memoryTotalMiB) or 0
+    slice.index = number_of(slice.index) or 0
+    for _, tenant in ipairs(slice.tenants) do
+      tenant_readable(tenant)
+    end
+  end
 end
 
 -- What the summary reads of a GPU entry: its reservations and tenants as
 -- arrays, each tenant's reserved flag, and its state, classified here
 -- whatever the node said (older nodes send none, or their own).
-local function shape_entry(entry)
-  entry.reservations = array_of(entry.reservations)
-  entry.tenants = array_of(entry.tenants)
-  for _, tenant in ipairs(entry.tenants) do
+local function shape_unit(unit)
+  unit.reservations = array_of(unit.reservations)
+  unit.tenants = array_of(unit.tenants)
+  for _, tenant in ipairs(unit.tenants) do
     tenant.reserved = tenant.reserved == true
   end
-  entry.state = ledger_mod.classify(entry)
+  unit.state = ledger_mod.classify(unit)
+end
+
+-- The same of each MIG slice of a GPU in MIG mode, whose own state is then
+-- derived from its slices' (ledger.mig_state).
+local function shape_entry(entry)
+  shape_unit(entry)
+  if entry.migDevices then
+    entry.migDevices = array_of(entry.migDevices)
+    for _, slice in ipairs(entry.migDevices) do
+      shape_unit(slice)
+    end
+    entry.state = ledger_mod.mig_state(entry)
+  end
 end
 
 -- A decoded /ledger answer (json.decode's) shaped in place for the summary
@@ -172,6 +193,11 @@ function M.node_row(target, ledger)
     row.gpus = row.gpus + 1
     local counter = M.COUNTER_OF_STATE[entry.state]
     row[counter] = row[counter] + 1
+    for _, slice in ipairs(entry.migDevices or {}) do -- beside the GPUs: a MIG GPU counts once as a GPU
+      row.migSlices = (row.migSlices or 0) + 1
+      local slice_counter = "mig" .. M.COUNTER_OF_STATE[slice.state]:gsub("^%l", string.upper)
+      row[slice_counter] = (row[slice_counter] or 0) + 1
+    end
     row.memoryUsedMiB = row.memoryUsedMiB + (tonumber(entry.memoryUsedMiB) or 0)
     row.memoryTotalMiB = row.memoryTotalMiB + (tonumber(entry.memoryTotalMiB) or 0)
     local seen = {}
@@ -241,6 +267,11 @@ function M.summarise(rows)
       for _, counter in ipairs(COUNTERS) do
         total[counter] = total[counter] + row[counter]
       end
+      for _, counter in ipairs(M.SLICE_COUNTERS) do
+        if row[counter] then
+          total[counter] = (total[counter] or 0) + row[counter]
+        end
+      end
       for key, job in pairs(row.jobs) do
         if not jobs[key] then
           jobs[key] = { namespace = job.namespace, job = job.job, reserved = 0, held = 0 }
@@ -259,6 +290,8 @@ end
 -- when not 0, error only when there is one.
 local ROW_FIELDS = { "node", "schema", "gpus", "held", "reservedIdle", "unaccounted", "free",
   "memoryUsedMiB", "memoryTotalMiB", "unreachable", "error" }
+-- The MIG slices' counters, beside the GPUs': in a row only where it has slices.
+M.SLICE_COUNTERS = { "migSlices", "migHeld", "migReservedIdle", "migUnaccounted", "migFree" }
 
 local function contract_row(row)
   local out = {}
@@ -270,6 +303,11 @@ local function contract_row(row)
   end
   for _, counter in ipairs(COUNTERS) do
     out[counter] = out[counter] or 0
+  end
+  if row.migSlices then
+    for _, counter in ipairs(M.SLICE_COUNTERS) do
+      out[counter] = row[counter] or 0
+    end
   end
   return out
 end

@@ -456,6 +456,12 @@ function M.fleet(summary, findings, codes)
   for _, state in ipairs(ledger_mod.STATES) do
     w.sample({ { "state", state } }, total[fleet.COUNTER_OF_STATE[state]])
   end
+  w.family("gpuledger_fleet_mig_slices", "gauge", "MIG slices of the nodes read, per state (a GPU in MIG mode also counts once in gpuledger_fleet_gpus).")
+  if total.migSlices then
+    for _, state in ipairs(ledger_mod.STATES) do
+      w.sample({ { "state", state } }, total["mig" .. fleet.COUNTER_OF_STATE[state]:gsub("^%l", string.upper)] or 0)
+    end
+  end
   w.family("gpuledger_fleet_job_gpus", "gauge", "GPUs Nomad reserved for each job (use=reserved), and those it holds (use=held).")
   for _, job in ipairs(summary.jobs) do
     for _, use in ipairs { "reserved", "held" } do

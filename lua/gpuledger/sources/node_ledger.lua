@@ -15,7 +15,7 @@ local M = {}
 -- one node costs the fleet no more than its share.
 M.LIMITS = {
   gpus = 128, tenants = 64, reservations = 64, pids = 1024, processes = 256, device_ids = 128,
-  xids = 256, errors = 256, unreadable = 64,
+  xids = 256, errors = 256, unreadable = 64, slices = 16, -- a GPU has at most 7 MIG compute slices
 }
 local LIMITS = M.LIMITS
 
@@ -55,6 +55,14 @@ local TENANT = {
   reserved = "boolean", allocVisible = "boolean", allocFromName = "boolean", unidentified = "boolean",
 }
 
+-- A MIG slice of a GPU in MIG mode: a unit of tenancy as a GPU is.
+local SLICE = {
+  uuid = "string", index = COUNT, profile = "string", gpuInstanceId = COUNT, computeInstanceId = COUNT,
+  memoryUsedMiB = COUNT, memoryTotalMiB = COUNT, state = "string",
+  reservations = { list = RESERVATION, max = LIMITS.reservations }, tenants = { list = TENANT, max = LIMITS.tenants },
+  nomadDevice = { healthy = "boolean", healthDescription = "string" },
+}
+
 local ENTRY = {
   index = INTEGER, uuid = "string", model = "string", busId = "string",
   memoryUsedMiB = COUNT, memoryTotalMiB = COUNT, utilizationPct = COUNT, memoryUtilizationPct = COUNT,
@@ -63,6 +71,7 @@ local ENTRY = {
   reservations = { list = RESERVATION, max = LIMITS.reservations }, tenants = { list = TENANT, max = LIMITS.tenants },
   state = "string", stateSince = "string", health = HEALTH, xids = { list = XID, max = LIMITS.xids },
   nomadDevice = { healthy = "boolean", healthDescription = "string" }, missing = "boolean",
+  migDevices = { list = SLICE, max = LIMITS.slices },
 }
 
 -- The shape of a /ledger answer, JSON nulls read as absent (json.decode);
