@@ -4,18 +4,25 @@
 -- cannot read-job its namespace): either way the ledger cannot vouch for
 -- what it shows, so say so rather than guess.
 
--- The ledger's error of source `name` ("docker", "podman", "proc") when it
--- failed (the first error that starts with its name), else nil.
+-- The first of the ledger's source errors (ledger.sourceErrors, each with
+-- its source, the container or GPU it concerns and its message) that
+-- matches(err), else nil.
+local function source_error(ledger, matches)
+  for _, err in ipairs(ledger.sourceErrors or {}) do
+    if matches(err) then
+      return err
+    end
+  end
+end
+
+-- The message of source `name` ("docker", "podman", "proc") when it
+-- failed (its first error), else nil.
 local function failure(ledger, name)
   if not (ledger.sources and ledger.sources[name] == "failed") then
     return nil
   end
-  for _, err in ipairs(ledger.errors or {}) do
-    if err:match("^" .. name .. "[ :]") then
-      return err
-    end
-  end
-  return name .. " failed"
+  local err = source_error(ledger, function(e) return e.source == name end)
+  return err and err.message or (name .. " failed")
 end
 
 -- Why no engine could identify a container: the ledger's error that names
@@ -23,10 +30,9 @@ end
 -- not ask (containerd), or Podman's when Podman was not asked; else each
 -- engine's failure and which engines were read and do not know it.
 local function container_cause(ledger, tenant)
-  for _, err in ipairs(ledger.errors or {}) do
-    if err:find(tenant.containerId, 1, true) then
-      return err
-    end
+  local err = source_error(ledger, function(e) return e.containerId == tenant.containerId end)
+  if err then
+    return err.message
   end
   local sources = ledger.sources or {}
   if tenant.runtime == "containerd" then
@@ -53,12 +59,9 @@ end
 -- MIG source's error where -L or -q could not be read, else that -q
 -- names no slice for them.
 local function unplaced_cause(ledger)
-  if ledger.sources and ledger.sources.mig == "failed" then
-    for _, err in ipairs(ledger.errors or {}) do
-      if err:match("^nvidia%-smi %-[Lq]") or err:match("^nvidia%-smi mig%-mode") or err:match("^mig") then
-        return err
-      end
-    end
+  local err = ledger.sources and ledger.sources.mig == "failed" and source_error(ledger, function(e) return e.source == "mig" end)
+  if err then
+    return err.message
   end
   return "nvidia-smi -q places them on no GPU and compute instance it lists"
 end

@@ -36,9 +36,19 @@ local function gpus()
   return { H.gpu { index = 0 }, H.gpu { index = 1 } } -- busIds 00000000:01:00.0, 00000000:02:00.0
 end
 
+-- gpu_health.read(snap) with the errors' texts, then the errors as read.
+local function read_texts(snap)
+  local read, errors = gpu_health.read(snap)
+  local texts = {}
+  for i, err in ipairs(errors) do
+    texts[i] = err.message
+  end
+  return read, texts, errors
+end
+
 describe("gpu_health", function()
   it("attaches each GPU's health record by bus id, without identity fields", function()
-    local read, errors = gpu_health.read(sources {})
+    local read, errors = read_texts(sources {})
     assert.same({ "nvidia-smi health: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]" }, errors)
     local entries = gpus()
     gpu_health.attach(entries, read, CATALOGUE)
@@ -79,7 +89,7 @@ describe("gpu_health", function()
   end)
 
   it("leaves out what was not read: no health, no xids, no Nomad device", function()
-    local read, errors = gpu_health.read(sources { health = false, log = false, devices = false })
+    local read, errors = read_texts(sources { health = false, log = false, devices = false })
     assert.same({}, errors)
     local entries = gpus()
     gpu_health.attach(entries, read, CATALOGUE)
@@ -88,7 +98,7 @@ describe("gpu_health", function()
   end)
 
   it("passes on each failed source's error", function()
-    local _, errors = gpu_health.read {
+    local _, errors = read_texts {
       health = { ok = false, error = "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s" },
       kernel_log = { ok = false, error = "kernel log: …" },
       nomad_devices = { ok = false, error = "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" },
@@ -97,9 +107,21 @@ describe("gpu_health", function()
       "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" }, errors)
   end)
 
+  it("says which source each error is of, and which GPU an unreadable health cell is of", function()
+    local _, _, errors = read_texts {
+      health = { ok = false, error = "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s" },
+      kernel_log = { ok = false, error = "kernel log: …" },
+      nomad_devices = { ok = false, error = "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" },
+    }
+    assert.same({ "health", "kernel_log", "nomad_devices" }, { errors[1].source, errors[2].source, errors[3].source })
+    local _, _, unreadable = read_texts(sources {})
+    assert.same({ source = "health", gpu = H.UUID1,
+      message = "nvidia-smi health: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]" }, unreadable[1])
+  end)
+
   describe("a wrong-typed row, record or device", function()
     it("is an error naming the kernel log record and field; the other records still count", function()
-      local read, errors = gpu_health.read(sources { log = {
+      local read, errors = read_texts(sources { log = {
         { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },
         { at = "2026-11-29T07:10:00Z" },
         { text = 94 },
@@ -119,7 +141,7 @@ describe("gpu_health", function()
     end)
 
     it("is an error naming the health row and cell; the other GPUs' health stays", function()
-      local read, errors = gpu_health.read(sources { health = {
+      local read, errors = read_texts(sources { health = {
         { "0", H.UUID0, "00000000:01:00.0", "Yes", "Enabled", "[N/A]" },
         { "1", H.UUID1, "00000000:02:00.0", "No", 5, "Enabled" },
       } })
@@ -133,13 +155,13 @@ describe("gpu_health", function()
     it("is an error for a health answer whose rows come without their fields", function()
       local snap = sources {}
       snap.health.health.fields = nil
-      local read, errors = gpu_health.read(snap)
+      local read, errors = read_texts(snap)
       assert.same({ "health: unexpected answer: health.fields is missing, want a list" }, errors)
       assert.same({}, read.by_bus)
     end)
 
     it("is an error naming Nomad's device and field; the other devices stay", function()
-      local read, errors = gpu_health.read(sources { devices = {
+      local read, errors = read_texts(sources { devices = {
         { Name = "NVIDIA L4", Instances = {
           { Healthy = true, PciBusID = "00000000:01:00.0" },
           { ID = H.UUID0, Healthy = "true", PciBusID = "00000000:01:00.0" },
@@ -159,7 +181,7 @@ describe("gpu_health", function()
     it("is an error naming a Nomad device that is no object, or null; the other devices and groups stay", function()
       local instances = { 7, { ID = H.UUID1, Healthy = false, HealthDescription = "Xid 79", PciBusID = "00000000:02:00.0" } }
       instances[4] = { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" }
-      local read, errors = gpu_health.read(sources { devices = { "x", { Name = "NVIDIA L4", Instances = instances } } })
+      local read, errors = read_texts(sources { devices = { "x", { Name = "NVIDIA L4", Instances = instances } } })
       assert.same({
         "nomad_devices: unexpected answer: devices[1] is a string, want an object",
         "nomad_devices: unexpected answer: devices[2].Instances[1] is a number, want an object",
@@ -177,7 +199,7 @@ describe("gpu_health", function()
         "NVRM: Xid (PCI:0000:01:00): 94, pid=1, name=x, Contained: SM (0x1)",
       }
       log[4] = { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4244, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" }
-      local read, errors = gpu_health.read(sources { log = log })
+      local read, errors = read_texts(sources { log = log })
       assert.same({
         "kernel_log: unexpected answer: records[2] is a string, want an object",
         "kernel_log: unexpected answer: records[3] is null, want an object",

@@ -18,10 +18,15 @@ local M = {}
 -- The health record fields that are identity, not health.
 local IDENTITY = { index = true, uuid = true, busId = true, busKey = true }
 
+-- Appends to errors the error {source, message, gpu?} of source `name`.
+local function add(errors, name, message, gpu)
+  errors[#errors + 1] = { source = name, message = message, gpu = gpu }
+end
+
 -- Appends each why to errors as the named source's unexpected answer.
 local function unexpected(errors, name, whys)
   for _, why in ipairs(whys) do
-    errors[#errors + 1] = shape.unexpected(name, why)
+    add(errors, name, shape.unexpected(name, why))
   end
 end
 
@@ -60,8 +65,9 @@ end
 -- bad one is an error naming the source and the field, and costs only
 -- itself). Returns {records (by bus key and uuid), groups (Xid groups, or
 -- nil when the kernel log was not read), uuids (bus key → UUID from the
--- kernel log), devices (Nomad's, or nil)} and the errors: the sources', and
--- each health cell that could not be read.
+-- kernel log), devices (Nomad's, or nil)} and the errors {source, message,
+-- gpu? (the UUID of the GPU it concerns)}: the sources', and each health
+-- cell that could not be read.
 function M.read(sources)
   local read, errors = { by_bus = {}, by_uuid = {} }, {}
   local source = sources.health
@@ -73,15 +79,15 @@ function M.read(sources)
         read.by_bus[record.busKey or ""] = record
         read.by_uuid[record.uuid or ""] = record
         if #record.unreadable > 0 then -- [Unknown Error], [Insufficient Permissions], …: not measured
-          errors[#errors + 1] = string.format("nvidia-smi health: GPU %s (%s) could not be read: %s",
-            tostring(record.index), record.busId or "?", table.concat(record.unreadable, ", "))
+          add(errors, "health", string.format("nvidia-smi health: GPU %s (%s) could not be read: %s",
+            tostring(record.index), record.busId or "?", table.concat(record.unreadable, ", ")), record.uuid)
         end
       end
       for _, err in ipairs(why) do
-        errors[#errors + 1] = err
+        add(errors, "health", err)
       end
     else
-      errors[#errors + 1] = source.error
+      add(errors, "health", source.error)
     end
   end
   local log = sources.kernel_log
@@ -92,18 +98,18 @@ function M.read(sources)
     events, read.uuids = xid.parse(records)
     read.groups = xid.summary(events)
     if log.dropped then
-      errors[#errors + 1] = string.format("kernel_log: %s NVRM lines of this boot were not read: the log kept "
+      add(errors, "kernel_log", string.format("kernel_log: %s NVRM lines of this boot were not read: the log kept "
         .. "more than %d records (a GPU's Xid lines of one code count once, with up to %d processes)",
-        tostring(log.dropped), kernel_log.MAX_RECORDS, kernel_log.MAX_PROCESSES)
+        tostring(log.dropped), kernel_log.MAX_RECORDS, kernel_log.MAX_PROCESSES))
     end
   elseif log then
-    errors[#errors + 1] = log.error
+    add(errors, "kernel_log", log.error)
   end
   local devices = sources.nomad_devices
   if devices and devices.ok then
     read.devices = nomad_node.devices(nomad_groups(devices.devices, errors))
   elseif devices then
-    errors[#errors + 1] = devices.error
+    add(errors, "nomad_devices", devices.error)
   end
   return read, errors
 end

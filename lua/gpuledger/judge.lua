@@ -38,6 +38,8 @@ local function apply_history(ledger, h)
   if h.error then
     ledger.errors = ledger.errors or json.array()
     ledger.errors[#ledger.errors + 1] = "history: " .. h.error
+    ledger.sourceErrors = ledger.sourceErrors or json.array()
+    ledger.sourceErrors[#ledger.sourceErrors + 1] = { source = "history", message = "history: " .. h.error }
     return
   end
   if h.observe then

@@ -128,12 +128,12 @@ end
 
 -- Containers known to the engines, by full id: Docker's first, then
 -- Podman's. A container whose inspect failed or could not be read is left
--- out, an error (appended to errors) naming the engine and the cause or
+-- out, an error (added with add_error) naming the engine and the cause or
 -- the field, unless the other engine knows it (each engine is asked about
 -- every GPU process's container: one that failed for the other's container
 -- misses nothing); so is an item of the snapshot that is no object or not
 -- of docker.SHAPE, its error always.
-local function known_containers(sources, errors)
+local function known_containers(sources, add_error)
   local by_id, order, failed = {}, {}, {}
   for _, engine in ipairs(source_list.ENGINES) do
     local source = sources[engine]
@@ -141,13 +141,13 @@ local function known_containers(sources, errors)
       local name = string.format("%s %s", engine, tostring(source.endpoint or ""))
       local inspects, whys, paths = shape.items(source.containers or {}, docker.SHAPE, "containers")
       for _, why in ipairs(whys) do
-        failed[#failed + 1] = { error = shape.unexpected(name, why) }
+        failed[#failed + 1] = { engine = engine, error = shape.unexpected(name, why) }
       end
       for k, inspect in ipairs(inspects) do
         local err = unreadable(name, paths[k], inspect)
         local container = not err and docker.describe(inspect)
         if err then
-          failed[#failed + 1] = { id = inspect.Id, error = err }
+          failed[#failed + 1] = { engine = engine, id = inspect.Id, error = err }
         elseif container.id ~= "" and not by_id[container.id] then
           by_id[container.id] = container
           order[#order + 1] = container
@@ -157,7 +157,7 @@ local function known_containers(sources, errors)
   end
   for _, failure in ipairs(failed) do
     if not (failure.id and by_id[failure.id]) then
-      errors[#errors + 1] = failure.error
+      add_error(failure.engine, failure.error, { containerId = type(failure.id) == "string" and failure.id:sub(1, 12) or nil })
     end
   end
   return by_id, order
@@ -371,38 +371,55 @@ end
 -- Builds the ledger of a snapshot, the Xid catalogue
 -- (rules/xid_catalogue.lua) grading its Xid events. Returns
 -- {schema, node, at, entries, nomadRead, processesRead, nvidiaInstalled?,
--- errors?, sources} (nvidiaInstalled false only: this node has no nvidia-smi),
+-- errors?, sourceErrors?, sources} (nvidiaInstalled false only: this node
+-- has no nvidia-smi; errors the text of each source error, sourceErrors the
+-- same errors with their fields {source, asked?, containerId?, gpu?,
+-- message}, docs/json.md),
 -- every GPU with its health (gpu_health.lua; a GPU nvidia-smi no longer
 -- lists comes last, index -1, missing = true), every tenant with its verdict:
 -- processesRead is false when nvidia-smi's process list could not be read,
 -- so that no GPU is called idle for want of an answer.
 function M.build(snapshot, catalogue)
   local sources = checked_sources(snapshot.sources or {})
-  local gpus, processes, errors = nvidia.read(sources.nvidia)
+  local errors = {} -- {source, asked?, containerId?, gpu?, message}, in the order they are met
+  local function add_error(name, message, fields)
+    if message then
+      local source = sources[name] or {}
+      local err = { source = name, asked = source.endpoint or source.binary or source.path or source.root, message = message }
+      for key, value in pairs(fields or {}) do
+        err[key] = value
+      end
+      errors[#errors + 1] = err
+    end
+  end
+  local gpus, processes, nvidia_errors = nvidia.read(sources.nvidia)
+  for _, message in ipairs(nvidia_errors) do
+    add_error("nvidia", message)
+  end
   local health, health_errors = gpu_health.read(sources)
   for _, err in ipairs(health_errors) do
-    errors[#errors + 1] = err
+    add_error(err.source, err.message, { gpu = err.gpu })
   end
   local proc = sources.proc
   if proc and not proc.ok then
-    errors[#errors + 1] = proc.error
+    add_error("proc", proc.error)
   end
   for _, engine in ipairs(source_list.ENGINES) do
     local source = sources[engine]
     if source and not source.ok then
-      errors[#errors + 1] = source.error
+      add_error(engine, source.error)
     end
   end
   local visible, reservations, nomad_error = nomad.read(sources.nomad)
-  errors[#errors + 1] = nomad_error
+  add_error("nomad", nomad_error)
   local mig_gpus, mig_error = mig.read(sources.mig)
-  errors[#errors + 1] = mig_error
-  for _, err in ipairs(snapshot.errors or {}) do
-    errors[#errors + 1] = err
+  add_error("mig", mig_error)
+  for _, err in ipairs(snapshot.errors or {}) do -- a snapshot's own (collect/node.lua), by text
+    errors[#errors + 1] = { message = err }
   end
 
   local pid_owners = proc and (proc.ok and proc.pids or {})
-  local containers, container_order = known_containers(sources, errors)
+  local containers, container_order = known_containers(sources, add_error)
 
   table.sort(gpus, function(a, b) return a.index < b.index end)
   if sources.nvidia and sources.nvidia.ok then
@@ -458,9 +475,13 @@ function M.build(snapshot, catalogue)
     entries = entries,
     nomadRead = visible ~= nil,
     processesRead = apps ~= nil and apps.error == nil,
-    errors = #errors > 0 and json.array(text.cut_strings(errors, text.ERROR_MAX)) or nil,
+    errors = #errors > 0 and json.array() or nil,
+    sourceErrors = #errors > 0 and json.array(text.cut_strings(errors, text.ERROR_MAX)) or nil,
     sources = source_states(sources),
   }
+  for i, err in ipairs(ledger.sourceErrors or {}) do
+    ledger.errors[i] = err.message
+  end
   if sources.nvidia and sources.nvidia.installed == false then
     ledger.nvidiaInstalled = false
   end

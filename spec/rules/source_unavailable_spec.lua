@@ -1,6 +1,7 @@
 -- rules/source_unavailable.lua, as embedded in the core: each condition of its finding
 -- and its boundary (docs/contract.md#codes).
 local H = require "helper"
+local ledger_mod = require "gpuledger.ledger"
 
 local gpu, ledger = H.gpu, H.ledger
 
@@ -51,6 +52,24 @@ describe("source-unavailable (a tenant that could not be identified)", function(
     H.contains("container eeeeeeeeeeee holds this GPU (pids [4242 4243], 150 MiB), but no engine could identify it (", f[1].message)
     H.contains(cause, f[1].message)
     H.contains(") — whether Nomad manages it cannot be told", f[1].message)
+  end)
+
+  it("finds an error by its fields, never by its text: the container it concerns, the source it is of", function()
+    -- an inspect error whose text does not name the container, and one that names it but concerns another
+    local snap = H.snapshot {
+      apps = { H.app(H.UUID0, 4242, 100) }, pids = { [4242] = H.cid("e") },
+      containers = { { Id = H.cid("e"), Error = "the engine said no" }, { Id = H.cid("f"), Error = "eeeeeeeeeeee is not this one" } },
+    }
+    local built = ledger_mod.build(snap)
+    assert.same({ source = "docker", asked = SOCK, containerId = "eeeeeeeeeeee", message = "the engine said no" }, built.sourceErrors[1])
+    local f = H.with_code(H.run_rules(built), "source-unavailable")
+    H.contains("container eeeeeeeeeeee holds this GPU (pids [4242], 100 MiB), but no engine could identify it (the engine said no)", f[#f].message)
+    -- a failed source's cause is its own error, whatever another's text starts with
+    local failed = ledger_mod.build(H.snapshot { apps = { H.app(H.UUID0, 4242, 100, "ffmpeg") }, failed = { proc = "proc /proc: Permission denied" } })
+    table.insert(failed.errors, 1, "proc: a docker error")
+    table.insert(failed.sourceErrors, 1, { source = "docker", message = "proc: a docker error" })
+    f = H.with_code(H.run_rules(failed), "source-unavailable")
+    H.contains("hold this GPU, but /proc could not tell whose they are (proc /proc: Permission denied)", f[#f].message)
   end)
 
   it("a container while Docker failed its list: the engine's failure is the cause", function()

@@ -79,6 +79,10 @@ local ENTRY = {
 M.SHAPE = {
   schema = COUNT, node = "string", at = "string", entries = { list = ENTRY, max = LIMITS.gpus },
   nomadRead = "boolean", processesRead = "boolean", errors = { list = "string", max = LIMITS.errors },
+  sourceErrors = {
+    list = { source = "string", asked = "string", containerId = "string", gpu = "string", message = "string" },
+    max = LIMITS.errors,
+  },
   sources = { map = "string" },
 }
 
