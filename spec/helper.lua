@@ -493,4 +493,24 @@ function H.http_get_many_over(fake)
   end
 end
 
+-- Runs f() with io.stderr captured; returns what it wrote there and f's
+-- first result (an error in f is raised again, stderr restored).
+function H.stderr_of(f)
+  local said = {}
+  local saved = io.stderr
+  io.stderr = {
+    write = function(self, ...)
+      for i = 1, select("#", ...) do
+        said[#said + 1] = tostring((select(i, ...)))
+      end
+      return self
+    end,
+    flush = function() end,
+  }
+  local ok, result = pcall(f)
+  io.stderr = saved
+  assert(ok, result)
+  return table.concat(said), result
+end
+
 return H

@@ -3,25 +3,6 @@
 local H = require "helper"
 local served_rules = require "gpuledger.served_rules"
 
--- Runs f() with stderr captured; returns what was written.
-local function stderr_of(f)
-  local lines = {}
-  local saved = io.stderr
-  io.stderr = {
-    write = function(self, ...)
-      for i = 1, select("#", ...) do
-        lines[#lines + 1] = tostring((select(i, ...)))
-      end
-      return self
-    end,
-    flush = function() end,
-  }
-  local ok, err = pcall(f)
-  io.stderr = saved
-  assert(ok, err)
-  return table.concat(lines)
-end
-
 describe("served_rules", function()
   local dir
   before_each(function()
@@ -34,14 +15,14 @@ describe("served_rules", function()
 
   it("refuses a broken set on reload, keeping the last good one and its errors until a good reload", function()
     local served
-    assert.equal("", stderr_of(function()
+    assert.equal("", H.stderr_of(function()
       served = served_rules.load(H.core, dir, {})
     end))
     local good = served.sources
     assert.is_nil(served.refused())
 
     H.write(dir .. "/broken.lua", "return {")
-    local said = stderr_of(served.reload)
+    local said = H.stderr_of(served.reload)
     assert.matches("SIGHUP: the rules in " .. dir:gsub("%p", "%%%0") .. " have 1 error%(s%); keeping the last good rule set", said)
     assert.matches("rule%-error: .*broken%.lua", said)
     assert.equal(good, served.sources)
@@ -50,7 +31,7 @@ describe("served_rules", function()
     assert.matches("^SIGHUP reload refused, the last good rule set stays in use: .*broken%.lua", refused[1])
 
     os.remove(dir .. "/broken.lua")
-    said = stderr_of(served.reload)
+    said = H.stderr_of(served.reload)
     assert.matches("SIGHUP: reloaded the rule set from " .. dir:gsub("%p", "%%%0"), said)
     assert.are_not.equal(good, served.sources)
     assert.is_nil(served.refused())
@@ -58,7 +39,7 @@ describe("served_rules", function()
 
   it("says the errors of the set it starts with", function()
     H.write(dir .. "/broken.lua", "return {")
-    local said = stderr_of(function()
+    local said = H.stderr_of(function()
       served_rules.load(H.core, dir, {})
     end)
     assert.matches("^gpuledger: rule%-error: .*broken%.lua", said)
