@@ -1,5 +1,5 @@
 -- isolated.lua: the judge (judge.rules) runs every site rule file in a
--- child of its own under a wall-clock deadline; a file past it is a
+-- child of its own under a deadline in CPU time; a file past it is a
 -- rule-error naming it, the other files' findings stand, and nothing a
 -- rule does to its own table counts. The program's own rules run here.
 local H = require "helper"
@@ -36,12 +36,15 @@ local function messages(found, code)
 end
 
 describe("judge.rules with site files (isolated.lua)", function()
-  local saved = isolated.FILE_DEADLINE_MS
+  -- A looping file is stopped after 300 ms of CPU time, whatever the
+  -- machine's load; the wall clock, which a loaded machine (or the
+  -- sanitizers) stretches, is given far more, so that it never decides.
+  local saved_file, saved_wall = isolated.FILE_DEADLINE_MS, isolated.WALL_TIMES
   before_each(function()
-    isolated.FILE_DEADLINE_MS = 300
+    isolated.FILE_DEADLINE_MS, isolated.WALL_TIMES = 300, 200
   end)
   after_each(function()
-    isolated.FILE_DEADLINE_MS = saved
+    isolated.FILE_DEADLINE_MS, isolated.WALL_TIMES = saved_file, saved_wall
   end)
 
   it("runs the embedded rules here, without a child, when the site has no file", function()
@@ -72,10 +75,10 @@ describe("judge.rules with site files (isolated.lua)", function()
       ["fleet_good.lua"] = 'return { code = "fleet-good", level = "WARN", evaluate_fleet = function(f, p, emit) emit { message = "fine" } end }',
       ["fleet_loop.lua"] = 'return { code = "fleet-loop", level = "WARN", evaluate_fleet = function() string.rep("", math.maxinteger) end }',
     }, view)
-    assert.same({ dir .. "/fleet_loop.lua: deadline of 300 ms passed" }, set.errors)
+    assert.same({ dir .. "/fleet_loop.lua: deadline of 300 ms of CPU time passed" }, set.errors)
     assert.same({}, messages(found, "rule-error")) -- the fleet's error, not the node's
     assert.same({
-      { level = "ERROR", code = "rule-error", node = "fleet", message = dir .. "/fleet_loop.lua: deadline of 300 ms passed" },
+      { level = "ERROR", code = "rule-error", node = "fleet", message = dir .. "/fleet_loop.lua: deadline of 300 ms of CPU time passed" },
       { level = "WARN", code = "fleet-good", node = "fleet", message = "fine" },
     }, fleet_found)
   end)
@@ -84,7 +87,7 @@ describe("judge.rules with site files (isolated.lua)", function()
     local given = {}
     local run_isolated = H.core.run_isolated
     H.core.run_isolated = function(fn, opts) -- the work here, its deadline noted
-      given[#given + 1] = opts.deadline_ms
+      given[#given + 1] = opts.cpu_ms
       return fn()
     end
     local dir = H.tempdir()
@@ -108,14 +111,27 @@ describe("judge.rules with site files (isolated.lua)", function()
       ["loop.lua"] = 'return { code = "loop", level = "BAD", evaluate = function() xpcall(function() while true do end end, function() while true do end end) end }',
     }
     assert.same({ "good" }, messages(found, "good-one"))
-    assert.same({ dir .. "/loop.lua: deadline of 300 ms passed" }, messages(found, "rule-error"))
+    assert.same({ dir .. "/loop.lua: deadline of 300 ms of CPU time passed" }, messages(found, "rule-error"))
     assert.equal(#H.DEFAULT_CODES + 1, #set.rules) -- the defaults and good.lua: a file that failed is an error, not a rule
+  end)
+
+  it("does not run a site file once the site's files together used the set's CPU time", function()
+    local saved_set = isolated.SET_DEADLINE_MS
+    isolated.SET_DEADLINE_MS = 300
+    local ok, set, _, dir = pcall(judged, { ["a_loop.lua"] = HANDLER_LOOP .. " return {}", ["b_loop.lua"] = HANDLER_LOOP .. " return {}" })
+    isolated.SET_DEADLINE_MS = saved_set
+    assert.is_true(ok, set)
+    table.sort(set.errors)
+    assert.same({
+      dir .. "/a_loop.lua: deadline of 300 ms of CPU time passed",
+      dir .. "/b_loop.lua: not run: the site's rules used their 300 ms of CPU time together",
+    }, set.errors)
   end)
 
   it("makes a file that loops at load time a rule-error naming it", function()
     local set, found, dir = judged { ["good.lua"] = GOOD, ["load.lua"] = HANDLER_LOOP .. " return {}" }
-    assert.same({ dir .. "/load.lua: deadline of 300 ms passed" }, messages(found, "rule-error"))
-    assert.same({ dir .. "/load.lua: deadline of 300 ms passed" }, set.errors)
+    assert.same({ dir .. "/load.lua: deadline of 300 ms of CPU time passed" }, messages(found, "rule-error"))
+    assert.same({ dir .. "/load.lua: deadline of 300 ms of CPU time passed" }, set.errors)
   end)
 
   it("keeps a rule as it was checked, whatever it does to its table afterwards", function()
@@ -131,7 +147,7 @@ describe("judge.rules with site files (isolated.lua)", function()
 
   it("makes a thresholds.lua that loops an error; the embedded thresholds stay", function()
     local set, found, dir = judged { ["thresholds.lua"] = HANDLER_LOOP .. " return {}" }
-    assert.matches(dir .. "/thresholds.lua: deadline of 300 ms passed; the embedded defaults stay", set.errors[1], 1, true)
+    assert.matches(dir .. "/thresholds.lua: deadline of 300 ms of CPU time passed; the embedded defaults stay", set.errors[1], 1, true)
     assert.equal(#H.DEFAULT_CODES, #set.rules)
     assert.is_true(#messages(found, "unmanaged-tenant") > 0)
   end)

@@ -1,8 +1,8 @@
 /* Running a Lua function in a child process, so that nothing it does — a
  * loop in Lua or in a C function, an allocation without bound, a message
  * handler that loops — can hold the caller: the child is forked with limits
- * on its address space and CPU time, and killed once a wall-clock deadline
- * passes. Contract in isolate.h. */
+ * on its address space and CPU time, and killed once its CPU time or a
+ * wall-clock deadline passes. Contract in isolate.h. */
 #include "isolate.h"
 
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,16 +47,23 @@ static rlim_t address_space_now(void)
 
 /* Sets the child's limits: memory_bytes more address space than it has now
  * (an allocation past it fails, which Lua reports as "not enough memory"),
- * and CPU time a second past the deadline (SIGXCPU, should the parent not
- * kill it first). */
-static void limit_child(lua_Integer deadline_ms, lua_Integer memory_bytes)
+ * SIGPROF once it has run cpu_ms of CPU time (user and system, when cpu_ms
+ * > 0: the timer is the child's own, as fork starts none), and SIGXCPU a
+ * second or two past the longer deadline, should neither come first. */
+static void limit_child(lua_Integer deadline_ms, lua_Integer cpu_ms, lua_Integer memory_bytes)
 {
     rlim_t now = address_space_now();
     if (now > 0) {
         struct rlimit space = {now + (rlim_t)memory_bytes, now + (rlim_t)memory_bytes};
         setrlimit(RLIMIT_AS, &space);
     }
-    rlim_t cpu_seconds = (rlim_t)(deadline_ms / 1000) + 2;
+    if (cpu_ms > 0) {
+        signal(SIGPROF, SIG_DFL); /* it ends the child */
+        struct itimerval cpu_timer = {{0, 0}, {cpu_ms / 1000, (cpu_ms % 1000) * 1000}};
+        setitimer(ITIMER_PROF, &cpu_timer, NULL);
+    }
+    lua_Integer longer_ms = cpu_ms > deadline_ms ? cpu_ms : deadline_ms;
+    rlim_t cpu_seconds = (rlim_t)(longer_ms / 1000) + 2;
     struct rlimit cpu = {cpu_seconds, cpu_seconds + 1};
     setrlimit(RLIMIT_CPU, &cpu);
 }
@@ -65,7 +73,7 @@ static void limit_child(lua_Integer deadline_ms, lua_Integer memory_bytes)
  * the Lua state and the pipe: the parent may have threads (libmicrohttpd's),
  * of which only this one was copied. */
 static void run_child(lua_State *L, int result_fd, pid_t parent, lua_Integer deadline_ms,
-                      lua_Integer memory_bytes)
+                      lua_Integer cpu_ms, lua_Integer memory_bytes)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* the child never outlives the agent */
     if (getppid() != parent)
@@ -76,7 +84,7 @@ static void run_child(lua_State *L, int result_fd, pid_t parent, lua_Integer dea
     if (result_fd != RESULT_FD && dup2(result_fd, RESULT_FD) < 0)
         _exit(1);
     close_range(RESULT_FD + 1, ~0U, 0); /* the parent's sockets and files */
-    limit_child(deadline_ms, memory_bytes);
+    limit_child(deadline_ms, cpu_ms, memory_bytes);
 
     lua_pushvalue(L, 1);
     int status = lua_pcall(L, 0, 1, 0);
@@ -101,13 +109,18 @@ static int push_failure(lua_State *L, const char *kind, const char *message)
     return 3;
 }
 
-/* Reads an optional positive integer field of the options at index 2. */
+/* Reads an optional integer field of the options at index 2: fallback when
+ * there are no options or the field is absent; raises unless it is a
+ * positive integer when present. */
 static lua_Integer positive_option(lua_State *L, const char *field, lua_Integer fallback)
 {
     if (lua_isnoneornil(L, 2))
         return fallback;
-    lua_getfield(L, 2, field);
-    lua_Integer value = luaL_optinteger(L, -1, fallback);
+    if (lua_getfield(L, 2, field) == LUA_TNIL) {
+        lua_pop(L, 1);
+        return fallback;
+    }
+    lua_Integer value = luaL_checkinteger(L, -1);
     lua_pop(L, 1);
     luaL_argcheck(L, value > 0, 2, lua_pushfstring(L, "%s must be more than 0", field));
     return value;
@@ -121,6 +134,7 @@ int core_run_isolated(lua_State *L)
         luaL_checktype(L, 2, LUA_TTABLE);
     lua_Integer deadline_ms = positive_option(L, "deadline_ms", 0);
     luaL_argcheck(L, deadline_ms > 0, 2, "want opts.deadline_ms");
+    lua_Integer cpu_ms = positive_option(L, "cpu_ms", 0);
     lua_Integer memory_bytes = positive_option(L, "memory_bytes", DEFAULT_MEMORY_BYTES);
     lua_Integer max_bytes = positive_option(L, "max_bytes", DEFAULT_MAX_BYTES);
     lua_settop(L, 1); /* [fn]: what the child sees */
@@ -135,7 +149,7 @@ int core_run_isolated(lua_State *L)
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        run_child(L, fds[1], parent, deadline_ms, memory_bytes);
+        run_child(L, fds[1], parent, deadline_ms, cpu_ms, memory_bytes);
     int fork_errno = errno;
     close(fds[1]);
     if (pid < 0) {
@@ -163,6 +177,11 @@ int core_run_isolated(lua_State *L)
     }
     if (end == SPAWN_FAILED)
         return push_failure(L, "failed", strerror(error_number));
+    if (cpu_ms > 0 && WIFSIGNALED(status) && WTERMSIG(status) == SIGPROF) {
+        free(answer);
+        snprintf(why, sizeof why, "deadline of %lld ms of CPU time passed", (long long)cpu_ms);
+        return push_failure(L, "deadline", why);
+    }
     if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0) || len == 0) {
         free(answer);
         if (WIFSIGNALED(status))

@@ -2,7 +2,7 @@
 #define GPULEDGER_ISOLATE_H
 #include <lua.h>
 
-/* core.run_isolated(fn, {deadline_ms=, memory_bytes=, max_bytes=})
+/* core.run_isolated(fn, {deadline_ms=, cpu_ms=, memory_bytes=, max_bytes=})
  *   → text
  *   | nil, message, kind
  *
@@ -16,11 +16,16 @@
  *
  * Limits: the child is killed (SIGKILL to its process group) and reaped once
  * deadline_ms (required, wall clock) has passed since the call, or as soon
- * as SIGTERM or SIGINT is pending, whatever it is doing — a loop in Lua, a C function that never
- * returns (string.rep("", math.maxinteger)), a message handler that loops; its address space may
- * grow by memory_bytes (default 256 MiB; an allocation past it fails, and Lua raises "not enough
- * memory" inside fn); its CPU time ends a second or two past the deadline (SIGXCPU); an answer
- * longer than max_bytes (default 64 MiB) is refused. The child dies with the caller
+ * as SIGTERM or SIGINT is pending, whatever it is doing — a loop in Lua, a
+ * C function that never returns (string.rep("", math.maxinteger)), a
+ * message handler that loops — and, with cpu_ms, ends (SIGPROF) once it has
+ * run cpu_ms of CPU time, user and system: the time it computed, which a
+ * busy machine does not eat into as it does into wall-clock time; its
+ * address space may grow by memory_bytes (default 256 MiB; an allocation
+ * past it fails, and Lua raises "not enough memory" inside fn); its CPU
+ * time ends a second or two past the longer of the two deadlines
+ * (SIGXCPU); an answer longer than max_bytes (default 64 MiB) is refused.
+ * The child dies with the caller
  * (PR_SET_PDEATHSIG), holds none of its descriptors but stdin, stdout and
  * stderr (libmicrohttpd's sockets stay the caller's alone), runs with no
  * signal blocked, and writes nothing through stdio buffers of the caller's
@@ -33,7 +38,8 @@
  * Failures, with kind:
  *   "error"    fn raised: message is its error message (a non-string error
  *              object or a non-string result is described instead);
- *   "deadline" "deadline of 500 ms passed";
+ *   "deadline" "deadline of 500 ms passed" (wall clock), "deadline of 300 ms
+ *              of CPU time passed" (cpu_ms);
  *   "killed"   "killed by signal 24 (CPU time limit exceeded)";
  *   "exited"   "exited 1" (the child ended without an answer);
  *   "stopped"  SIGTERM or SIGINT is pending (serve is stopping): the child

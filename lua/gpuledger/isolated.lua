@@ -1,7 +1,7 @@
 -- Where the program runs site code: never in its own process. The judge
 -- (judge.lua) loads each site rule file, gives its level and evaluates it
 -- through M.call: in a child of its own (core.run_isolated) under a
--- wall-clock deadline and a memory limit; only its findings come back, as
+-- deadline in CPU time and a memory limit; only its findings come back, as
 -- JSON. One child per file keeps that simple: a child that is killed takes
 -- only its own file's work with it, so nothing has to be rerun or told apart
 -- afterwards. The site's data files are read in a child too (M.data_of), and
@@ -15,14 +15,21 @@ local sandbox = require "gpuledger.sandbox"
 local M = {}
 
 -- Each rule file's deadline (loading it, its level, its evaluations), the
--- whole set's, and the renderers'; and what each ledger judged past the
+-- whole set's, and the renderers', all in CPU time of the children: what a
+-- child computed, which a busy node does not eat into as it does into
+-- wall-clock time, so a rule that is slow only because other work shares
+-- the CPUs is never cut short for it; and what each ledger judged past the
 -- first adds to a file's deadline and to the set's (fleet judges every
--- node's ledger).
+-- node's ledger). A child also ends once WALL_TIMES its deadline has passed
+-- on the wall clock: one that waits without computing (a sandboxed rule
+-- cannot, but a child can hang on a lock another thread held at the fork)
+-- uses no CPU time. docs/rules.md says how they are sized.
 M.FILE_DEADLINE_MS = 2000
 M.SET_DEADLINE_MS = 10000
 M.RENDER_DEADLINE_MS = 5000
 M.FILE_LEDGER_MS = 10
 M.SET_LEDGER_MS = 50
+M.WALL_TIMES = 3
 
 -- The deadline of each rule file and of the whole set when they judge n
 -- ledgers: FILE_DEADLINE_MS and SET_DEADLINE_MS for one ledger (or none),
@@ -44,21 +51,26 @@ local function integers(value)
   return math.type(value) == "float" and math.tointeger(value) or value
 end
 
--- Runs fn() in a child under deadline_ms; returns what it returned (a
--- JSON-encodable value, whole numbers as integers), or nil and why it did
--- not.
-function M.call(core, deadline_ms, fn)
-  local answer, why = core.run_isolated(function()
+-- Runs fn() in a child that may compute for cpu_ms (and lasts WALL_TIMES
+-- that on the wall clock). Returns what it returned (a JSON-encodable
+-- value, whole numbers as integers), or nil and why it did not; and last
+-- the CPU time the child used, in ms (all of cpu_ms when it met a deadline:
+-- the kernel's count of it may come in a little under).
+function M.call(core, cpu_ms, fn)
+  cpu_ms = math.max(1, cpu_ms)
+  local before = core.children_cpu_ms()
+  local answer, why, kind = core.run_isolated(function()
     return json.encode(fn())
-  end, { deadline_ms = math.max(1, deadline_ms) })
+  end, { cpu_ms = cpu_ms, deadline_ms = M.WALL_TIMES * cpu_ms })
+  local used_ms = kind == "deadline" and cpu_ms or core.children_cpu_ms() - before
   if not answer then
-    return nil, why
+    return nil, why, used_ms
   end
   local value, bad = json.decode(answer)
   if value == nil then
-    return nil, bad
+    return nil, bad, used_ms
   end
-  return integers(value)
+  return integers(value), nil, used_ms
 end
 
 -- The data files of sources (the embedded thresholds and Xid catalogue
@@ -103,7 +115,7 @@ function M.render(core, scripts_dir, render)
   if scripts_dir == "" or core.stat(scripts_dir) ~= "dir" then
     return render()
   end
-  return M.call(core, M.RENDER_DEADLINE_MS, function()
+  local result, why = M.call(core, M.RENDER_DEADLINE_MS, function()
     for name in pairs(package.loaded) do
       if name:match("^gpuledger%.") and name ~= "gpuledger.core" then
         package.loaded[name] = nil
@@ -112,6 +124,7 @@ function M.render(core, scripts_dir, render)
     sandbox.install_searcher(core, scripts_dir)
     return render()
   end)
+  return result, why
 end
 
 return M

@@ -141,7 +141,7 @@ end
 -- (the fleet's summary as rules read it, fleet.view) is given, the fleet,
 -- with the rule set of sources (ruleset.read) under the operator's policy
 -- choices `given`: the embedded rules here, each site file in a child of its
--- own (isolated.call), the site files under the deadlines of
+-- own (isolated.call), the site files under the deadlines (CPU time) of
 -- isolated.deadlines(#ledgers); the site's data files in a child too
 -- (isolated.data_of). A file that fails is a rule-error naming it and the
 -- other files' findings stand. opts (nil for none): view; extra_errors, more
@@ -169,16 +169,17 @@ function M.rules(core, sources, given, ledgers, opts)
   local embedded, site = embedded_and_site(sources)
   take(judged, run_files(core, sources, embedded, data, given, ledgers, opts.view))
   local file_ms, set_ms = isolated.deadlines(#ledgers)
-  local started = core.now()
+  local used_ms = 0 -- the CPU time of the site files' children, which the set's deadline counts
   for _, stem in ipairs(site) do
-    local left_ms = set_ms - math.floor((core.now() - started) * 1000)
-    local out, why
+    local left_ms = set_ms - used_ms
+    local out, why, file_used_ms
     if left_ms <= 0 then
-      why = string.format("not run: the site's rules took longer than their deadline of %d ms together", set_ms)
+      why = string.format("not run: the site's rules used their %d ms of CPU time together", set_ms)
     else
-      out, why = isolated.call(core, math.min(file_ms, left_ms), function()
+      out, why, file_used_ms = isolated.call(core, math.min(file_ms, left_ms), function()
         return run_files(core, sources, { stem }, data, given, ledgers, opts.view)
       end)
+      used_ms = used_ms + file_used_ms
     end
     take(judged, out or { errors = { string.format("%s: %s", ruleset.file_name(sources, stem), why) }, rules = {}, found = {} })
   end

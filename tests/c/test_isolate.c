@@ -105,6 +105,36 @@ static void test_deadlines(lua_State *L)
     CHECK(no_child_left());
 }
 
+/* wait_forever(): blocks without computing, as a child holding a lock
+ * another thread held at the fork would. */
+static int wait_forever(lua_State *L)
+{
+    (void)L;
+    for (;;)
+        pause();
+    return 0;
+}
+
+/* With cpu_ms, a loop ends once it has computed that long however busy the
+ * machine is (its wall-clock deadline is a minute away); a child that waits
+ * without computing still meets its wall-clock deadline. */
+static void test_cpu_deadline(lua_State *L)
+{
+    run_chunk(L, "return run_isolated(function() while true do end end,"
+                 " {cpu_ms = 300, deadline_ms = 60000})");
+    CHECK_STR(got[0], "nil");
+    CHECK_STR(got[1], "deadline of 300 ms of CPU time passed");
+    CHECK_STR(got[2], "deadline");
+    run_chunk(L, "return run_isolated(function() wait_forever() end,"
+                 " {cpu_ms = 60000, deadline_ms = 300})");
+    CHECK_STR(got[1], "deadline of 300 ms passed");
+    CHECK_STR(got[2], "deadline");
+    run_chunk(L, "return run_isolated(function() return 'quick' end,"
+                 " {cpu_ms = 2000, deadline_ms = 60000})");
+    CHECK_STR(got[0], "quick");
+    CHECK(no_child_left());
+}
+
 static void test_memory(lua_State *L)
 {
     /* an allocation without bound ends as an error in Lua, or by a kill
@@ -192,6 +222,8 @@ static void test_wrong_calls(lua_State *L)
     run_chunk(L,
               "return pcall(run_isolated, function() end, {deadline_ms = 10, memory_bytes = 0})");
     CHECK(strstr(got[1], "memory_bytes must be more than 0") != NULL);
+    run_chunk(L, "return pcall(run_isolated, function() end, {deadline_ms = 10, cpu_ms = 0})");
+    CHECK(strstr(got[1], "cpu_ms must be more than 0") != NULL);
 }
 
 int main(void)
@@ -200,10 +232,12 @@ int main(void)
     lua_State *L = luaL_newstate();
     luaL_openlibs(L);
     lua_register(L, "run_isolated", core_run_isolated);
+    lua_register(L, "wait_forever", wait_forever);
     int fds_before = count_open_fds();
 
     test_returns_and_raises(L);
     test_deadlines(L);
+    test_cpu_deadline(L);
     test_memory(L);
     test_descriptors(L);
     test_with_another_thread(L);

@@ -9,8 +9,11 @@
 # rules' findings stand; serve and fleet serve keep refreshing and
 # answering, serve says when its report is stale (/healthz 503 past three
 # intervals, or while a refresh runs that long), and both stop at SIGTERM,
-# serve at once even while its site rules are stuck in their children. Each command runs under `timeout`,
-# so that a hang fails the test instead of holding it.
+# serve at once even while its site rules are stuck in their children. Each
+# command runs under `timeout`, so that a hang fails the test instead of
+# holding it. A looping file is stopped after its deadline of CPU time,
+# which a loaded machine stretches on the wall clock: the bounds here catch
+# a hang, and leave room for that.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source-path=SCRIPTDIR source=../lib/serve.sh disable=SC1091
@@ -49,7 +52,7 @@ for name in "${!CASES[@]}"; do
     mkdir "$dir"
     printf '%s\n' "${CASES[$name]}" >"$dir/$name.lua"
     printf '%s\n' "$GOOD" >"$dir/good.lua"
-    bounded "check with $name.lua" 15 check --demo --rules "$dir"
+    bounded "check with $name.lua" 60 check --demo --rules "$dir"
     expect_in "check with $name.lua: the other rules' findings stand" "$out" "the good rule ran"
     expect_in "check with $name.lua: the defaults' findings stand" "$out" "unmanaged-tenant"
     case $name in
@@ -66,26 +69,26 @@ ALL=$WORK/rules-all
 mkdir "$ALL"
 for name in handler loadtime rep move; do printf '%s\n' "${CASES[$name]}" >"$ALL/$name.lua"; done
 printf '%s\n' "$GOOD" >"$ALL/good.lua"
-bounded "rules" 30 rules --rules "$ALL"
+bounded "rules" 120 rules --rules "$ALL"
 expect_rc "rules: exit 1 (rule errors)" 1
 expect_in "rules: the good rule is listed" "$out" "good-one"
 expect_in "rules: the load-time loop is named" "$err" "$ALL/loadtime.lua: deadline of"
-bounded "rules --check" 30 rules --check "$ALL"
+bounded "rules --check" 120 rules --check "$ALL"
 expect_rc "rules --check: exit 1" 1
 expect_in "rules --check: the evaluate loop is named" "$out" "$ALL/handler.lua: deadline of"
 expect_in "rules --check: string.rep is named" "$out" "$ALL/rep.lua: deadline of"
 expect_in "rules --check: the good rule's findings stand" "$out" "the good rule ran"
-bounded "rules --prometheus" 30 rules --prometheus --rules "$ALL"
+bounded "rules --prometheus" 120 rules --prometheus --rules "$ALL"
 expect_in "rules --prometheus: the good rule's alert" "$out" "GPULedgerGoodOne"
 
 # --- a site renderer that loops -------------------------------------------------
 SCRIPTS=$WORK/scripts
 mkdir -p "$SCRIPTS/gpuledger/render"
 printf '%s\n' "$LOOP" >"$SCRIPTS/gpuledger/render/table.lua"
-bounded "ls with a looping renderer" 15 ls --demo --rules "$WORK/rules-pwned" --scripts "$SCRIPTS"
+bounded "ls with a looping renderer" 60 ls --demo --rules "$WORK/rules-pwned" --scripts "$SCRIPTS"
 expect_rc "ls with a looping renderer: exit 1" 1
 expect_in "ls with a looping renderer: says why" "$err" "rendering: deadline of"
-bounded "check with a looping renderer" 15 check --demo --rules "$WORK/rules-pwned" --scripts "$SCRIPTS"
+bounded "check with a looping renderer" 60 check --demo --rules "$WORK/rules-pwned" --scripts "$SCRIPTS"
 expect_rc "check with a looping renderer: exit 1" 1
 rm "$SCRIPTS/gpuledger/render/table.lua"
 
@@ -116,19 +119,17 @@ fi
 wait_for "serve: the good rule's finding" 10 body_has "$URL/findings" "the good rule ran"
 printf '%s\n' "${CASES[handler]}" >"$RULES/handler.lua"
 kill -HUP "$SERVE_PID"
-wait_for "serve: SIGHUP takes the new set (it loads)" 15 grep -q "reloaded the rule set" "$SERVE_LOG"
-wait_for "serve: the looping rule is a rule-error naming it" 15 body_has "$URL/findings" "$RULES/handler.lua: deadline of"
+wait_for "serve: SIGHUP takes the new set (it loads)" 60 grep -q "reloaded the rule set" "$SERVE_LOG"
+wait_for "serve: the looping rule is a rule-error naming it" 60 body_has "$URL/findings" "$RULES/handler.lua: deadline of"
 http GET "$URL/findings"
 expect_in "serve: the other rules' findings stand" "$body" "the good rule ran"
 http GET "$URL/healthz"
 expect_eq "serve: /healthz answers 200 while refreshes go on" "$status" 200
 at1=$(jq_lua 'j.at' "$(curl -s "$URL/ledger")")
-sleep 4
-at2=$(jq_lua 'j.at' "$(curl -s "$URL/ledger")")
-if [ "$at1" != "$at2" ]; then pass "serve: keeps refreshing ($at1, then $at2)"; else fail "serve: keeps refreshing" "at stays $at1"; fi
+wait_for "serve: keeps refreshing (a report after $at1)" 60 body_lacks "$URL/ledger" "\"at\":\"$at1\""
 
 printf '%s\n' "$LOOP" >"$SCRIPTS/gpuledger/render/metrics.lua"
-wait_for "serve: a refresh past its deadline makes /healthz say the report is stale" 30 body_has "$URL/healthz" "stale: the last good report is"
+wait_for "serve: a refresh past its deadline makes /healthz say the report is stale" 90 body_has "$URL/healthz" "stale: the last good report is"
 http GET "$URL/healthz"
 expect_eq "serve: /healthz 503 (the last good report is older than three intervals)" "$status" 503
 expect_in "serve: /healthz says why" "$body" "deadline of"
@@ -137,7 +138,7 @@ expect_eq "serve: /metrics keeps the last good report" "$status" 200
 expect_in "serve: the last good /metrics" "$body" "gpuledger_findings"
 expect_not_in "serve: no traceback in the log" "$(cat "$SERVE_LOG")" "traceback"
 rm "$SCRIPTS/gpuledger/render/metrics.lua"
-wait_for "serve: /healthz 200 again once refreshes succeed" 20 sh -c "curl -s -o /dev/null -w '%{http_code}' '$URL/healthz' | grep -q 200"
+wait_for "serve: /healthz 200 again once refreshes succeed" 60 sh -c "curl -s -o /dev/null -w '%{http_code}' '$URL/healthz' | grep -q 200"
 
 kill -HUP "$SERVE_PID"
 sleep 0.5
@@ -150,10 +151,11 @@ expect_clean_log "serve" "$SERVE_LOG"
 
 # --- serve: site rules stuck in their children, then SIGTERM -------------------
 # Five rule files whose message handler loops (past the instruction budget)
-# hold each refresh for 10 s (2 s each): serve answers 503 "no data yet" until
-# the first completes, /healthz 503 once the next runs past three intervals
-# (before: 200 until it ended), and SIGTERM early in a refresh kills the
-# children: serve is gone well before the 8 s left of it (before: it waited).
+# hold each refresh for 10 s of CPU time (2 s each): serve answers 503 "no
+# data yet" until the first completes, /healthz 503 once the next runs past
+# three intervals (before: 200 until it ended), and SIGTERM early in a
+# refresh kills the children: serve is gone well before the 8 s left of it
+# (before: it waited).
 STUCK=$WORK/stuck-rules
 mkdir "$STUCK"
 for i in 1 2 3 4 5; do
@@ -218,7 +220,7 @@ expect_fleet_judged() {
     expect_in "$1: the defaults' findings stand" "$2" "unmanaged-tenant"
     expect_in "$1: the other fleet rule's finding stands" "$2" "fleet-reserved-idle"
 }
-bounded "fleet check with hostile rules" 40 fleet check --exit-on error --rules "$FLEET_RULES" --targets "$NODE_A,$NODE_B"
+bounded "fleet check with hostile rules" 120 fleet check --exit-on error --rules "$FLEET_RULES" --targets "$NODE_A,$NODE_B"
 expect_rc "fleet check --exit-on error with hostile rules: exit 3 (rule-errors are ERROR)" 3
 expect_fleet_judged "fleet check" "$out"
 for file in handler rep fleet_rep; do
@@ -231,13 +233,13 @@ if start_serving fleet-serve fleet serve --rules "$FLEET_RULES" --targets "$NODE
     expect_eq "fleet serve with hostile rules: /fleet 200" "$status" 200
     expect_fleet_judged "fleet serve" "$body"
     first_at=$(jq_lua j.at "$body")
-    wait_for "fleet serve: keeps polling" 40 body_lacks "$URL/fleet" "\"at\":\"$first_at\""
+    wait_for "fleet serve: keeps polling" 120 body_lacks "$URL/fleet" "\"at\":\"$first_at\""
     http GET "$URL/healthz"
     expect_eq "fleet serve: /healthz 200 while polls go on" "$status" 200
     stop_serve TERM
     expect_eq "fleet serve with hostile rules: SIGTERM, exit 0" "$SERVE_RC" 0
 else
-    fail "fleet serve with hostile rules starts within 30 s" "$(cat "$SERVE_LOG")"
+    fail "fleet serve with hostile rules starts within 60 s" "$(cat "$SERVE_LOG")"
 fi
 
 # --- serve: a corrupt history is kept aside, not written over -----------------

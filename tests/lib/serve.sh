@@ -6,7 +6,9 @@
 # start_serve NAME ARGS...: starts `gpuledger serve ARGS` in the background
 # (give it --listen HOST:0 so it picks a free port), its stderr in
 # $WORK/NAME.err, and waits for its banner. Sets SERVE_PID, SERVE_LOG and
-# URL (http://HOST:PORT). Returns 1 when no banner came within 30 s.
+# URL (http://HOST:PORT). Returns 1 when no banner came within 60 s (the
+# first refresh comes before it: site rules that loop use their deadline of
+# CPU time, longer on the wall clock of a loaded machine).
 start_serve() {
     local name=$1
     shift
@@ -40,7 +42,7 @@ start_listening() {
     "$GPULEDGER" "$@" 2>"$SERVE_LOG" &
     SERVE_PID=$!
     at_exit "kill -9 $SERVE_PID 2>/dev/null"
-    for i in $(seq 300); do
+    for i in $(seq 600); do
         address=$(sed -n 's/^gpuledger .* serving on \(.*\) (\(refresh\|poll\) .*)$/\1/p' "$SERVE_LOG" | head -1)
         [ -n "$address" ] && break
         kill -0 "$SERVE_PID" 2>/dev/null || break
@@ -55,11 +57,11 @@ start_listening() {
 }
 
 # stop_serve SIGNAL: sends SIGNAL to the serve started last and waits for
-# it (up to 30 s, then kill -9). Sets SERVE_RC.
+# it (up to 60 s, then kill -9). Sets SERVE_RC.
 stop_serve() {
     local i
     kill -"$1" "$SERVE_PID" 2>/dev/null
-    for i in $(seq 300); do
+    for i in $(seq 600); do
         kill -0 "$SERVE_PID" 2>/dev/null || break
         sleep 0.1
     done
