@@ -10,7 +10,6 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 out="" err="" # what run leaves (with $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG
 BAD=$TESTDATA/nvidia/bad
 RULES=$TESTDATA/rules
 mkdir "$WORK/no-rules" # no site rules, whatever this machine has

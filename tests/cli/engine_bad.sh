@@ -13,7 +13,6 @@
 . "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG DOCKER_HOST NOMAD_ADDR
 G0=GPU-e0e0e0e0-0000-4000-8000-0000000000e0
 G1=GPU-e1e1e1e1-1111-4111-8111-1111111111e1
 FIXTURE=$TESTDATA/engine/containers.json

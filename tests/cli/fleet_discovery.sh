@@ -15,9 +15,6 @@
 
 command -v python3 >/dev/null || { skip "fleet discovery" "needs python3 for the fake Consul and Nomad"; finish; }
 command -v openssl >/dev/null || { skip "fleet discovery" "needs openssl for the test certificates"; finish; }
-unset CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN CONSUL_HTTP_SSL CONSUL_CACERT CONSUL_CAPATH CONSUL_CLIENT_CERT \
-    CONSUL_CLIENT_KEY CONSUL_TLS_SERVER_NAME NOMAD_ADDR NOMAD_TOKEN NOMAD_CACERT NOMAD_CAPATH \
-    NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
 SECRET=consul-tok-5f3a9c41-SECRET

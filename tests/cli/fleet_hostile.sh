@@ -19,7 +19,6 @@
 status="" body="" URL="" SERVE_RC=0 SERVE_LOG="" out=""
 
 command -v python3 >/dev/null || { skip "fleet hostile" "needs python3 for the hostile nodes"; finish; }
-unset CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN CONSUL_HTTP_SSL NOMAD_ADDR NOMAD_TOKEN
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
 

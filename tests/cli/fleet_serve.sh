@@ -18,7 +18,6 @@
 status="" headers="" body="" URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 
 command -v python3 >/dev/null || { skip "fleet serve" "needs python3 for a fake node"; finish; }
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 mkdir "$WORK/rules"
 cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/rules/" # a rule that sees the fleet
 export GPULEDGER_RULES=$WORK/rules

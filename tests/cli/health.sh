@@ -16,7 +16,6 @@
 . "$SRC/tests/lib/serve.sh"
 out="" err="" rc=0 # what run leaves
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG FAKE_JOURNAL FAKE_JOURNAL_EXIT FAKE_JOURNAL_STDERR NOMAD_TOKEN NOMAD_ADDR
 H100=$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01
 OLD=$TESTDATA/nvidia/bad/old-driver
 LOGS=$TESTDATA/kernel-log

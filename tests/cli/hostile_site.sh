@@ -19,7 +19,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib/serve.sh disable=SC1091
 . "$(dirname "$0")/../lib/serve.sh"
 out="" err="" # what run leaves (with $rc)
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 
 # bounded NAME SECONDS ARGS...: runs gpuledger ARGS under `timeout SECONDS`;
 # passes NAME when it ended by itself. Leaves $out, $err and $rc.

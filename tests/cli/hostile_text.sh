@@ -9,7 +9,6 @@
 # shellcheck source-path=SCRIPTDIR source=../lib/serve.sh disable=SC1091
 . "$(dirname "$0")/../lib/serve.sh"
 out="" err="" # what run leaves (with $rc)
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 NONE=$WORK/no-rules
 mkdir "$NONE"
 

@@ -14,7 +14,7 @@
 . "$SRC/tests/lib/serve.sh"
 out="" err="" rc=0 # what run leaves
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS NOMAD_TOKEN NOMAD_ADDR DOCKER_HOST GPULEDGER_KERNEL_LOG
+unset GPULEDGER_KERNEL_LOG
 mkdir "$WORK/no-rules"
 ABSENT=(--nvidia-smi gpuledger-test-no-nvidia-smi --docker "unix://$WORK/no-docker.sock" --proc "$WORK/no-proc"
     --kernel-log "$WORK/no-kern.log" --rules "$WORK/no-rules" --node cpu-node-1)

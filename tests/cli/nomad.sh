@@ -23,8 +23,6 @@
 . "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR DOCKER_HOST MY_TOKEN \
-    NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
 BASE=$TESTDATA/nomad/nomad-node.json
 NODE_ID=5b8e2d1c-4a3f-4e6d-8c7b-9a0f1e2d3c4b
 TOKEN=c1a5e7f0-2b4d-4c68-8e9a-0b1c2d3e4f50          # agent:read, node:read, read-job *

@@ -18,8 +18,6 @@
 . "$SRC/tests/lib/fakes.sh"
 out="" # what run leaves (with $err and $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR \
-    NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
 mkdir "$WORK/no-rules"
 GPU="GPU-5e1d7a3c-9b2f-4c68-a0e4-7f3b1d9c2e85"
 ALLOC=$(cat /proc/sys/kernel/random/uuid) # a fresh one: runs never share a cgroup
@@ -77,10 +75,7 @@ fi
 expect_in "the holder's /proc/<pid>/cgroup names the task's scope" "$(cat "/proc/$holder/cgroup")" \
     "/nomad.slice/share.slice/$ALLOC.$TASK.scope"
 
-mkdir "$WORK/smi"
-cat >"$WORK/smi/query-gpu.csv" <<EOF
-0, $GPU, NVIDIA L4, 00000000:01:00.0, 2100, 23034, 30, 10, 50, 40.5, 0, 0
-EOF
+fake_smi_gpus "$WORK/smi" "$GPU"
 printf '%s, %s, 2048, /usr/bin/python3 train.py --token=hunter2\n' "$GPU" "$holder" >"$WORK/smi/compute-apps.csv"
 export FAKE_SMI_DIR=$WORK/smi
 

@@ -6,9 +6,10 @@
 # gives.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" err="" # what run leaves (with $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG
 H100=$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01
 GEFORCE=$TESTDATA/nvidia/geforce-rtx-2080-super-595.71.05
 ZERO_UUID=GPU-00000000-0000-0000-0000-000000000000
@@ -143,11 +144,7 @@ expect_lua "geforce idle: idle OK with 7978 MiB free, and persistence-off" "$out
 
 # --- arguments never leave the machine --------------------------------------
 secret=$WORK/secret
-mkdir "$secret"
-cat >"$secret/query-gpu.csv" <<'EOF'
-0, GPU-5d2c8a6e-1f3b-4c7d-9e0a-2b4c6d8e0f12, NVIDIA L4, 00000000:01:00.0, 1024, 23034, 12, 3, 48, 35.12, 1, 29.97
-1, GPU-e0b7a4c1-9f2d-4a38-8c6b-1d5e7f9a0b23, NVIDIA L4, 00000000:02:00.0, 600, 23034, 9, 2, 44, 30.50, 1, 30.00
-EOF
+fake_smi_gpus "$secret" GPU-5d2c8a6e-1f3b-4c7d-9e0a-2b4c6d8e0f12 GPU-e0b7a4c1-9f2d-4a38-8c6b-1d5e7f9a0b23
 cat >"$secret/compute-apps.csv" <<'EOF'
 GPU-5d2c8a6e-1f3b-4c7d-9e0a-2b4c6d8e0f12, 4242, 512, /usr/bin/HandBrakeCLI -i secret.mkv
 GPU-e0b7a4c1-9f2d-4a38-8c6b-1d5e7f9a0b23, 4343, 300, ffmpeg -i /data/clients/acme/match.mp4

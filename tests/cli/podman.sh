@@ -19,8 +19,6 @@
 . "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS FAKE_SMI_LOG MY_TOKEN NOMAD_TOKEN NOMAD_ADDR DOCKER_HOST \
-    NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
 TOKEN=2f9e8d7c-6b5a-4c3d-9e1f-0a1b2c3d4e5f         # read-job on every namespace
 DEFAULT_TOKEN=2f9e8d7c-0000-4000-8000-0000000d3fa1 # read-job on "default" only
 ALLOC=9eab414d-13fc-1cbe-c7ac-e9e1498a3fb3         # media/transcode, encoders, enc: gpu0

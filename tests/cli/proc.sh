@@ -9,9 +9,10 @@
 # reports an error is not this file's business.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/fakes.sh
+. "$SRC/tests/lib/fakes.sh"
 out="" # what run leaves (with $err and $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG
 PROC=$TESTDATA/proc
 mkdir "$WORK/no-rules"
 U0=GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01 # the host processes' GPU
@@ -19,11 +20,7 @@ U1=GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52 # the containers' GPU
 
 # The fake nvidia-smi's answers: every pid of the tree (and a vanished one).
 smi_dir=$WORK/smi
-mkdir "$smi_dir"
-cat >"$smi_dir/query-gpu.csv" <<EOF
-0, $U0, NVIDIA L4, 00000000:01:00.0, 2100, 23034, 30, 10, 50, 40.5, 0, 0
-1, $U1, NVIDIA L4, 00000000:02:00.0, 4500, 23034, 60, 20, 55, 50.5, 0, 0
-EOF
+fake_smi_gpus "$smi_dir" "$U0" "$U1"
 cat >"$smi_dir/compute-apps.csv" <<EOF
 $U0, 6060, 101, python3
 $U0, 6161, 102, /usr/bin/python3

@@ -12,7 +12,6 @@
 # shellcheck source=../lib/serve.sh disable=SC1091
 . "$(dirname "$0")/../lib/serve.sh"
 out="" err="" rc=0
-unset PROMETHEUS_URL GPULEDGER_RULES GPULEDGER_SCRIPTS
 command -v python3 >/dev/null || { skip "report" "python3 is not installed"; finish; }
 
 # prom_start NAME ARGS...: starts a fake Prometheus, its requests logged to

@@ -21,7 +21,6 @@
 . "$(dirname "$0")/../lib/prometheus.sh"
 URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID="" out="" err="" rc=0
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS PROMETHEUS_URL
 need_prometheus || finish
 RULES_FILE=$SRC/deploy/prometheus/gpuledger.rules.yml
 HEALTH_RULES=$SRC/deploy/prometheus/gpuledger-health.rules.yml

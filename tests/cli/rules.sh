@@ -13,7 +13,6 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 out="" err="" # what run leaves (with $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS PROMETHEUS_URL
 SITE=$TESTDATA/site-rules
 BROKEN=$TESTDATA/rules
 EXAMPLES=$SRC/rules/examples

@@ -13,7 +13,6 @@
 . "$(dirname "$0")/../lib/serve.sh"
 out="" err="" status="" headers="" body="" size=0 since="" restored="" URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 command -v curl >/dev/null || { skip "serve" "curl is not installed"; finish; }
 
 RULES=$WORK/rules

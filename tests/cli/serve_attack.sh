@@ -11,7 +11,6 @@
 . "$(dirname "$0")/../lib/serve.sh"
 status="" headers="" body="" URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 command -v curl >/dev/null || { skip "serve under attack" "curl is not installed"; finish; }
 command -v python3 >/dev/null || { skip "serve under attack" "python3 is not installed"; finish; }
 

@@ -14,7 +14,6 @@
 . "$(dirname "$0")/../lib/serve.sh"
 URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID="" PHONE_URL=""
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 mkdir "$WORK/rules"
 if ! need_program chromium chromium; then
     skip "chromium" "Debian's chromium is not installed and could not be: $(tail -1 "$WORK/apt.log" 2>/dev/null)"

@@ -11,7 +11,6 @@
 . "$(dirname "$0")/../lib/serve.sh"
 SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 mkdir "$WORK/rules"
 HISTORY=$WORK/state/history.json
 KILLS=${GPULEDGER_CRASH_KILLS:-30}

@@ -14,7 +14,6 @@
 . "$(dirname "$0")/../lib/prometheus.sh"
 status="" headers="" body="" URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID=""
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS
 mkdir "$WORK/rules"
 need_prometheus || finish
 

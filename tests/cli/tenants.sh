@@ -16,19 +16,13 @@
 URL="" SERVE_RC=0 SERVE_LOG="" SERVE_PID="" status="" headers="" body=""
 out="" # what run leaves (with $err and $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS DOCKER_HOST FAKE_SMI_LOG NOMAD_TOKEN NOMAD_ADDR \
-    NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY NOMAD_TLS_SERVER_NAME
 PROC=$TESTDATA/proc
 mkdir "$WORK/no-rules"
 U0=GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01 # Nomad tasks
 U1=GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52 # host processes
 
 smi_dir=$WORK/smi
-mkdir "$smi_dir"
-cat >"$smi_dir/query-gpu.csv" <<EOF
-0, $U0, NVIDIA L4, 00000000:01:00.0, 2100, 23034, 30, 10, 50, 40.5, 0, 0
-1, $U1, NVIDIA L4, 00000000:02:00.0, 4500, 23034, 60, 20, 55, 50.5, 0, 0
-EOF
+fake_smi_gpus "$smi_dir" "$U0" "$U1"
 cat >"$smi_dir/compute-apps.csv" <<EOF
 $U0, 3131, 301, python3
 $U0, 3232, 302, python3

@@ -9,7 +9,6 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 out="" # what run leaves (with $err and $rc)
 
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS NO_COLOR
 mkdir "$WORK/rules"
 # A site rule with a finding about the node, so that check's `where` column
 # holds the node's name as well as GPU labels.

@@ -11,7 +11,6 @@
 out="" err="" # what run leaves (with $rc)
 
 # The environment must not supply defaults the checks below rely on.
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS CONSUL_HTTP_ADDR PROMETHEUS_URL NOMAD_ADDR DOCKER_HOST
 
 # nlines TEXT: the number of lines in TEXT (0 when empty).
 nlines() {

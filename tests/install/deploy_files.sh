@@ -17,7 +17,6 @@
 . "$SRC/tests/lib/serve.sh"
 # shellcheck source=../lib/fakes.sh
 . "$SRC/tests/lib/fakes.sh"
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS NOMAD_ADDR NOMAD_TOKEN DOCKER_HOST
 PARSER=@cdktf/hcl2json@0.21.0
 NPM_DIR=${GPULEDGER_BUILD_DIR:-$WORK}/npm
 

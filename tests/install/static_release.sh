@@ -18,7 +18,6 @@
 # shellcheck source=../lib/fakes.sh
 . "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
-unset GPULEDGER_RULES GPULEDGER_SCRIPTS NOMAD_ADDR NOMAD_TOKEN NOMAD_CACERT NOMAD_CAPATH DOCKER_HOST
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "skip: scripts/release installs with apt-get, and the empty root needs chroot: both need root"

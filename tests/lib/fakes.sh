@@ -55,3 +55,22 @@ fake_engine_start() {
         --socket "$WORK/$name.sock" --ready-file "$WORK/$name.ready" --log "$WORK/$name.log" "$@" || return 1
     engine_pid=$fake_pid
 }
+
+# fake_smi_gpus DIR UUID...: makes DIR the answers of the fake nvidia-smi
+# (tests/fakes/nvidia-smi, which FAKE_SMI_DIR points at): a query-gpu.csv
+# with one NVIDIA L4 for each UUID, in the 12 fields the real one answers
+# --query-gpu with, at index 0, 1, … on bus 00000000:01:00.0, 02, …, and
+# busy: 2100 MiB used at 30 % for the first, 2400 MiB and 30 % more for each
+# next (4500 MiB at 60 %). Its compute apps are the caller's to write.
+fake_smi_gpus() {
+    local dir=$1 i=0 uuid
+    shift
+    mkdir -p "$dir"
+    : >"$dir/query-gpu.csv"
+    for uuid in "$@"; do
+        printf '%d, %s, NVIDIA L4, 00000000:%02X:00.0, %d, 23034, %d, %d, %d, %d.5, 0, 0\n' \
+            "$i" "$uuid" $((i + 1)) $((2100 + 2400 * i)) $((30 + 30 * i)) $((10 + 10 * i)) $((50 + 5 * i)) \
+            $((40 + 10 * i)) >>"$dir/query-gpu.csv"
+        i=$((i + 1))
+    done
+}

@@ -14,6 +14,20 @@ TESTDATA=$SRC/testdata
 # name one (--kernel-log, or GPULEDGER_KERNEL_LOG set again).
 export GPULEDGER_KERNEL_LOG=off
 
+# Every variable gpuledger, its fakes and the tools the tests start read:
+# each test starts without them, so that what the shell that ran it had set
+# (a developer's NOMAD_ADDR, DOCKER_HOST or site rules) never reaches the
+# binary under test. A test sets again the ones it means.
+TEST_ENVIRONMENT=(
+    GPULEDGER_RULES GPULEDGER_SCRIPTS NO_COLOR PROMETHEUS_URL DOCKER_HOST MY_TOKEN
+    FAKE_SMI_LOG FAKE_JOURNAL FAKE_JOURNAL_EXIT FAKE_JOURNAL_STDERR
+    NOMAD_ADDR NOMAD_TOKEN NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY
+    NOMAD_TLS_SERVER_NAME
+    CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN CONSUL_HTTP_SSL CONSUL_CACERT CONSUL_CAPATH
+    CONSUL_CLIENT_CERT CONSUL_CLIENT_KEY CONSUL_TLS_SERVER_NAME
+)
+unset "${TEST_ENVIRONMENT[@]}"
+
 passed=0 failed=0 skipped=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpuledger-test.XXXXXX")
 cleanup_hooks=()
