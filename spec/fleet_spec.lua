@@ -158,6 +158,14 @@ describe("fleet", function()
       refused("reservations.1.deviceIds", '"GPU-x"'))
     assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].health is a number, want an object",
       refused("health", "5"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].migDevices is a number, want a list",
+      refused("migDevices", "5"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].migDevices[1].tenants is a string, want a list",
+      refused("migDevices", '[{"uuid": "MIG-1", "tenants": "x"}]'))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].nomadSlicesUnknown is a number, want a list",
+      refused("nomadSlicesUnknown", "5"))
+    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].tenants[1].unplaced is a string, want a boolean",
+      refused("tenants.1.unplaced", '"yes"'))
   end)
 
   it("refuses a ledger past the limits of what one node may hold, naming the list", function()
@@ -193,6 +201,14 @@ describe("fleet", function()
       #ledger.entries[1].tenants[1].processes[1], #ledger.entries[1].reservations[1].jobId, #ledger.errors[1],
     })
     assert.equal(text_mod.CUT_MARK, ledger.node:sub(-#text_mod.CUT_MARK))
+  end)
+
+  it("makes a MIG slice's reservations readable as a GPU's", function()
+    local ledger = assert(fleet.readable({ schema = 1, entries = { { index = 0, migDevices = {
+      { uuid = "MIG-1", reservations = { { allocId = "a", jobId = "train" } } } } } } }, SOURCE))
+    local reservation = ledger.entries[1].migDevices[1].reservations[1]
+    assert.same({ {}, "", "reserved-idle" }, { reservation.deviceIds, reservation.namespace, ledger.entries[1].state })
+    assert.is_nil(ledger.entries[1].utilizationPct) -- unknown, not 0 %
   end)
 
   it("names a JSON null among a ledger's GPUs, tenants or reservations", function()

@@ -4,8 +4,11 @@
 -- and a layout with a compute-instance split beside a GPU outside MIG
 -- (testdata/nvidia/mig-ci-split).
 local H = require "helper"
+local fleet = require "gpuledger.fleet"
+local json = require "gpuledger.json"
 local ledger = require "gpuledger.ledger"
 local mig = require "gpuledger.sources.mig"
+local render_json = require "gpuledger.render.json"
 
 local H100 = "GPU-00000000-0000-0000-0000-000000000000"
 local SLICE0 = "MIG-00000000-0000-0000-0000-000000000000" -- 3g.40gb, GI 2 CI 0
@@ -161,5 +164,16 @@ describe("the ledger of a GPU in MIG mode", function()
     assert.is_nil(plain.migDevices)
     assert.are.same({ 31003 }, plain.tenants[1].pids)
     assert.are.equal(97, plain.utilizationPct)
+  end)
+
+  it("is read by the fleet as the node judges it: each slice's state and tenants, the same findings", function()
+    local own = ledger.build(capture_snapshot())
+    local read = assert(fleet.readable(assert(json.decode(render_json.ledger(own))), "http://gpu-mig:9877/ledger"))
+    local gpu, slices = read.entries[1], read.entries[1].migDevices
+    assert.are.same({ own.entries[1].state, "held", "reserved-idle" }, { gpu.state, slices[1].state, slices[2].state })
+    assert.are.same({ 21180, 21181, 21198 }, slices[1].tenants[1].pids)
+    assert.are.same(judged(capture_snapshot()), (judged(read)))
+    local row = fleet.node_row({ node = "gpu-mig", url = "http://gpu-mig:9877" }, read)
+    assert.are.same({ 1, 1 }, { row.gpus, row.held })
   end)
 end)

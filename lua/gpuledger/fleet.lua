@@ -21,10 +21,12 @@ local COUNTERS = { "gpus", "held", "reservedIdle", "unaccounted", "free", "memor
 -- The summary counter each GPU state counts in (metrics names them by state).
 M.COUNTER_OF_STATE = { held = "held", ["reserved-idle"] = "reservedIdle", unaccounted = "unaccounted", free = "free" }
 
--- The fields of a GPU entry an older node may leave out, and what they are then.
+-- The fields of a GPU entry an older node may leave out, and what they are
+-- then (utilizationPct and memoryUtilizationPct stay absent: unknown, as
+-- on a GPU in MIG mode, not 0 %).
 local ENTRY_DEFAULTS = {
-  memoryUsedMiB = 0, memoryTotalMiB = 0, utilizationPct = 0, memoryUtilizationPct = 0, temperatureC = 0,
-  powerW = 0, encoderSessions = 0, encoderAverageFps = 0, index = 0, uuid = "", model = "", busId = "",
+  memoryUsedMiB = 0, memoryTotalMiB = 0, temperatureC = 0, powerW = 0, encoderSessions = 0, encoderAverageFps = 0,
+  index = 0, uuid = "", model = "", busId = "",
 }
 local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
 
@@ -56,28 +58,32 @@ local function tenant_readable(tenant)
   tenant.unidentified = tenant.unidentified or nil
 end
 
--- One GPU entry made readable for the rules (after shape_entry).
-local function entry_readable(entry)
-  for field, default in pairs(ENTRY_DEFAULTS) do
-    entry[field] = number_of(entry[field]) or default
-  end
-  entry.thermalMarginC = number_of(entry.thermalMarginC)
-  for _, reservation in ipairs(entry.reservations) do
+-- The reservations and tenants of a GPU entry or a MIG slice made readable.
+local function unit_readable(unit)
+  for _, reservation in ipairs(unit.reservations) do
     for _, field in ipairs(RESERVATION_TEXT) do
       reservation[field] = reservation[field] or ""
     end
     reservation.deviceIds = array_of(reservation.deviceIds)
   end
-  for _, tenant in ipairs(entry.tenants) do
+  for _, tenant in ipairs(unit.tenants) do
     tenant_readable(tenant)
   end
+end
+
+-- One GPU entry made readable for the rules (after shape_entry), its MIG
+-- slices too.
+local function entry_readable(entry)
+  for field, default in pairs(ENTRY_DEFAULTS) do
+    entry[field] = number_of(entry[field]) or default
+  end
+  entry.thermalMarginC = number_of(entry.thermalMarginC)
+  unit_readable(entry)
   for _, slice in ipairs(entry.migDevices or {}) do
     slice.memoryUsedMiB = number_of(slice.memoryUsedMiB) or 0
     slice.memoryTotalMiB = number_of(slice.memoryTotalMiB) or 0
     slice.index = number_of(slice.index) or 0
-    for _, tenant in ipairs(slice.tenants) do
-      tenant_readable(tenant)
-    end
+    unit_readable(slice)
   end
 end
 

@@ -53,6 +53,7 @@ local TENANT = {
   pids = { list = COUNT, max = LIMITS.pids }, processes = { list = "string", max = LIMITS.processes },
   usedMemoryMiB = COUNT,
   reserved = "boolean", allocVisible = "boolean", allocFromName = "boolean", unidentified = "boolean",
+  unplaced = "boolean",
 }
 
 -- A MIG slice of a GPU in MIG mode: a unit of tenancy as a GPU is.
@@ -72,13 +73,15 @@ local ENTRY = {
   state = "string", stateSince = "string", health = HEALTH, xids = { list = XID, max = LIMITS.xids },
   nomadDevice = { healthy = "boolean", healthDescription = "string" }, missing = "boolean",
   migDevices = { list = SLICE, max = LIMITS.slices },
+  nomadSlicesUnknown = { list = { uuid = "string", name = "string" }, max = LIMITS.slices },
 }
 
 -- The shape of a /ledger answer, JSON nulls read as absent (json.decode);
 -- the fleet checks it with shape.check(decoded, M.SHAPE, "ledger").
 M.SHAPE = {
   schema = COUNT, node = "string", at = "string", entries = { list = ENTRY, max = LIMITS.gpus },
-  nomadRead = "boolean", processesRead = "boolean", errors = { list = "string", max = LIMITS.errors },
+  nomadRead = "boolean", processesRead = "boolean", nvidiaInstalled = "boolean",
+  errors = { list = "string", max = LIMITS.errors },
   sourceErrors = {
     list = { source = "string", asked = "string", containerId = "string", gpu = "string", message = "string" },
     max = LIMITS.errors,
