@@ -142,30 +142,23 @@ describe("fleet", function()
 
   it("names a number that is none where a whole number belongs, and a value of the wrong type", function()
     local whole = "want a whole number from 0 to 9007199254740992"
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].memoryTotalMiB is 23034.5, " .. whole,
-      refused("memoryTotalMiB", "23034.5"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].memoryTotalMiB is 1e+20, " .. whole,
-      refused("memoryTotalMiB", "1e20"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].powerW is 1e+308, want a number from 0 to 9007199254740992",
-      refused("powerW", "1e308"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].index is a string, want a whole number from "
-      .. "-9007199254740992 to 9007199254740992", refused("index", '"zero"'))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].tenants[1].pids[1] is -4, " .. whole,
-      refused("tenants.1.pids.1", "-4"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].tenants[1].reserved is a string, want a boolean",
-      refused("tenants.1.reserved", '"yes"'))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].reservations[1].deviceIds is a string, want a list",
-      refused("reservations.1.deviceIds", '"GPU-x"'))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].health is a number, want an object",
-      refused("health", "5"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].migDevices is a number, want a list",
-      refused("migDevices", "5"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].migDevices[1].tenants is a string, want a list",
-      refused("migDevices", '[{"uuid": "MIG-1", "tenants": "x"}]'))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].nomadSlicesUnknown is a number, want a list",
-      refused("nomadSlicesUnknown", "5"))
-    assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2].tenants[1].unplaced is a string, want a boolean",
-      refused("tenants.1.unplaced", '"yes"'))
+    for _, case in ipairs {
+      { "memoryTotalMiB", "23034.5", "memoryTotalMiB is 23034.5, " .. whole },
+      { "memoryTotalMiB", "1e20", "memoryTotalMiB is 1e+20, " .. whole },
+      { "powerW", "1e308", "powerW is 1e+308, want a number from 0 to 9007199254740992" },
+      { "index", '"zero"', "index is a string, want a whole number from -9007199254740992 to 9007199254740992" },
+      { "tenants.1.pids.1", "-4", "tenants[1].pids[1] is -4, " .. whole },
+      { "tenants.1.reserved", '"yes"', "tenants[1].reserved is a string, want a boolean" },
+      { "tenants.1.unplaced", '"yes"', "tenants[1].unplaced is a string, want a boolean" },
+      { "reservations.1.deviceIds", '"GPU-x"', "reservations[1].deviceIds is a string, want a list" },
+      { "health", "5", "health is a number, want an object" },
+      { "migDevices", "5", "migDevices is a number, want a list" },
+      { "migDevices", '[{"uuid": "MIG-1", "tenants": "x"}]', "migDevices[1].tenants is a string, want a list" },
+      { "nomadSlicesUnknown", "5", "nomadSlicesUnknown is a number, want a list" },
+    } do
+      local path, value, why = table.unpack(case)
+      assert.equal(SOURCE .. ": unexpected answer: ledger.entries[2]." .. why, refused(path, value), path .. " = " .. value)
+    end
   end)
 
   it("refuses a ledger past the limits of what one node may hold, naming the list", function()
