@@ -114,6 +114,7 @@ static const luaL_Reg core_functions[] = {
     {"search_script", host_search_script}, /* host.c */
     {"run_isolated", core_run_isolated},   /* isolate.c */
     {"serve", serve_loop_run},             /* serve_loop.c */
+    {"serve_tls_supported", serve_loop_tls_supported},
     {"now", core_now},
     {"monotonic_ms", core_monotonic_ms},
     {"children_cpu_ms", core_children_cpu_ms},

@@ -349,7 +349,11 @@ struct http_server {
     struct MHD_Daemon *daemon;
     pthread_mutex_t lock; /* guards current: held only to swap or to take a reference */
     struct http_set *current;
-    struct MHD_Response *not_found, *not_allowed, *too_long, *bad_request;
+    struct MHD_Response *not_found, *not_allowed, *too_long, *bad_request, *unauthorized;
+    /* access, copied: TLS (NULL: none) and the users (none: anyone) */
+    char *cert_pem, *key_pem;
+    struct basic_auth_user *users;
+    size_t user_count;
     /* the head deadlines: every open connection, and the thread closing
      * those past their deadline */
     pthread_mutex_t watch_lock; /* guards watches, each deadline and stopping */
@@ -550,6 +554,22 @@ static enum MHD_Result answer(struct http_server *server, struct MHD_Connection 
     return result;
 }
 
+/* 1 when the request carries the user and password of one of the server's
+ * users (basic_auth.c), else 0. */
+static int authorized(const struct http_server *server, struct MHD_Connection *connection)
+{
+    char *password = NULL;
+    char *user = MHD_basic_auth_get_username_password(connection, &password);
+    int ok = basic_auth_check(server->users, server->user_count, user, password);
+    if (password) {
+        memset(password, 0, strlen(password));
+        MHD_free(password);
+    }
+    if (user)
+        MHD_free(user);
+    return ok;
+}
+
 /* libmicrohttpd's access handler: called on a server thread for each
  * request once its head is complete; answers from memory and never blocks
  * on the main thread. Errors are answered at once, which makes
@@ -560,7 +580,8 @@ static enum MHD_Result answer(struct http_server *server, struct MHD_Connection 
  * long body is closed like a dripping head. A request that says "Expect:"
  * is answered on its first call: libmicrohttpd would otherwise send its
  * own "100 Continue" first, without the security headers, to let a body
- * come that gpuledger ignores. */
+ * come that gpuledger ignores. With users, a request without one's name
+ * and password is answered 401 on its first call. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **request_state)
@@ -574,6 +595,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection, 
         return MHD_queue_response(connection, MHD_HTTP_BAD_REQUEST, server->bad_request);
     if (strlen(url) > MAX_URL)
         return MHD_queue_response(connection, MHD_HTTP_URI_TOO_LONG, server->too_long);
+    if (server->user_count > 0 && *request_state != &request_seen &&
+        !authorized(server, connection))
+        return MHD_queue_response(connection, MHD_HTTP_UNAUTHORIZED, server->unauthorized);
     if (*request_state != &request_seen &&
         !MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT)) {
         *request_state = &request_seen;
@@ -596,13 +620,19 @@ static int make_error_responses(struct http_server *server)
         "405 method not allowed: gpuledger is read-only, use GET or HEAD\n";
     static const char too_long[] = "414 request target too long\n";
     static const char bad_request[] = "400 bad request: the path holds an encoded NUL\n";
+    static const char unauthorized[] = "401 unauthorized: gpuledger wants a user and password\n";
     server->not_found = make_response(text, not_found, strlen(not_found));
     server->not_allowed = make_response(text, not_allowed, strlen(not_allowed));
     server->too_long = make_response(text, too_long, strlen(too_long));
     server->bad_request = make_response(text, bad_request, strlen(bad_request));
-    if (!server->not_found || !server->not_allowed || !server->too_long || !server->bad_request)
+    server->unauthorized = make_response(text, unauthorized, strlen(unauthorized));
+    if (!server->not_found || !server->not_allowed || !server->too_long || !server->bad_request ||
+        !server->unauthorized)
         return -1;
-    if (MHD_add_response_header(server->not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES)
+    if (MHD_add_response_header(server->not_allowed, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") !=
+            MHD_YES ||
+        MHD_add_response_header(server->unauthorized, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                "Basic realm=\"gpuledger\", charset=\"UTF-8\"") != MHD_YES)
         return -1;
     return 0;
 }
@@ -611,7 +641,7 @@ static int make_error_responses(struct http_server *server)
 static void free_error_responses(struct http_server *server)
 {
     struct MHD_Response *responses[] = {server->not_found, server->not_allowed, server->too_long,
-                                        server->bad_request};
+                                        server->bad_request, server->unauthorized};
     for (size_t i = 0; i < sizeof responses / sizeof responses[0]; i++)
         if (responses[i])
             MHD_destroy_response(responses[i]);
@@ -627,13 +657,62 @@ static unsigned connection_limit(void)
     return room < CONNECTION_LIMIT ? (unsigned)room : CONNECTION_LIMIT;
 }
 
+/* Copies access into server. Returns 0, or -1 when out of memory (what was
+ * copied is freed by free_access). */
+static int copy_access(struct http_server *server, const struct http_access *access)
+{
+    if (!access)
+        return 0;
+    if (access->cert_pem && (!(server->cert_pem = strdup(access->cert_pem)) ||
+                             !(server->key_pem = strdup(access->key_pem))))
+        return -1;
+    if (access->user_count == 0)
+        return 0;
+    server->users = calloc(access->user_count, sizeof *server->users);
+    if (!server->users)
+        return -1;
+    for (size_t i = 0; i < access->user_count; i++) {
+        server->user_count = i + 1;
+        server->users[i].name = strdup(access->users[i].name);
+        server->users[i].hash = strdup(access->users[i].hash);
+        if (!server->users[i].name || !server->users[i].hash)
+            return -1;
+    }
+    return 0;
+}
+
+/* Frees what copy_access copied. */
+static void free_access(struct http_server *server)
+{
+    for (size_t i = 0; i < server->user_count; i++) {
+        free((char *)server->users[i].name);
+        free((char *)server->users[i].hash);
+    }
+    free(server->users);
+    if (server->key_pem)
+        memset(server->key_pem, 0, strlen(server->key_pem));
+    free(server->key_pem);
+    free(server->cert_pem);
+}
+
 /* As http_server.h says. */
-struct http_server *http_server_start(int listen_fd, struct http_set *set, char *cause,
+int http_server_tls_supported(void)
+{
+    return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
+}
+
+/* As http_server.h says. */
+struct http_server *http_server_start(int listen_fd, struct http_set *set,
+                                      const struct http_access *access, char *cause,
                                       size_t cause_cap)
 {
     struct http_server *server = calloc(1, sizeof *server);
-    if (!server || make_error_responses(server) != 0) {
+    if (!server || make_error_responses(server) != 0 || copy_access(server, access) != 0) {
         cause_set(cause, cause_cap, "serve: not enough memory");
+        goto fail;
+    }
+    if (server->cert_pem && !http_server_tls_supported()) {
+        cause_set(cause, cause_cap, "serve: this build's libmicrohttpd cannot speak TLS");
         goto fail;
     }
     if (watchdog_start(server) != 0) {
@@ -643,8 +722,14 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
     pthread_mutex_init(&server->lock, NULL);
     server->current = set;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+    if (server->cert_pem)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem tls[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, server->cert_pem},
+                                   {MHD_OPTION_HTTPS_MEM_KEY, 0, server->key_pem},
+                                   {MHD_OPTION_END, 0, NULL}};
     server->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, server, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+        flags, 0, NULL, NULL, on_request, server, MHD_OPTION_ARRAY,
+        server->cert_pem ? tls : tls + 2, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT,
         connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -652,7 +737,11 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, server, MHD_OPTION_END);
     if (!server->daemon) {
-        cause_set(cause, cause_cap, "serve: libmicrohttpd could not start on the listening socket");
+        cause_set(cause, cause_cap,
+                  server->cert_pem
+                      ? "serve: libmicrohttpd could not start TLS on the listening "
+                        "socket (is the key the certificate's?)"
+                      : "serve: libmicrohttpd could not start on the listening socket");
         pthread_mutex_destroy(&server->lock);
         watchdog_stop(server);
         watchdog_destroy(server);
@@ -662,8 +751,10 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set, char 
 fail:
     close(listen_fd);
     http_set_release(set);
-    if (server)
+    if (server) {
         free_error_responses(server);
+        free_access(server);
+    }
     free(server);
     return NULL;
 }
@@ -688,6 +779,7 @@ void http_server_stop(struct http_server *server)
     watchdog_destroy(server);
     http_set_release(server->current);
     free_error_responses(server);
+    free_access(server);
     pthread_mutex_destroy(&server->lock);
     free(server);
 }

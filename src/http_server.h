@@ -2,6 +2,8 @@
 #define GPULEDGER_HTTP_SERVER_H
 #include <stddef.h>
 
+#include "basic_auth.h"
+
 /* serve's HTTP side (docs/architecture.md): libmicrohttpd on its own threads
  * answers every request from a set of responses rendered in advance; the
  * main thread swaps in a new set after each refresh. No request ever runs
@@ -50,13 +52,28 @@ int http_listen(const char *listen, int *port, char *cause, size_t cause_cap);
 
 /* ---- the server --------------------------------------------------------- */
 
+/* Who may ask, and over what: TLS with this certificate chain and key
+ * (PEM texts; NULL: plain HTTP), and basic authentication against these
+ * users (none: anyone). Copied by http_server_start. */
+struct http_access {
+    const char *cert_pem, *key_pem;
+    const struct basic_auth_user *users;
+    size_t user_count;
+};
+
+/* 1 when this build's libmicrohttpd can speak TLS (GnuTLS), else 0. */
+int http_server_tls_supported(void);
+
 struct http_server;
 
 /* Starts serving `set` on listen_fd (from http_listen) with a small thread
- * pool, a connection limit, a per-IP limit and an idle timeout. Takes
+ * pool, a connection limit, a per-IP limit and an idle timeout, under
+ * access (NULL: plain HTTP, no authentication): a request without the
+ * right user and password gets 401 with WWW-Authenticate. Takes
  * ownership of both, also on failure. Returns the server, or NULL with why
  * in cause. */
-struct http_server *http_server_start(int listen_fd, struct http_set *set, char *cause,
+struct http_server *http_server_start(int listen_fd, struct http_set *set,
+                                      const struct http_access *access, char *cause,
                                       size_t cause_cap);
 
 /* Makes `set` the one new requests are answered from (taking its

@@ -126,6 +126,49 @@ static struct http_set *waiting_set(void)
     return set;
 }
 
+/* Reads opts.tls ({cert=, key=}, PEM texts) and opts.users ({{name=,
+ * hash=}, …}) of the options at index 1 into *access; the strings stay the
+ * options' (the server copies them), the users' array is the caller's to
+ * free. Raises (luaL_argcheck) on a malformed one. */
+static void read_access(lua_State *L, struct http_access *access)
+{
+    *access = (struct http_access){NULL, NULL, NULL, 0};
+    if (lua_getfield(L, 1, "tls") == LUA_TTABLE) {
+        lua_getfield(L, -1, "cert");
+        lua_getfield(L, -2, "key");
+        luaL_argcheck(L, lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING, 1,
+                      "want opts.tls.cert and opts.tls.key, PEM texts");
+        access->cert_pem = lua_tostring(L, -2);
+        access->key_pem = lua_tostring(L, -1);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    if (lua_getfield(L, 1, "users") == LUA_TTABLE && luaL_len(L, -1) > 0) {
+        size_t n = (size_t)luaL_len(L, -1);
+        struct basic_auth_user *users = lua_newuserdatauv(L, n * sizeof *users, 0);
+        lua_setfield(L, 1, "users_array"); /* kept alive by the options */
+        for (size_t i = 0; i < n; i++) {
+            lua_rawgeti(L, -1, (lua_Integer)i + 1);
+            lua_getfield(L, -1, "name");
+            lua_getfield(L, -2, "hash");
+            luaL_argcheck(L, lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING, 1,
+                          "want opts.users[i].name and .hash, strings");
+            users[i] = (struct basic_auth_user){lua_tostring(L, -2), lua_tostring(L, -1)};
+            lua_pop(L, 3);
+        }
+        access->users = users;
+        access->user_count = n;
+    }
+    lua_pop(L, 1);
+}
+
+/* As serve_loop.h says. */
+int serve_loop_tls_supported(lua_State *L)
+{
+    lua_pushboolean(L, http_server_tls_supported());
+    return 1;
+}
+
 /* As serve_loop.h says. */
 int serve_loop_run(lua_State *L)
 {
@@ -143,6 +186,8 @@ int serve_loop_run(lua_State *L)
     luaL_argcheck(L, lua_getfield(L, 2, "refresh") == LUA_TFUNCTION, 2,
                   "want callbacks.refresh, a function");
     lua_pop(L, 1);
+    struct http_access access;
+    read_access(L, &access);
 
     sigset_t saved_mask;
     serve_signals_block(&saved_mask); /* the server's threads inherit it */
@@ -152,7 +197,8 @@ int serve_loop_run(lua_State *L)
     int fd = set ? http_listen(listen, &port, cause, sizeof cause) : -1;
     if (!set)
         snprintf(cause, sizeof cause, "serve: not enough memory");
-    struct http_server *server = fd < 0 ? NULL : http_server_start(fd, set, cause, sizeof cause);
+    struct http_server *server =
+        fd < 0 ? NULL : http_server_start(fd, set, &access, cause, sizeof cause);
     if (!server) {
         if (fd < 0)
             http_set_release(set);

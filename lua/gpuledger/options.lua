@@ -57,6 +57,7 @@ local FLAGS = {
   { "prometheus-client-key", "string", "", nil, "report: client key for Prometheus mTLS" },
   { "prometheus-tls-server-name", "string", "", nil, "report: name to verify Prometheus' certificate against" },
   { "since", "string", "7d", nil, "report: window (e.g. 24h, 7d, 4w)" },
+  { "web.config.file", "string", "", nil, "serve, fleet serve: web configuration (YAML, as the Prometheus exporters take it): tls_server_config (cert_file, key_file), basic_auth_users (bcrypt hashes)" },
   { "grafana-url", "string", "", nil, "serve, fleet serve: link each node (and GPU) of the page to gpuledger's Grafana dashboard there" },
   { "rules", "string", "/etc/gpuledger/rules.d", "GPULEDGER_RULES", "site rules directory" },
   { "scripts", "string", "/etc/gpuledger/scripts", "GPULEDGER_SCRIPTS", "site scripts directory" },
@@ -76,7 +77,7 @@ local FLAG_COMMANDS = {
   docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, ["cgroup-parent"] = { NODE },
   node = { NODE },
   ["no-nomad"] = { NODE }, ["no-docker"] = { NODE }, ["no-health"] = { NODE }, ["kernel-log"] = { NODE },
-  ["grafana-url"] = { "serve", "fleet" },
+  ["grafana-url"] = { "serve", "fleet" }, ["web.config.file"] = { "serve", "fleet" },
   json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
   listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
@@ -530,6 +531,7 @@ function M.config(opts, getenv, terminal_columns)
     serve = {
       listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil,
       grafana_url = opts["grafana-url"],
+      web_config = opts["web.config.file"] ~= "" and opts["web.config.file"] or nil,
     },
     policy = M.policy(opts),
     site = {

@@ -37,21 +37,67 @@ function M.failed_responses(core, what, message, paths)
   return responses
 end
 
+-- The largest certificate chain or key file read.
+local MAX_PEM_BYTES = 1024 * 1024
+
+-- What core.serve needs of the web configuration file at path (nil: none):
+-- {tls = {cert, key} (PEM texts) or nil, users = {{name, hash}, …}}, or nil
+-- and why it cannot be served: the file unreadable or not as
+-- web_config.lua reads it, a certificate or key unreadable, TLS asked of a
+-- build whose HTTP server cannot speak it (the static release: put a
+-- TLS-terminating proxy in front of it instead).
+function M.access(core, path)
+  if not path then
+    return {}
+  end
+  local file, why = core.read_file(path, MAX_PEM_BYTES)
+  if not file then
+    return nil, why
+  end
+  local config, bad = require("gpuledger.web_config").parse(file)
+  if not config then
+    return nil, bad
+  end
+  local access = { users = config.users }
+  if config.tls then
+    if not core.serve_tls_supported() then
+      return nil, "tls_server_config: this build's HTTP server (libmicrohttpd without GnuTLS, as in the static release) "
+        .. "cannot speak TLS; serve plain HTTP behind a TLS-terminating proxy, or use the .deb build"
+    end
+    local cert, cert_why = core.read_file(config.tls.cert_file, MAX_PEM_BYTES)
+    local key, key_why = core.read_file(config.tls.key_file, MAX_PEM_BYTES)
+    if not (cert and key) then
+      return nil, "tls_server_config: " .. (cert_why or key_why)
+    end
+    access.tls = { cert = cert, key = key }
+  end
+  return access
+end
+
 -- Serves what handlers.refresh() returns on listen (core.serve: listening
 -- at once, every path 503 "no data yet" until the first refresh returns,
 -- then one every interval seconds;
 -- handlers.reload() on SIGHUP), saying "gpuledger <version> <banner[1]> on
 -- <address> (<banner[2]> <interval>)" on stderr once it listens. When a
 -- signal stops it, handlers.stopped() (if any) runs before the "stopped"
--- line. Returns the exit status: 0 once stopped, 1 when it could not listen.
-function M.serve(core, listen, interval, banner, handlers)
+-- line. web: config.serve (listen, web_config). Returns the exit status: 0
+-- once stopped, 1 when it could not listen, 2 for a web configuration that
+-- cannot be served (M.access).
+function M.serve(core, web, interval, banner, handlers)
+  local listen = web.listen
+  local access, problem = M.access(core, web.web_config)
+  if not access then
+    M.warn("--web.config.file " .. web.web_config .. ": " .. problem)
+    return 2
+  end
   local function listening(port)
     local shown = listen:gsub(":0$", ":" .. port)
     io.stderr:write(string.format("gpuledger %s %s on %s (%s %s)\n", core.version, banner[1], shown, banner[2],
       clock.format_duration(interval)))
     io.stderr:flush()
   end
-  local ok, why = core.serve({ listen = listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)) },
+  local ok, why = core.serve({ listen = listen, interval_ms = math.max(1, math.floor(interval * 1000 + 0.5)),
+                               tls = access.tls, users = access.users },
     { refresh = handlers.refresh, reload = handlers.reload, listening = listening })
   if not ok then
     M.warn(why)

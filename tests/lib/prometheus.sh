@@ -22,6 +22,8 @@ need_prometheus() {
 # every second (job "gpuledger"; with --federate, TARGET is another
 # Prometheus and its gpuledger_* series are federated, labels kept) and
 # evaluating RULE_FILE ("" for none) every second; waits until it is ready.
+# $PROM_SCRAPE_EXTRA, when set, is more of the job's settings (indented by
+# four spaces: scheme, tls_config, basic_auth).
 # Sets PROM (its http:// address) and prom_pid.
 start_prometheus() {
     local federate="" rule_file port targets="" dir
@@ -40,6 +42,7 @@ start_prometheus() {
         printf 'global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n'
         [ -n "$rule_file" ] && printf 'rule_files:\n  - %s\n' "$rule_file"
         printf 'scrape_configs:\n  - job_name: gpuledger\n'
+        [ -n "${PROM_SCRAPE_EXTRA:-}" ] && printf '%s\n' "$PROM_SCRAPE_EXTRA"
         [ -n "$federate" ] &&
             printf '    metrics_path: /federate\n    honor_labels: true\n    params:\n      "match[]": [\x27{__name__=~"gpuledger_.*"}\x27]\n'
         printf '    static_configs:\n      - targets: [%s]\n' "$targets"

@@ -145,7 +145,7 @@ function commands.serve(core, config)
     end
     return responses
   end
-  return server.serve(core, config.serve.listen, interval, { "fleet serving", "poll" },
+  return server.serve(core, config.serve, interval, { "fleet serving", "poll" },
     { refresh = refresh, reload = rules.reload })
 end
 

@@ -208,7 +208,7 @@ function M.run(core, config)
     return expiring(core, responses, last_good_made, max_gap)
   end
 
-  return server.serve(core, config.serve.listen, interval, { "serving", "refresh" },
+  return server.serve(core, config.serve, interval, { "serving", "refresh" },
     { refresh = refresh, reload = rules.reload, stopped = save })
 end
 
