@@ -19,6 +19,7 @@ return {
   [31] = { class = "app", meaning = "GPU memory page fault (illegal address)", action = "tell the job's owner; restart the application" },
   [43] = { class = "app", meaning = "GPU stopped processing (a channel was reset after an application fault)", action = RESTART_APP },
   [45] = { class = "ignore", meaning = "cleanup after an earlier error", action = "look at the Xid before it" },
+  [46] = { class = "reset", meaning = "GPU stopped processing (the driver could not recover the engine)", action = RESET_GPU },
   [48] = { class = "reset", meaning = "double-bit ECC error", action = RESET_GPU },
   [61] = { class = "reboot", meaning = "internal micro-controller breakpoint", action = "drain and reboot the node; if it recurs, contact support" },
   [62] = { class = "reset", meaning = "internal micro-controller halt", action = RESET_GPU },
