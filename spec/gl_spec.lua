@@ -121,3 +121,17 @@ describe("gpuledger.cards", function()
     assert.equal("gpu? 00000000:AF:00.0", gl.label(H.gpu { index = -1, uuid = "", busId = "00000000:AF:00.0" }))
   end)
 end)
+
+describe("gl.tenancy of a GPU in MIG mode", function()
+  it("names every slice's tenancy, for a health finding on the physical GPU", function()
+    local json = require "gpuledger.json"
+    local gpu = H.gpu { migDevices = {
+      { uuid = "MIG-a", index = 0, profile = "3g.40gb", state = "held",
+        reservations = json.array { H.reservation { jobId = "train", task = "trainer", allocId = "aaaaaaaa-1" } },
+        tenants = json.array { H.nomad_tenant() } },
+      { uuid = "MIG-b", index = 1, profile = "2g.20gb", state = "free", reservations = json.array(), tenants = json.array() },
+    } }
+    assert.equal(" — mig0 3g.40gb reserved by train/trainer (alloc aaaaaaaa), 1 tenant; "
+      .. "mig1 2g.20gb not reserved: Nomad will place the next job here", gl.tenancy(gpu))
+  end)
+end)
