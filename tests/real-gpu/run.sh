@@ -220,6 +220,12 @@ capture_fixture() {
     if [ -f "$dir/unknown-fields" ]; then
         sort -u -o "$dir/unknown-fields" "$dir/unknown-fields"
     fi
+    # -L and -q, which gpuledger asks where a GPU is in MIG mode (the slices and
+    # each process's GPU and compute instance), verbatim as the fake serves them
+    cap "$ART/smi/fixture-L-q.txt" 20 "${SMI[@]}" -L
+    [ "$RC" = 0 ] && cp "$TMP/o" "$dir/list.txt"
+    cap "$ART/smi/fixture-L-q.txt" 30 "${SMI[@]}" -q
+    [ "$RC" = 0 ] && cp "$TMP/o" "$dir/query.txt"
     return 0
 }
 
@@ -361,7 +367,7 @@ gl_round() {
     ok_if "b.$label.ls" "exit $RC, $MS ms$([ -s "$TMP/e" ] && echo ", stderr: $(head -c 200 "$TMP/e" | tr '\n' ' ')")" test "$RC" = 0
     cap "$log" 40 "${GL[@]}" ls --json "${GLF[@]}"
     cp "$TMP/o" "$dir/ls.json"
-    n=$(grep -o '"uuid":"' "$dir/ls.json" | wc -l)
+    n=$(grep -o '"busId":"' "$dir/ls.json" | wc -l) # a GPU's entry has a bus id; a MIG slice has none
     ok_if "b.$label.ls-json" "exit $RC, $n GPU(s) (nvidia-smi -L: $gpus_L), sources $(grep -o '"sources":{[^}]*}' "$dir/ls.json")" \
         test "$RC" = 0 -a "$n" = "$gpus_L"
     grep -q '"nvidia":"read"' "$dir/ls.json" || result FAIL "b.$label.nvidia-read" "sources.nvidia is not \"read\""
@@ -393,6 +399,9 @@ if have_gl; then
         echo "--help-query-gpu"
         echo "--query-gpu=$HEALTH --format=csv,noheader,nounits"
         echo "--query-remapped-rows=$REMAPPED --format=csv,noheader,nounits"
+        echo "--query-gpu=uuid,mig.mode.current --format=csv,noheader,nounits"
+        echo "-L"
+        echo "-q"
     )
     theirs=$(sort -u "$TMP/argv.log" 2>/dev/null)
     cp "$TMP/argv.log" "$ART/idle/gpuledger-argv.log" 2>/dev/null
@@ -413,7 +422,7 @@ if [ "$REHEARSAL" = 1 ]; then
     HOLD_PID=$!
     mkdir -p "$TMP/fake-busy"
     cp "$FAKE_SMI_DIR"/*.csv "$TMP/fake-busy/" 2>/dev/null
-    cp "$FAKE_SMI_DIR"/unknown-fields "$FAKE_SMI_DIR"/help-query-gpu.txt "$TMP/fake-busy/" 2>/dev/null
+    cp "$FAKE_SMI_DIR"/unknown-fields "$FAKE_SMI_DIR"/help-query-gpu.txt "$FAKE_SMI_DIR"/*.txt "$TMP/fake-busy/" 2>/dev/null
     printf '%s, %s, %s, %s\n' "$uuid0" "$HOLD_PID" "$HOLD_MIB" "$TMP/hold" >"$TMP/fake-busy/compute-apps.csv"
     export FAKE_SMI_DIR=$TMP/fake-busy
     result INFO c.hold "REHEARSAL: stand-in $TMP/hold (a copy of sleep), pid $HOLD_PID, listed by the fixture"
@@ -477,6 +486,10 @@ if [ "$hold_ready" = 1 ]; then
     SMI=("${SMI_SAVE[@]}")
     if have_gl; then
         gl_round busy
+        if grep -q '"migDevices":\[{' "$ART/busy/ls.json"; then # MIG mode: the tenant is on its slice
+            ok_if c.mig-slice "MIG mode: pid $HOLD_PID placed on a slice by -q's instance ids" \
+                grep -qE '"migDevices":\[.*"pids":\[([0-9]+,)*'"$HOLD_PID"'[],]' "$ART/busy/ls.json"
+        fi
         tenant=$(tenants_of "$ART/busy/ls.json" "$want_uuid" | grep '"kind":"host"' | head -1)
         echo "host tenant on $want_uuid: ${tenant:-none}" >>"$OUT/gpuledger-busy.txt"
         ok_if c.host-tenant "a host tenant on ${want_uuid:-?}: ${tenant:-none; tenants there: $(tenants_of "$ART/busy/ls.json" "$want_uuid" | tr '\n' ' ')}" test -n "$tenant"
