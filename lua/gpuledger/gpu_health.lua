@@ -102,6 +102,10 @@ function M.read(sources)
         .. "more than %d records (a GPU's Xid lines of one code count once, with up to %d processes)",
         tostring(log.dropped), kernel_log.MAX_RECORDS, kernel_log.MAX_PROCESSES))
     end
+    if log.oversized then
+      add(errors, "kernel_log", string.format("kernel_log: %s lines over %d KiB were not read (no kernel message is that long)",
+        tostring(log.oversized), kernel_log.MAX_LINE // 1024))
+    end
   elseif log then
     add(errors, "kernel_log", log.error)
   end

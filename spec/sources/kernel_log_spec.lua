@@ -32,6 +32,27 @@ describe("kernel_log.from_journal", function()
     end
   end)
 
+  it("names bytes that are no JSON records as such, not as a journal it may not read", function()
+    local noise = string.rep("\x8f\x01garbage \xff", 400)
+    local records, why = kernel_log.from_journal(noise)
+    assert.is_nil(records)
+    assert.equal(string.format("answered %d bytes that are not JSON records", #noise), why)
+  end)
+
+  it("reads no line over MAX_LINE, counts it, and reads the records around it", function()
+    local xid = '{"MESSAGE":"NVRM: Xid (PCI:0000:3b:00): 48, pid=99, name=python3, DBE (0x1)","__REALTIME_TIMESTAMP":"1764402400000000"}\n'
+    local huge = '{"MESSAGE":"NVRM: ' .. string.rep("x", kernel_log.MAX_LINE) .. '"}\n'
+    local records, dropped, oversized = kernel_log.from_journal(xid .. huge .. xid)
+    assert.equal(2, #records)
+    assert.equal(0, dropped)
+    assert.equal(1, oversized)
+    local _, why = kernel_log.from_journal(huge)
+    assert.equal(string.format("answered %d bytes that are not JSON records (1 lines over 64 KiB)", #huge), why)
+    records, _, oversized = kernel_log.from_text("[1.0] " .. string.rep("y", kernel_log.MAX_LINE + 1) .. "\n[2.0] NVRM: x\n")
+    assert.equal(1, #records)
+    assert.equal(1, oversized)
+  end)
+
   it("keeps no line but NVRM ones", function()
     local records = kernel_log.from_journal('{"MESSAGE":"Linux version 6.1.0","__REALTIME_TIMESTAMP":"1"}\n')
     assert.same({}, records)

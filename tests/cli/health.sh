@@ -87,6 +87,27 @@ PATH=$FAKES:$PATH FAKE_JOURNAL_EXIT=1 FAKE_JOURNAL_STDERR="No journal files were
 expect_lua "journal refused: its words in the ERROR" "$out" \
     'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("exit status 1: No journal files were opened due to insufficient permissions.", 1, true) then return true end end; return false'
 
+# A journal line of 60 MB among the records: not read, named, the records
+# around it are (before: 2.2 s and 319 MB, and no word of it).
+python3 - "$LOGS/journal.json" "$WORK/journal-60mb.json" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines(True)
+with open(sys.argv[2], "w") as out:
+    out.write(lines[0])
+    out.write('{"MESSAGE":"NVRM: ' + "x" * (60 * 1024 * 1024) + '"}\n')
+    out.writelines(lines[1:])
+PY
+PATH=$FAKES:$PATH FAKE_JOURNAL=$WORK/journal-60mb.json smi "$OLD" check --json --kernel-log journal
+expect_lua "journal with a 60 MB line: named, not read" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message == "kernel_log: 1 lines over 64 KiB were not read (no kernel message is that long)" then return true end end; return false'
+expect_lua "journal with a 60 MB line: the Xid 48 around it still read" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "xid-fatal" and f.gpu == "gpu0 GPU-1b6e3c9a" then return true end end; return false'
+# Random bytes from journalctl: named as what they are, not as a permission.
+head -c 4096 /dev/urandom | tr -d '{' >"$WORK/journal-random"
+PATH=$FAKES:$PATH FAKE_JOURNAL=$WORK/journal-random smi "$OLD" check --json --kernel-log journal
+expect_lua "journal of random bytes: says they are no JSON records" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^kernel log: journalctl %-k: answered %d+ bytes that are not JSON records") and not f.message:find("not readable by this user", 1, true) then return true end end; return false'
+
 # This machine's own buffer through /dev/kmsg: read without blocking, or
 # refused with the grant named. Either way gpuledger ends promptly.
 smi "$H100" ls --json --kernel-log kmsg

@@ -34,11 +34,11 @@ local function from_journal(core)
     local said = first_line(err) ~= "" and first_line(err) or first_line(out)
     return nil, string.format("journalctl -k: exit status %s%s", tostring(status), said ~= "" and (": " .. said) or "")
   end
-  local records, dropped = kernel_log.from_journal(out)
+  local records, dropped, oversized = kernel_log.from_journal(out)
   if not records then
     return nil, "journalctl -k: " .. dropped
   end
-  return records, dropped
+  return records, dropped, oversized
 end
 
 local function from_kmsg(core, boot)
@@ -67,9 +67,11 @@ end
 
 -- Collects the kernel log source with core as mode says ("auto", "journal",
 -- "kmsg", "off" or a file path), now being core.now(). Returns nil for
--- "off", else {ok=true, via, records, dropped?} (records: [{text, at?,
--- repeated?}], NVRM lines only, bounded as sources/kernel_log.lua says;
--- dropped: how many lines did not fit, when any) or {ok=false, via, error}.
+-- "off", else {ok=true, via, records, dropped?, oversized?} (records:
+-- [{text, at?, repeated?}], NVRM lines only, bounded as
+-- sources/kernel_log.lua says; dropped: how many lines did not fit, when
+-- any; oversized: how many were too long to be read, when any) or
+-- {ok=false, via, error}.
 function M.collect(core, mode, proc_root, now)
   if mode == "off" then
     return nil
@@ -84,10 +86,11 @@ function M.collect(core, mode, proc_root, now)
   local reasons = {}
   for _, via in ipairs(order) do
     local read = readers[via] or function() return from_file(core, via, nil, kernel_log.from_file) end
-    local records, why = read()
+    local records, why, oversized = read()
     if records then
       return { ok = true, via = readers[via] and via or "file", path = not readers[via] and via or nil,
-               records = json.array(records), dropped = why > 0 and why or nil }
+               records = json.array(records), dropped = why > 0 and why or nil,
+               oversized = oversized > 0 and oversized or nil }
     end
     reasons[#reasons + 1] = why
   end

@@ -9,8 +9,9 @@
 -- lines about one GPU and code, the first, the first naming each process
 -- (up to MAX_PROCESSES names), and the last, whose `repeated` counts the
 -- lines before it that it stands for; every other NVRM line as it is; at
--- most MAX_RECORDS records in all. Each reader returns the records and how
--- many lines did not fit (dropped, 0 on any real node), which the health
+-- most MAX_RECORDS records in all. Each reader returns the records, how
+-- many lines did not fit (dropped, 0 on any real node) and how many were
+-- longer than MAX_LINE (oversized, no line of a real log), which the health
 -- view names.
 local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
@@ -21,6 +22,26 @@ local M = {}
 
 M.MAX_RECORDS = 4096
 M.MAX_PROCESSES = 16
+-- The longest line read: a kernel message is under 1 KiB, a journal entry
+-- of one a few. A longer line is no kernel record: it is counted, never
+-- copied or decoded (a 60 MB line cost seconds and hundreds of MB).
+M.MAX_LINE = 64 * 1024
+
+-- Calls each(line) for every non-empty line of output (its newline not
+-- included) no longer than M.MAX_LINE. Returns how many lines were longer.
+local function each_line(output, each)
+  local at, len, oversized = 1, #output, 0
+  while at <= len do
+    local newline = output:find("\n", at, true) or len + 1
+    if newline - at > M.MAX_LINE then
+      oversized = oversized + 1
+    elseif newline > at then
+      each(output:sub(at, newline - 1))
+    end
+    at = newline + 1
+  end
+  return oversized
+end
 
 -- The shape of a record as the snapshot keeps it (shape.lua).
 M.RECORD = { text = shape.required "string", at = "string", repeated = "number" }
@@ -126,15 +147,19 @@ local function may_hold_nvrm(line)
   return line:find("NVRM", 1, true) ~= nil or line:find('"MESSAGE"%s*:%s*%[') ~= nil
 end
 
--- Reads `journalctl -k -b -o json` output. Returns the NVRM records and how
--- many lines did not fit, or nil and why when the journal gave no kernel
--- record at all: a readable journal always holds this boot's first
--- messages, so none means the caller may read only its own journal
--- (journalctl then exits 0 with a hint). Only entries that may hold an
--- NVRM line are decoded once one was.
+-- Reads `journalctl -k -b -o json` output. Returns the NVRM records, how
+-- many lines did not fit and how many were longer than M.MAX_LINE; or nil
+-- and why when the journal gave no kernel record at all: bytes that are no
+-- JSON records say so; none at all means the caller may read only its own
+-- journal (a readable journal always holds this boot's first messages, and
+-- journalctl then exits 0 with a hint). Only entries that may hold an NVRM
+-- line are decoded once one was.
 function M.from_journal(output)
-  local log, seen = new_log(), 0
-  for line in output:gmatch("[^\n]+") do
+  local log, seen, other = new_log(), 0, 0
+  local oversized = each_line(output, function(line)
+    if not line:match("^%-%- .* %-%-$") then -- journalctl's own notes: "-- No entries --"
+      other = other + (line:sub(1, 1) == "{" and 0 or 1)
+    end
     if line:sub(1, 1) == "{" and (seen == 0 or may_hold_nvrm(line)) then
       local entry = json.decode(line)
       if type(entry) == "table" then
@@ -146,11 +171,15 @@ function M.from_journal(output)
         end
       end
     end
-  end
-  if seen == 0 then
+  end)
+  if seen == 0 and (other > 0 or oversized > 0 or output:find("^%s*{")) then
+    return nil, string.format("answered %d bytes that are not JSON records%s", #output,
+      oversized > 0 and string.format(" (%d lines over %d KiB)", oversized, M.MAX_LINE // 1024) or "")
+  elseif seen == 0 then
     return nil, "no kernel messages of this boot (the journal is not readable by this user)"
   end
-  return finish(log)
+  local records, dropped = finish(log)
+  return records, dropped, oversized
 end
 
 -- Reads /dev/kmsg records ("prio,seq,usec,flags;text"): only the kernel's
@@ -159,14 +188,15 @@ end
 -- each record from its microseconds since boot.
 function M.from_kmsg(output, boot)
   local log = new_log()
-  for line in output:gmatch("[^\n]+") do
+  local oversized = each_line(output, function(line)
     local prio, usec, message = line:match("^(%d+),%d+,(%d+),[^;]*;(.*)$")
     if prio and tonumber(prio) < 8 and message:find("NVRM", 1, true) then
       message = message:gsub("\\x(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end)
       add_nvrm(log, message, boot and boot + tonumber(usec) / 1e6)
     end
-  end
-  return finish(log)
+  end)
+  local records, dropped = finish(log)
+  return records, dropped, oversized
 end
 
 -- True for a line that starts a boot: the kernel's banner, or journalctl's
@@ -194,7 +224,7 @@ end
 -- dated before it (a kern.log spans reboots).
 function M.from_text(output, boot)
   local log = new_log()
-  for line in output:gmatch("[^\n]+") do
+  local oversized = each_line(output, function(line)
     if starts_boot(line) then
       log = new_log()
     else
@@ -204,8 +234,9 @@ function M.from_text(output, boot)
         keep(log, text, at)
       end
     end
-  end
-  return finish(log)
+  end)
+  local records, dropped = finish(log)
+  return records, dropped, oversized
 end
 
 -- Reads a file given with --kernel-log: journal JSON lines when its first

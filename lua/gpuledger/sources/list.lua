@@ -42,6 +42,7 @@ M.SOURCES = {
   } },
   { name = "kernel_log", shape = {
     ok = OK, error = "string", via = "string", path = "string", records = { list = "any" }, dropped = "number",
+    oversized = "number",
   } },
   { name = "proc", shape = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } } },
   { name = "docker", engine = true, shape = ENGINE },
