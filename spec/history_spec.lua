@@ -348,3 +348,31 @@ describe("history file", function()
     assert.truthy(l.errors[1]:find("^history: "))
   end)
 end)
+
+describe("history of a GPU in MIG mode", function()
+  -- An H100 in MIG mode at H.AT + t: worker holds its 3g.40gb slice, infer reserved the 2c.4g.40gb one.
+  local function mig_at(t)
+    local clock = require "gpuledger.clock"
+    local held = H.reservation { jobId = "worker" }
+    local idle = H.reservation { jobId = "infer", allocId = "bbbbbbbb-2222" }
+    return H.ledger({ H.gpu { index = 0, model = "NVIDIA H100 80GB HBM3", state = "held", migDevices = {
+      { uuid = "MIG-a", index = 0, profile = "3g.40gb", state = "held", reservations = json.array { held },
+        tenants = json.array { H.nomad_tenant() } },
+      { uuid = "MIG-b", index = 1, profile = "2c.4g.40gb", state = "reserved-idle", reservations = json.array { idle },
+        tenants = json.array() },
+    } } }, { at = clock.format_time(clock.parse_time(H.AT) + t) })
+  end
+
+  it("counts a slice's seconds for its job as its share of the GPU's compute slices", function()
+    local h = observe_all { mig_at(0), mig_at(35) }
+    assert.near(35 * 3 / 7, h.jobs["video/worker"].held, 1e-9)
+    assert.near(35 * 2 / 7, h.jobs["video/infer"].idle, 1e-9)
+    assert.equal(0, h.jobs["video/worker"].idle)
+  end)
+
+  it("reads a slice's share from its profile", function()
+    assert.near(1 / 7, history.slice_share("1g.10gb", "NVIDIA H100 80GB HBM3"), 1e-9)
+    assert.near(2 / 4, history.slice_share("2g.12gb", "NVIDIA A30"), 1e-9)
+    assert.equal(1, history.slice_share("odd", "NVIDIA H100 80GB HBM3"))
+  end)
+end)

@@ -63,7 +63,8 @@ local function normalise(doc)
     local uses = json.array()
     for _, use in ipairs(type(record.uses) == "table" and record.uses or {}) do
       if type(use) == "table" and type(use.job) == "string" then
-        uses[#uses + 1] = { namespace = use.namespace or "default", job = use.job, held = use.held == true }
+        local share = type(use.share) == "number" and use.share > 0 and use.share <= 1 and use.share or nil
+        uses[#uses + 1] = { namespace = use.namespace or "default", job = use.job, held = use.held == true, share = share }
       end
     end
     h.gpus[uuid] = {
@@ -191,10 +192,22 @@ function M.open(core, path)
   return loaded or M.new(), warning
 end
 
--- The jobs reserving an entry now: one per ns/job, empty
--- namespace "default", held when a tenant with one of the job's allocations
--- is reserved.
-local function entry_uses(entry)
+-- A GPU's compute slices: 4 on an A30, 7 on the other MIG-capable GPUs
+-- (A100, H100, H200, B200).
+local function compute_slices(model)
+  return (model or ""):find("A30", 1, true) and 4 or 7
+end
+
+-- The share of its GPU a MIG slice of profile is, by its compute slices
+-- ("3g.40gb": 3; "2c.4g.40gb", two compute instances' worth of a 4g GPU
+-- instance: 2) out of the GPU's; 1 when the profile says neither.
+function M.slice_share(profile, model)
+  local slices = tonumber((profile or ""):match("^(%d+)c%.") or (profile or ""):match("^(%d+)g%."))
+  return slices and math.min(1, slices / compute_slices(model)) or 1
+end
+
+-- The jobs reserving a GPU, or a MIG slice, as entry_uses says.
+local function unit_uses(entry)
   local reserved_allocs = {}
   for _, tenant in ipairs(entry.tenants or {}) do
     if tenant.reserved and tenant.allocId then
@@ -216,6 +229,25 @@ local function entry_uses(entry)
     end
   end
   return uses
+end
+
+-- The jobs reserving an entry now: one per ns/job, empty namespace
+-- "default", held when a tenant with one of the job's allocations is
+-- reserved; on a GPU in MIG mode, those of each slice, each with the
+-- slice's share of the GPU (M.slice_share), so that a job's GPU-seconds
+-- count a slice as its fraction of a GPU.
+local function entry_uses(entry)
+  if entry.migDevices then
+    local uses = json.array()
+    for _, unit in ipairs { { tenants = entry.tenants, reservations = entry.reservations }, table.unpack(entry.migDevices) } do
+      for _, use in ipairs(unit_uses(unit)) do
+        use.share = unit.profile and M.slice_share(unit.profile, entry.model) or nil
+        uses[#uses + 1] = use
+      end
+    end
+    return uses
+  end
+  return unit_uses(entry)
 end
 
 local function has_errors(ledger)
@@ -280,10 +312,11 @@ function M.observe(h, ledger, max_gap)
       for _, use in ipairs(record.uses) do
         local job = h.jobs[use.namespace .. "/" .. use.job]
         if job then
+          local seconds = dt * (use.share or 1) -- a MIG slice counts its share of the GPU
           if use.held then
-            job.held = job.held + dt
+            job.held = job.held + seconds
           else
-            job.idle = job.idle + dt
+            job.idle = job.idle + seconds
           end
         end
       end
