@@ -36,7 +36,8 @@ start_prometheus "" "${URL#http://}"
 
 prom_has "gpuledger_up is 1" 30 'gpuledger_up' \
     '#j.data.result == 1 and j.data.result[1].value[2] == "1" and j.data.result[1].metric.node == "gpu-demo-01" and j.data.result[1].metric.job == "gpuledger"'
-prom_has "gpuledger_findings has every code" 20 'gpuledger_findings' '#j.data.result == 28'
+codes=$(grep -c '^  code = "' "$SRC"/rules/*.lua | awk -F: '{ n += $2 } END { print n }') # every default rule's
+prom_has "gpuledger_findings has every code" 20 'gpuledger_findings' "#j.data.result == $codes"
 prom_has "gpuledger_findings counts unmanaged tenants" 20 'gpuledger_findings{code="unmanaged-tenant",level="BAD"}' \
     '#j.data.result == 1 and j.data.result[1].value[2] == "2"'
 prom_has "increase() of the state counters" 40 'increase(gpuledger_gpu_state_seconds_total{gpu="0",state="held"}[1m])' \
