@@ -26,7 +26,9 @@ struct lua_request {
 
 /* Fills *out from the options table at index (strings stay alive in that
  * table): unix_socket, headers (array of "Name: value"), timeout_ms,
- * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name, and
+ * max_bytes, ca_file, ca_path, client_cert, client_key, tls_server_name,
+ * username + password (basic authentication; the password is the request's
+ * secret), and
  * token_header + token_env (+ token_prefix): the header is sent with
  * token_prefix ("Bearer ") and the value of the environment variable NAMED
  * token_env when it is set and not empty (and
@@ -45,6 +47,9 @@ static void read_lua_request(lua_State *L, int index, const char *url, struct lu
     request->client_cert = opt_string_field(L, index, "client_cert");
     request->client_key = opt_string_field(L, index, "client_key");
     request->tls_server_name = opt_string_field(L, index, "tls_server_name");
+    request->username = opt_string_field(L, index, "username");
+    request->password = opt_string_field(L, index, "password");
+    request->secret = request->password; /* never shown, even when a server echoes it */
 
     int nheaders = 0;
     lua_getfield(L, index, "headers");

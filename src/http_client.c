@@ -524,6 +524,11 @@ struct http_transfer *http_transfer_new(const struct http_request *request, char
     curl_easy_setopt(curl, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
     if (t->headers)
         curl_easy_setopt(curl, CURLOPT_HTTPHEADER, t->headers);
+    if (request->username && request->password) {
+        curl_easy_setopt(curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(curl, CURLOPT_USERNAME, request->username);
+        curl_easy_setopt(curl, CURLOPT_PASSWORD, request->password);
+    }
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t->gathered);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);

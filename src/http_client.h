@@ -18,6 +18,8 @@ struct http_request {
     const char *client_cert;     /* PEM certificate, goes with client_key */
     const char *client_key;      /* PEM key, goes with client_cert */
     const char *tls_server_name; /* name to send (SNI) and verify instead of the URL's host */
+    /* basic authentication, optional: sent as Authorization: Basic */
+    const char *username, *password;
     /* a value never to be shown (the token a header carries), or NULL: a
        server that echoes it gets every occurrence in the body and the
        Content-Type replaced with "<redacted>", as in an error message */

@@ -48,6 +48,8 @@ local FLAGS = {
   { "consul-client-cert", "string", "", "CONSUL_CLIENT_CERT", "client certificate for Consul mTLS" },
   { "consul-client-key", "string", "", "CONSUL_CLIENT_KEY", "client key for Consul mTLS" },
   { "consul-tls-server-name", "string", "", "CONSUL_TLS_SERVER_NAME", "name to verify Consul's certificate against" },
+  { "fleet-ca-cert", "string", "", nil, "fleet: CA file for the nodes' https:// addresses" },
+  { "fleet-basic-auth-file", "string", "", nil, "fleet: FILE of one line, user:password, for the nodes' basic authentication" },
   { "timeout", "duration", 5, nil, "fleet: per-node read timeout; report: Prometheus' (30s unless given)" },
   { "prometheus", "string", "", "PROMETHEUS_URL", "report: Prometheus base URL" },
   { "prometheus-token-env", "string", "", nil, "report: NAME of the variable holding a bearer token" },
@@ -81,7 +83,7 @@ local FLAG_COMMANDS = {
   json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls" }, ["exit-on"] = { "check", "fleet" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
   listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
-  targets = { "fleet" }, ["nomad-service"] = { "fleet" }, ["nomad-namespace"] = { "fleet" },
+  targets = { "fleet" }, ["fleet-ca-cert"] = { "fleet" }, ["fleet-basic-auth-file"] = { "fleet" }, ["nomad-service"] = { "fleet" }, ["nomad-namespace"] = { "fleet" },
   consul = { "fleet" }, ["consul-service"] = { "fleet" }, ["consul-token-env"] = { "fleet" },
   ["consul-ca-cert"] = { "fleet" }, ["consul-ca-path"] = { "fleet" }, ["consul-client-cert"] = { "fleet" },
   ["consul-client-key"] = { "fleet" }, ["consul-tls-server-name"] = { "fleet" }, timeout = { "fleet", "report" },
@@ -542,6 +544,8 @@ function M.config(opts, getenv, terminal_columns)
     fleet = {
       targets = opts.target_list, nomad_service = opts["nomad-service"], nomad_namespace = opts["nomad-namespace"],
       timeout = opts.timeout,
+      ca_cert = opts["fleet-ca-cert"] ~= "" and opts["fleet-ca-cert"] or nil,
+      basic_auth_file = opts["fleet-basic-auth-file"] ~= "" and opts["fleet-basic-auth-file"] or nil,
       consul = {
         address = opts.consul, service = opts["consul-service"], token_env = opts["consul-token-env"],
         ca_cert = opts["consul-ca-cert"], ca_path = opts["consul-ca-path"], client_cert = opts["consul-client-cert"],

@@ -3,7 +3,8 @@
 # exporters are: --web.config.file in exporter-toolkit's format. Real curl
 # over https with the test CA and basic authentication (right, wrong and
 # no password: 401 with WWW-Authenticate and the security headers), plain
-# HTTP refused, fleet serve with a password, a real Prometheus scraping
+# HTTP refused, fleet reading the node over https (--fleet-ca-cert,
+# --fleet-basic-auth-file), fleet serve with a password, a real Prometheus scraping
 # over TLS with basic auth, and each key gpuledger does not apply refused
 # by name (exit 2).
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
@@ -68,6 +69,21 @@ if need_prometheus; then
     prom_has "Prometheus has the node's series" 30 'gpuledger_up' '#j.data.result == 1'
     PROM_SCRAPE_EXTRA=""
 fi
+# --- fleet reads the node over https with the CA and the password ----------------
+printf 'prometheus:%s\n' "$PASSWORD" >"$WORK/fleet-auth"
+run fleet ls --json --targets "$HTTPS" --fleet-ca-cert "$CERTS/ca.pem" --fleet-basic-auth-file "$WORK/fleet-auth"
+expect_lua "fleet ls over https with the password: the node is read" "$out" 'local n = j.summary.nodes[1]; return n.gpus == 4 and n.error == nil'
+printf 'prometheus:wrong\n' >"$WORK/fleet-wrong"
+run fleet ls --json --targets "$HTTPS" --fleet-ca-cert "$CERTS/ca.pem" --fleet-basic-auth-file "$WORK/fleet-wrong"
+expect_lua "fleet ls with a wrong password: unreachable, 401 named" "$out" 'local n = j.summary.nodes[1]; return n.unreachable == 1 and n.error:find("HTTP 401", 1, true) ~= nil'
+run fleet ls --json --targets "$HTTPS" --fleet-basic-auth-file "$WORK/fleet-auth"
+expect_lua "fleet ls without the CA: unreachable, the certificate named" "$out" 'local n = j.summary.nodes[1]; return n.unreachable == 1 and n.error:find("certificate", 1, true) ~= nil'
+expect_not_in "fleet ls: the password is never printed" "$out$err" "$PASSWORD"
+printf 'no colon here\n' >"$WORK/fleet-bad"
+run fleet ls --targets "$HTTPS" --fleet-basic-auth-file "$WORK/fleet-bad"
+expect_rc "a basic auth file without user:password: exit 2" 2
+expect_in "a basic auth file without user:password: says so" "$err" "want one line, user:password"
+
 stop_serve TERM
 expect_eq "serve with TLS: SIGTERM, exit 0" "$SERVE_RC" 0
 expect_clean_log "serve with TLS" "$SERVE_LOG"

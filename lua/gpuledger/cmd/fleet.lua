@@ -25,12 +25,12 @@ local text = require "gpuledger.text"
 
 local M = {}
 
--- Reads the targets' ledgers (collect/fleet.lua) within timeout
--- seconds each; with judging true (check, serve) keeps each ledger read,
+-- Reads the targets' ledgers (collect/fleet.lua) as how says (timeout,
+-- ca_cert, username, password: collect/fleet.lua's read); with judging true (check, serve) keeps each ledger read,
 -- made readable for the rules and its tenants given their verdicts.
 -- Returns the summary rows (in target order) and the ledger of each row
 -- read (by row; empty without judging).
-function M.read(core, targets, timeout, judging)
+function M.read(core, targets, how, judging)
   local rows, ledgers, positions = {}, {}, {}
   for position, target in ipairs(targets) do
     positions[target] = position
@@ -38,7 +38,7 @@ function M.read(core, targets, timeout, judging)
       rows[position] = fleet.unreachable_row(target, target.error)
     end
   end
-  collect.read(core, targets, timeout, function(target, result)
+  collect.read(core, targets, how, function(target, result)
     local ledger, why = fleet.answer_ledger(target.url, result, judging)
     local row = ledger and fleet.node_row(target, ledger) or fleet.unreachable_row(target, why)
     rows[positions[target]] = row
@@ -54,7 +54,7 @@ end
 -- judging).
 local function poll(core, config, judging)
   local at = clock.format_time(core.now())
-  local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet.timeout, judging)
+  local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet, judging)
   return at, fleet.summarise(rows), ledgers
 end
 
@@ -149,9 +149,33 @@ function commands.serve(core, config)
     { refresh = refresh, reload = rules.reload })
 end
 
+-- The user and password of a --fleet-basic-auth-file: its first line,
+-- "user:password". Returns them, or nil and why (never the password).
+local function basic_auth(core, path)
+  local file, why = core.read_file(path, 4096)
+  if not file then
+    return nil, why
+  end
+  local user, password = (file:match("^[^\r\n]*") or ""):match("^([^:]+):(.+)$")
+  if not user then
+    return nil, "want one line, user:password"
+  end
+  return user, password
+end
+
 -- Runs `fleet <config.subcommand>` with core, reading the nodes with
--- collect/fleet.lua; returns the exit status.
+-- collect/fleet.lua; returns the exit status (2 for a
+-- --fleet-basic-auth-file that cannot be read).
 function M.run(core, config)
+  local path = config.fleet.basic_auth_file
+  if path then
+    local user, password = basic_auth(core, path)
+    if not user then
+      server.warn(string.format("--fleet-basic-auth-file %s: %s", path, password))
+      return 2
+    end
+    config.fleet.username, config.fleet.password = user, password
+  end
   return commands[config.subcommand](core, config)
 end
 

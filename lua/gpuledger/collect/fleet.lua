@@ -90,16 +90,19 @@ function M.targets(core, config)
 end
 
 -- Reads every target's /ledger at once (core.http_get_many, one thread),
--- each within timeout seconds and M.MAX_BYTES, the whole read within the
--- timeout and M.DEADLINE_MARGIN_MS. Calls each(target, result) as every
--- answer arrives ({status, body, content_type} or {error}); targets that
--- carry an error already (a failed discovery) are not read.
-function M.read(core, targets, timeout, each)
+-- each within how.timeout seconds and M.MAX_BYTES, the whole read within
+-- the timeout and M.DEADLINE_MARGIN_MS, trusting how.ca_cert (nil: the
+-- system's roots) and sending how.username and how.password (nil: none).
+-- Calls each(target, result) as every answer arrives ({status, body,
+-- content_type} or {error}); targets that carry an error already (a failed
+-- discovery) are not read.
+function M.read(core, targets, how, each)
   local requests, asked = {}, {}
-  local timeout_ms = math.max(1, math.floor(timeout * 1000 + 0.5))
+  local timeout_ms = math.max(1, math.floor(how.timeout * 1000 + 0.5))
   for _, target in ipairs(targets) do
     if not target.error then
-      requests[#requests + 1] = { url = target.url .. "/ledger", timeout_ms = timeout_ms, max_bytes = M.MAX_BYTES }
+      requests[#requests + 1] = { url = target.url .. "/ledger", timeout_ms = timeout_ms, max_bytes = M.MAX_BYTES,
+                                  ca_file = how.ca_cert, username = how.username, password = how.password }
       asked[#requests] = target
     end
   end
