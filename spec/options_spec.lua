@@ -167,8 +167,23 @@ describe("gpuledger.options", function()
       assert.equal("7d", opts.since)
     end)
 
-    it("rejects an unknown flag", function()
-      assert.matches("flag provided but not defined: %-bogus", usage_error({ "check", "--bogus" }))
+    it("rejects an unknown flag, offering the closest of the command's own", function()
+      assert.equal("unknown flag --bogus", usage_error({ "check", "--bogus" }))
+      assert.equal("unknown flag --exit-onn (did you mean --exit-on?)", usage_error({ "check", "--exit-onn" }))
+      assert.equal("unknown flag --intervall (did you mean --interval?)", usage_error({ "serve", "-intervall", "5s" }))
+    end)
+
+    it("rejects a flag the command does not read, naming those that do", function()
+      assert.equal("--exit-on is not a flag of ls: check and fleet take it", usage_error({ "ls", "--exit-on", "bad" }))
+      assert.equal("--since is not a flag of ls: report takes it", usage_error({ "ls", "--since", "1d" }))
+      assert.equal("--demo is not a flag of fleet serve: ls, check, serve, snapshot and rules take it",
+        usage_error({ "fleet", "serve", "--demo" }))
+      assert.is_truthy(parse({ "rules", "--check", "--demo" }))
+    end)
+
+    it("offers the closest command for an unknown one", function()
+      assert.matches('^unknown command "chek" %(did you mean check%?%)', usage_error({ "chek" }))
+      assert.matches('^unknown command "frobnicate": ', usage_error({ "frobnicate" }))
     end)
 
     it("rejects a flag without its value", function()

@@ -91,7 +91,9 @@ local FLAG_COMMANDS = {
   ["prometheus-ca-cert"] = { "report" }, ["prometheus-ca-path"] = { "report" },
   ["prometheus-client-cert"] = { "report" }, ["prometheus-client-key"] = { "report" },
   ["prometheus-tls-server-name"] = { "report" },
-  rules = { POLICY, "ls" }, scripts = { "ls", POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
+  -- (snapshot checks a named site directory like every node command, and its
+  -- output goes through the one script lookup)
+  rules = { POLICY, NODE }, scripts = { NODE, POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
 }
 
 -- The set of commands in a FLAG_COMMANDS entry (its groups flattened).
@@ -362,6 +364,71 @@ end
 -- the command given before it, if any), {version=true} for -v or
 -- --version, or {message=…} for a usage error.
 -- opts.set[name] is true for every flag given on the command line.
+-- The number of single-character edits (insert, delete, replace) that
+-- make a into b.
+local function edit_distance(a, b)
+  local previous = {}
+  for j = 0, #b do
+    previous[j] = j
+  end
+  for i = 1, #a do
+    local current = { [0] = i }
+    for j = 1, #b do
+      local replace = previous[j - 1] + (a:byte(i) == b:byte(j) and 0 or 1)
+      current[j] = math.min(previous[j] + 1, current[j - 1] + 1, replace)
+    end
+    previous = current
+  end
+  return previous[#b]
+end
+
+-- The candidate closest to word (a mistyped flag or command), or nil when
+-- none is within a third of its length (at least two edits): what `did you
+-- mean` offers. Ties go to the first candidate.
+function M.closest(word, candidates)
+  local best, best_distance = nil, math.max(2, #word // 3) + 1
+  for _, candidate in ipairs(candidates) do
+    local distance = edit_distance(word, candidate)
+    if distance < best_distance then
+      best, best_distance = candidate, distance
+    end
+  end
+  return best
+end
+
+-- The usage error for --name, a flag no command has: the closest flag of
+-- command (else of any command) offered.
+local function unknown_flag(command, name)
+  local own, all = {}, {}
+  for flag_name in pairs(COMMAND_FLAGS[command] or {}) do
+    own[#own + 1] = flag_name
+  end
+  for _, flag in ipairs(FLAGS) do
+    all[#all + 1] = flag[1]
+    if BY_NAME[flag[1]].commands[command] then
+      own[#own + 1] = flag[1]
+    end
+  end
+  table.sort(own)
+  local closest = M.closest(name, own) or M.closest(name, all)
+  return string.format("unknown flag --%s%s", name, closest and string.format(" (did you mean --%s?)", closest) or "")
+end
+
+-- The usage error for --name given to a command that does not read it,
+-- naming the commands that do.
+local function not_read_by(command, subcommand, name)
+  local takers = {}
+  for _, taker in ipairs(COMMAND_ORDER) do
+    if BY_NAME[name].commands[taker] or (COMMAND_FLAGS[taker] or {})[name] then
+      takers[#takers + 1] = taker
+    end
+  end
+  local shown = command == "fleet" and ("fleet " .. subcommand) or command
+  local last = table.remove(takers)
+  local names = #takers > 0 and (table.concat(takers, ", ") .. " and " .. last) or last
+  return string.format("--%s is not a flag of %s: %s %s it", name, shown, names, #takers > 0 and "take" or "takes")
+end
+
 function M.parse(args, getenv)
   local opts = { set = {}, command = "ls" }
   for name, flag in pairs(BY_NAME) do
@@ -386,6 +453,11 @@ function M.parse(args, getenv)
       return nil, { message = string.format("help %q: no such command: `gpuledger help` lists them", opts.topic) }
     end
     i = i + 1
+  end
+  if not M.COMMANDS[opts.command] then
+    local closest = M.closest(opts.command, COMMAND_ORDER)
+    return nil, { message = string.format("unknown command %q%s: `gpuledger help` lists the commands", opts.command,
+      closest and string.format(" (did you mean %s?)", closest) or "") }
   end
   for name, flag in pairs(COMMAND_FLAGS[opts.command] or {}) do
     opts[name] = flag.default
@@ -425,7 +497,14 @@ function M.parse(args, getenv)
     end
     local flag = (COMMAND_FLAGS[opts.command] or {})[name] or BY_NAME[name]
     if not flag then
-      return nil, { message = string.format("flag provided but not defined: -%s", name) }
+      return nil, { message = unknown_flag(opts.command, name) }
+    end
+    if not (COMMAND_FLAGS[opts.command] or {})[name] and not flag.commands[opts.command] then
+      local why = not_read_by(opts.command, opts.subcommand, name)
+      if not opts.command_given then -- `gpuledger --exit-on bad check`: ls is only the default
+        why = why .. " (the command comes first, then its flags)"
+      end
+      return nil, { message = why }
     end
     if value == nil and flag.kind ~= "bool" then
       i = i + 1
@@ -450,9 +529,6 @@ function M.parse(args, getenv)
     return nil, { message = string.format("unexpected argument %q: the command comes first, then its flags", args[i]) }
   end
 
-  if not M.COMMANDS[opts.command] then
-    return nil, { message = string.format("unknown command %q: `gpuledger help` lists the commands", opts.command) }
-  end
   if opts.command == "fleet" and not FLEET_SUBCOMMANDS[opts.subcommand] then
     return nil, { message = string.format("fleet %q: want fleet ls, fleet check or fleet serve", opts.subcommand) }
   end

@@ -124,6 +124,17 @@ expect_in "ls --demo: same header" "$out" "gpuledger · gpu-demo-01 · 4 GPU(s)"
 # --- flags ------------------------------------------------------------------
 usage_error "unknown flag" ls --bogus
 expect_in "unknown flag: names it" "$err" "bogus"
+usage_error "a misspelt flag" ls --demoo
+expect_eq "a misspelt flag: named with its two dashes, the closest flag offered" "$err" \
+    "gpuledger: unknown flag --demoo (did you mean --demo?)"
+usage_error "a misspelt flag, one dash" check -jsn
+expect_eq "... offered with two dashes too" "$err" "gpuledger: unknown flag --jsn (did you mean --json?)"
+usage_error "a misspelt command" chek --demo
+expect_in "a misspelt command: the closest offered" "$err" 'unknown command "chek" (did you mean check?)'
+usage_error "a flag the command does not read" ls --demo --exit-on bad
+expect_eq "... names the commands that take it" "$err" "gpuledger: --exit-on is not a flag of ls: check and fleet take it"
+usage_error "version takes no --json" version --json
+expect_in "... and says who does" "$err" "--json is not a flag of version: ls, check, fleet, report and rules take it"
 usage_error "unknown flag, single dash" check -nope
 usage_error "flags before the command" --json check
 expect_in "flags before the command: says the command comes first" "$err" "the command comes first"
@@ -149,7 +160,7 @@ expect_in "--json=false: text output" "$out" "findings:"
 run check --demo --encoder-max -1 --json
 expect_rc "negative int value" 0
 expect_not_in "--encoder-max -1: no encoder finding" "$out" "encoder-saturated"
-run check --demo --interval=1m30s --timeout 500ms
+run fleet ls --targets 127.0.0.1:1 --interval=1m30s --timeout 500ms
 expect_rc "durations 1m30s and 500ms accepted" 0
 
 # --- validation -------------------------------------------------------------
@@ -159,9 +170,9 @@ for value in Bad fatal WARN; do
 done
 for value in 0 -5s 0s; do
     usage_error "serve --interval $value" serve --interval "$value"
-    usage_error "check --interval $value" check --demo --interval "$value"
+    usage_error "fleet serve --interval $value" fleet serve --targets 127.0.0.1:1 --interval "$value"
 done
-usage_error "--timeout 0" ls --demo --timeout 0
+usage_error "--timeout 0" fleet ls --targets 127.0.0.1:1 --timeout 0
 usage_error "--rules relative/dir" check --demo --rules relative/dir
 expect_in "--rules relative: names it" "$err" "relative/dir"
 usage_error "--scripts relative" check --demo --scripts lua

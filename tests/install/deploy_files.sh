@@ -95,7 +95,7 @@ expect_lua "gpuledger.policy.hcl: agent read, node read, read-job in every names
      return j.agent[1].policy == "read" and j.node[1].policy == "read" and #c == 1 and c[1] == "read-job"'
 
 # --- every flag they pass, on the demo node ------------------------------------------------------
-# serve_flags NAME ARGS...: gpuledger ARGS --demo, with serve's address made
+# serve_flags NAME ARGS...: gpuledger ARGS (--demo for serve), with the address made
 # 127.0.0.1:0, must start serving and answer /healthz.
 served=0
 serve_flags() {
@@ -112,10 +112,11 @@ serve_flags() {
         fi
     done
     local command=${args[0]}
-    [ "$command" = fleet ] && command="fleet ${args[1]}"
-    echo "     gpuledger ${args[*]} --demo"
+    # serve runs on the demo node; fleet serve reads the node agents it finds
+    [ "$command" = fleet ] && command="fleet ${args[1]}" || args+=(--demo)
+    echo "     gpuledger ${args[*]}"
     served=$((served + 1))
-    if start_serving "serve-$served" "${args[@]}" --demo; then
+    if start_serving "serve-$served" "${args[@]}"; then
         http GET "$URL/healthz"
         expect_eq "$name: $command takes every flag and serves the demo node" "$status" 200
         stop_serve TERM
