@@ -313,6 +313,16 @@ describe("render.table: report", function()
     assert.truthy(text:find("worker", 1, true) < text:find("restreamer", 1, true))
   end)
 
+  it("hours below 0.1 keep two significant digits, so a short window is not all 0.0", function()
+    local text = render.report {
+      schema = 1, since = "10m", at = "",
+      jobs = { { namespace = "video", job = "worker", reservedHours = 0.0042, heldHours = 0.05, idleHours = 0, idleShare = 0 } },
+      nodes = { { node = "gpud", hours = { held = 0.00000001, ["reserved-idle"] = 0.123, unaccounted = 0, free = 0 } } },
+    }
+    contains("│ video/worker │ 0.0042         │ 0.050      │ 0.0        │ 0%   │", text)
+    contains("│ gpud │ <0.000001 │ 0.1           │ 0.0         │ 0.0  │", text)
+  end)
+
   it("an empty report: one line saying why", function()
     local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {} }
     assert.equal(1, select(2, text:gsub("\n", "")))

@@ -422,8 +422,18 @@ function M.fleet_ls(summary)
   return out
 end
 
-local function one_decimal(x)
-  return string.format("%.1f", x)
+-- GPU-hours as report prints them: one decimal, or, below 0.1, as many as
+-- show two significant digits (0.0042), so that a short window is not all
+-- 0.0; at most six, and what is smaller still (a few ms of GPU time) is
+-- "<0.000001", never a zero.
+local function hours(x)
+  if x == 0 or x >= 0.1 then
+    return string.format("%.1f", x)
+  elseif x < 0.000001 then
+    return "<0.000001"
+  end
+  local decimals = math.min(6, math.ceil(-math.log(x, 10)) + 1)
+  return string.format("%." .. decimals .. "f", x)
 end
 
 local function percent(share)
@@ -444,14 +454,14 @@ function M.report(report)
   local share = total.reservedHours > 0 and total.idleHours / total.reservedHours or 0
   local out = {
     string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)\n",
-      report.since, #report.jobs, one_decimal(total.reservedHours), one_decimal(total.idleHours), percent(share)),
+      report.since, #report.jobs, hours(total.reservedHours), hours(total.idleHours), percent(share)),
   }
   if #report.jobs > 0 then
     local rows = {}
     for i, entry in ipairs(report.jobs) do
       rows[i] = {
-        entry.namespace .. "/" .. entry.job, one_decimal(entry.reservedHours), one_decimal(entry.heldHours),
-        one_decimal(entry.idleHours), percent(entry.idleShare),
+        entry.namespace .. "/" .. entry.job, hours(entry.reservedHours), hours(entry.heldHours),
+        hours(entry.idleHours), percent(entry.idleShare),
       }
     end
     out[#out + 1] = M.draw({ "job", "reserved GPU-h", "held GPU-h", "idle GPU-h", "idle" }, rows)
@@ -461,7 +471,7 @@ function M.report(report)
     for i, entry in ipairs(report.nodes) do
       rows[i] = { entry.node }
       for _, state in ipairs(report_mod.STATES) do
-        rows[i][#rows[i] + 1] = one_decimal(entry.hours[state])
+        rows[i][#rows[i] + 1] = hours(entry.hours[state])
       end
     end
     local header = { "node" }
