@@ -9,7 +9,7 @@ return {
   evaluate = function(ledger, _, emit)
     for _, gpu in ipairs(ledger.entries) do
       for _, group in ipairs(gl.xids_of_class(gpu, { reset = true, reboot = true })) do
-        emit { gpu = gpu, message = gl.xid_text(group) .. " — " .. group.action .. gl.tenancy(gpu) }
+        emit { gpu = gpu, message = gl.xid_text(group, gpu) .. " — " .. group.action .. gl.tenancy(gpu) }
       end
     end
   end,

@@ -147,6 +147,17 @@ describe("the ledger of a GPU in MIG mode", function()
     H.contains("(nvidia-smi -q: nvidia-smi: timed out after 10000 ms)", H.with_code(found, "source-unavailable")[2].message)
   end)
 
+  it("names the slice, and its tenant, of an Xid line whose GPU and compute instance ids place it there", function()
+    local snapshot = capture_snapshot()
+    snapshot.sources.kernel_log = { ok = true, via = "file", path = "/var/log/kern.log", records = {
+      { text = "NVRM: Xid (PCI:0000:00:09 GPU-I:02 GPU-CI:00): 31, pid=21180, name=memhog, Ch 00000008, intr 10000000. MMU Fault" },
+    } }
+    local _, found = judged(snapshot)
+    local xid = H.with_code(found, "xid-app")[1]
+    H.contains("on gpu0/mig0 MIG-00000000 3g.40gb (train/trainer)", xid.message)
+    H.contains("— mig0 3g.40gb reserved by train/trainer", xid.message) -- the health finding names every slice's tenancy
+  end)
+
   it("joins on both instance ids where a GPU instance holds two compute instances, beside a GPU outside MIG", function()
     local dir = "nvidia/mig-ci-split/"
     local snapshot = H.snapshot {

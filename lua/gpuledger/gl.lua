@@ -214,8 +214,10 @@ function M.xids_of_class(gpu, classes)
 end
 
 -- One Xid group for a message: "Xid 119 (GSP RPC timeout) ×3 this boot,
--- last 2026-11-29T07:00:12Z, process nvidia-smi".
-function M.xid_text(group)
+-- last 2026-11-29T07:00:12Z, process nvidia-smi"; given its gpu, also each
+-- MIG slice its lines place it on, with its tenants ("on gpu0/mig0
+-- MIG-00000000 3g.40gb (train/trainer)").
+function M.xid_text(group, gpu)
   local parts = { string.format("Xid %d (%s)", group.xid, group.meaning) }
   if group.count > 1 then
     parts[1] = parts[1] .. string.format(" ×%d", group.count)
@@ -226,6 +228,18 @@ function M.xid_text(group)
   end
   if group.processes and #group.processes > 0 then
     parts[#parts + 1] = "process " .. table.concat(group.processes, ", ")
+  end
+  for _, uuid in ipairs(gpu and group.migSlices or {}) do -- the MIG slice its lines place it on, and who is there
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      if slice.uuid == uuid then
+        local names = {}
+        for i, tenant in ipairs(slice.tenants) do
+          names[i] = M.who(tenant)
+        end
+        parts[#parts + 1] = string.format("on %s (%s)", M.slice_label(gpu, slice),
+          #names > 0 and table.concat(names, ", ") or "no tenant")
+      end
+    end
   end
   return table.concat(parts, ", ")
 end

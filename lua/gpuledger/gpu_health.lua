@@ -160,6 +160,31 @@ function M.missing(gpus, read)
   return found
 end
 
+-- The UUIDs of the MIG slices (of slices) an Xid group's lines place it on
+-- (places: {gi?, ci?, pid?}): by the GPU and compute instance ids they
+-- print (a GPU instance alone names each of its slices), else by a pid one
+-- of a slice's tenants holds; nil when none.
+local function slices_of(slices, places)
+  local found, seen = json.array(), {}
+  for _, place in ipairs(places) do
+    for _, slice in ipairs(slices) do
+      local by_ids = place.gi ~= nil and slice.gpuInstanceId == place.gi
+        and (place.ci == nil or slice.computeInstanceId == place.ci)
+      local by_pid = false
+      for _, tenant in ipairs(place.gi == nil and place.pid and slice.tenants or {}) do
+        for _, pid in ipairs(tenant.pids or {}) do
+          by_pid = by_pid or pid == place.pid
+        end
+      end
+      if (by_ids or by_pid) and not seen[slice.uuid] then
+        seen[slice.uuid] = true
+        found[#found + 1] = slice.uuid
+      end
+    end
+  end
+  return #found > 0 and found or nil
+end
+
 -- Gives each slice of entry (a GPU in MIG mode at bus key) the nomadDevice
 -- of Nomad's device with its UUID, and the entry nomadSlicesUnknown: the
 -- slices Nomad lists on this GPU (by its bus id) that the driver does not,
@@ -205,6 +230,7 @@ function M.attach(entries, read, catalogue)
             xid = group.xid, count = group.count, first = group.first, last = group.last,
             message = group.message, processes = json.array(group.processes), fatal = group.fatal,
             class = said.class, meaning = said.meaning, action = said.action,
+            migSlices = entry.migDevices and slices_of(entry.migDevices, group.places or {}) or nil,
           }
         end
       end

@@ -136,8 +136,8 @@ describe("xid.summary", function()
     }
     assert.same({
       { bus = "0000:3b:00", xid = 119, count = 3, first = "2026-11-29T07:00:00Z", last = "2026-11-29T07:00:12Z",
-        message = "d", processes = { "nvidia-smi", "python" } },
-      { bus = "0000:cb:00", xid = 13, count = 1, message = "c", processes = {} },
+        message = "d", processes = { "nvidia-smi", "python" }, places = {} },
+      { bus = "0000:cb:00", xid = 13, count = 1, message = "c", processes = {}, places = {} },
     }, groups)
   end)
 

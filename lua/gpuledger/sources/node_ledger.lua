@@ -38,7 +38,7 @@ HEALTH.index, HEALTH.uuid, HEALTH.busId = nil, nil, nil -- identity, not health:
 local XID = {
   xid = COUNT, count = COUNT, first = "string", last = "string", message = "string",
   processes = { list = "string", max = LIMITS.processes }, fatal = "boolean", class = "string", meaning = "string",
-  action = "string",
+  action = "string", migSlices = { list = "string", max = LIMITS.slices },
 }
 
 local RESERVATION = {

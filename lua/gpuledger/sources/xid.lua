@@ -135,7 +135,8 @@ end
 -- Groups events per (bus, code), in order of first appearance. Each group:
 -- {bus, xid, count, first, last (times when known), message (the last),
 -- processes (the names seen, in order), fatal (NVLink5: any line said
--- Fatal; nil for other codes)}. A worded Xid 79 counts only for a bus with
+-- Fatal; nil for other codes), places (each line's MIG instance ids and
+-- pid, {gi?, ci?, pid?}, where it named any)}. A worded Xid 79 counts only for a bus with
 -- no "Xid … 79" line: the driver prints both for one event.
 function M.summary(events)
   local has_xid79 = {}
@@ -150,7 +151,7 @@ function M.summary(events)
       local key = event.bus .. "/" .. event.xid
       local group = by_key[key]
       if not group then
-        group = { bus = event.bus, xid = event.xid, count = 0, processes = {} }
+        group = { bus = event.bus, xid = event.xid, count = 0, processes = {}, places = {} }
         by_key[key] = group
         groups[#groups + 1] = group
       end
@@ -164,6 +165,9 @@ function M.summary(events)
       end
       if event.fatal ~= nil then
         group.fatal = group.fatal or event.fatal
+      end
+      if event.gi or event.pid then
+        group.places[#group.places + 1] = { gi = event.gi, ci = event.ci, pid = event.pid }
       end
     end
   end
