@@ -106,11 +106,6 @@ expect_in "check: the node's findings are there" "$piped" "$LONG_NODE"
 # --- the README's examples are what the binary prints ---------------------------
 mkdir "$WORK/no-rules"
 rules=$WORK/no-rules
-# readme_block AFTER: the first ``` block of README.md after the line that
-# starts with AFTER.
-readme_block() {
-    awk -v after="$1" 'index($0, after) == 1 { found = 1 } found && /^```$/ { if (inside) exit; inside = 1; next } inside' "$SRC/README.md"
-}
 on_terminal 80 ls --demo
 expect_eq "README: the ls example is ls --demo on an 80-column terminal" "$(readme_block "\`gpuledger ls --demo\` runs")" "$out"
 on_terminal 80 check --demo

@@ -123,12 +123,13 @@ expect_no_crash() {
     done
 }
 
-# readme_block MARKER: prints the first ```sh block of README.md after the
-# line holding MARKER (the tests that run the README's commands as written
-# mark their blocks so). Returns 1 when there is none.
+# readme_block MARKER: prints the first fenced block (``` or ```sh) of
+# README.md after the first line holding MARKER: the tests that check the
+# README's examples, or run its commands as written, find their blocks so.
+# Returns 1 when there is none.
 readme_block() {
-    awk -v marker="$1" 'index($0, marker) { found = 1; next }
-        found && /^```sh$/ { inside = 1; next }
+    awk -v marker="$1" '!found && index($0, marker) { found = 1; next }
+        found && !inside && /^```/ { inside = 1; next }
         inside && /^```$/ { done = 1; exit }
         inside { print }
         END { exit !done }' "$SRC/README.md"
