@@ -439,17 +439,17 @@ describe("gpuledger.options", function()
     end)
 
     describe("--targets", function()
-      it("reads host:port, a URL with a path, and a bracketed IPv6 address", function()
+      it("reads host:port, a URL with a path, and a bracketed IPv6 address, each named host:port", function()
         local targets = assert(options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877"))
         assert.same({
-          { node = "gpud", url = "http://gpud:9877" },
-          { node = "10.0.0.5", url = "http://10.0.0.5:9877" },
-          { node = "fd00::1", url = "http://[fd00::1]:9877" },
+          { node = "gpud:9877", url = "http://gpud:9877" },
+          { node = "10.0.0.5:9877", url = "http://10.0.0.5:9877" },
+          { node = "[fd00::1]:9877", url = "http://[fd00::1]:9877" },
         }, targets)
       end)
 
       it("keeps https", function()
-        assert.same({ { node = "gpud", url = "https://gpud:9877" } }, assert(options.parse_targets("https://gpud:9877")))
+        assert.same({ { node = "gpud:9877", url = "https://gpud:9877" } }, assert(options.parse_targets("https://gpud:9877")))
       end)
 
       it("are validated at parse time and kept on the options", function()

@@ -238,7 +238,8 @@ local function convert(flag, raw)
   return seconds
 end
 
--- Validates a --targets list. Returns the targets, or nil, why.
+-- Validates a --targets list. Returns the targets {node, url}, each named
+-- host:port until its ledger names it, or nil, why.
 function M.parse_targets(list)
   local targets = {}
   for raw in (list .. ","):gmatch("([^,]*),") do
@@ -252,10 +253,7 @@ function M.parse_targets(list)
       if not scheme or host == "" then
         return nil, string.format("target %q: want host:port or http(s)://host:port", item)
       end
-      targets[#targets + 1] = {
-        node = host:gsub("^%[", ""):gsub("%]$", ""),
-        url = scheme .. "://" .. host .. ":" .. port,
-      }
+      targets[#targets + 1] = { node = host .. ":" .. port, url = scheme .. "://" .. host .. ":" .. port }
     end
   end
   if #targets == 0 then

@@ -87,10 +87,10 @@ end)
 describe("sources.nomad service registrations", function()
   local NOMAD = "http://127.0.0.1:4646"
 
-  it("names each target by its address, sorted, IPv6 in brackets, each address once", function()
+  it("names each target by its address:port, sorted, IPv6 in brackets, each address once", function()
     assert.same({
-      { node = "10.0.0.7", url = "http://10.0.0.7:9877" },
-      { node = "fd00::1", url = "http://[fd00::1]:9877" },
+      { node = "10.0.0.7:9877", url = "http://10.0.0.7:9877" },
+      { node = "[fd00::1]:9877", url = "http://[fd00::1]:9877" },
     }, nomad.service_targets({
       { ServiceName = "gpuledger", Address = "fd00::1", Port = 9877, Tags = nil },
       { ServiceName = "gpuledger", Address = "10.0.0.7", Port = 9877 },
@@ -115,12 +115,12 @@ describe("sources.nomad service registrations", function()
 end)
 
 describe("--targets", function()
-  it("accepts host:port, http(s) URLs and bracketed IPv6, dropping paths", function()
+  it("accepts host:port, http(s) URLs and bracketed IPv6, dropping paths, each named host:port", function()
     assert.same({
-      { node = "gpud", url = "http://gpud:9877" },
-      { node = "10.0.0.5", url = "http://10.0.0.5:9877" },
-      { node = "fd00::1", url = "http://[fd00::1]:9877" },
-      { node = "gpue", url = "https://gpue:443" },
+      { node = "gpud:9877", url = "http://gpud:9877" },
+      { node = "10.0.0.5:9877", url = "http://10.0.0.5:9877" },
+      { node = "[fd00::1]:9877", url = "http://[fd00::1]:9877" },
+      { node = "gpue:443", url = "https://gpue:443" },
     }, options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877,https://gpue:443/x"))
   end)
 

@@ -53,21 +53,25 @@ expect_no_crash "fleet ls"
 if [ "$elapsed_ms" -lt 4500 ]; then pass "fleet ls ends within --timeout 2s and a margin (${elapsed_ms} ms)"; else
     fail "fleet ls ends within --timeout 2s and a margin" "took ${elapsed_ms} ms"; fi
 expect_in "header counts nodes, unreachable and GPUs" "$out" "gpuledger fleet · 10 node(s), 6 unreachable · 10 GPU(s)"
-expect_eq "nodes sorted by name, the unreachable by their address" \
+expect_eq "nodes sorted by name, the unreachable by their host:port" \
     "$(printf '%s\n' "$out" | sed -n 's/^│ \([^ ]*\) .*/\1/p' | head -11 | tr '\n' ' ')" \
-    "node 127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5 127.0.0.6 127.0.0.7 gpu-ci-02 gpu-go gpu-old gpua "
+    "node $SILENT $DRIP $HTML $DEAD $GARBAGE $REDIRECT gpu-ci-02 gpu-go gpu-old gpua "
 row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
 expect_in "the demo node's counts" "$(row gpua)" "│ gpua │ 4 │ 1 │ 1 │ 1 │ 1 │"
 expect_in "the replayed node's counts" "$(row gpu-ci-02)" "│ gpu-ci-02 │ 2 │ 0 │ 1 │ 1 │ 0 │ 22100/38394 MiB │"
 expect_in "the Go-shaped ledger classified locally (held, reserved-idle, free)" "$(row gpu-go)" "│ gpu-go │ 3 │ 1 │ 1 │ 0 │ 1 │ 1024/69102 MiB │"
 expect_in "the schema-0 node, marked" "$(row gpu-old)" "│ gpu-old (schema 0) │ 1 │ 0 │ 0 │ 1 │ 0 │ 2048/15360 MiB │"
 expect_in "fleet totals" "$(row fleet)" "│ fleet │ 10 │ 2 │ 3 │ 3 │ 2 │"
-expect_in "silent node: timed out" "$(row 127.0.0.2)" "unreachable: Timeout was reached"
-expect_in "dripping node: timed out" "$(row 127.0.0.3)" "unreachable: Timeout was reached"
-expect_in "HTML node: not JSON" "$(row 127.0.0.4)" "the answer (text/html; charset=utf-8) is not JSON"
-expect_in "dead port: refused" "$(row 127.0.0.5)" "Connection refused"
-expect_in "garbage node: not JSON" "$(row 127.0.0.6)" "is not JSON"
-expect_in "redirect not followed" "$(row 127.0.0.7)" "/ledger: HTTP 302"
+expect_in "an unreachable node's row: dashes, memory too" "$(row "$DEAD")" "│ $DEAD │ - │ - │ - │ - │ - │ - │"
+expect_eq "every row as wide as the header (no error widens the table)" \
+    "$(printf '%s\n' "$out" | sed -n '/^│ node /,/^$/p' | grep '^│' | awk '{ print length($0) }' | sort -u | wc -l)" 1
+error_line() { printf '%s\n' "$out" | grep "^$1: unreachable: "; }
+expect_in "silent node: timed out, on its own line under the table" "$(error_line "$SILENT")" "Timeout was reached"
+expect_in "dripping node: timed out" "$(error_line "$DRIP")" "Timeout was reached"
+expect_in "HTML node: not JSON" "$(error_line "$HTML")" "the answer (text/html; charset=utf-8) is not JSON"
+expect_in "dead port: refused" "$(error_line "$DEAD")" "Connection refused"
+expect_in "garbage node: not JSON" "$(error_line "$GARBAGE")" "is not JSON"
+expect_in "redirect not followed" "$(error_line "$REDIRECT")" "/ledger: HTTP 302"
 expect_in "job table: default/restreamer (Go node)" "$out" "│ default/restreamer │ 1        │ 1    │"
 expect_in "job table: video/worker summed over nodes" "$out" "│ video/worker       │ 2        │ 0    │"
 
@@ -77,7 +81,7 @@ expect_lua "fleet ls --json: {at, schema, summary}" "$out" \
     'j.schema == 1 and type(j.at) == "string" and #j.summary.nodes == 10 and j.summary.total.unreachable == 6'
 expect_lua "fleet ls --json: schema of each node (0 unreachable or old, 1 read)" "$out" \
     'local s = {} for _, n in ipairs(j.summary.nodes) do s[#s + 1] = n.node .. "=" .. math.tointeger(n.schema) end
-     return table.concat(s, " ") == "127.0.0.2=0 127.0.0.3=0 127.0.0.4=0 127.0.0.5=0 127.0.0.6=0 127.0.0.7=0 gpu-ci-02=1 gpu-go=1 gpu-old=0 gpua=1"'
+     return table.concat(s, " ") == "'"$SILENT=0 $DRIP=0 $HTML=0 $DEAD=0 $GARBAGE=0 $REDIRECT=0"' gpu-ci-02=1 gpu-go=1 gpu-old=0 gpua=1"'
 expect_lua "fleet ls --json: unreachable only on the unreachable, with its error" "$out" \
     'return j.summary.nodes[1].unreachable == 1 and j.summary.nodes[1].error ~= nil and j.summary.nodes[8].unreachable == nil and j.summary.nodes[8].error == nil'
 
@@ -101,7 +105,7 @@ same_json "fleet check judges a node as check does" "$(printf '%s' "$out" | find
 run fleet check --targets "$ALL" --timeout 2s --exit-on warn
 expect_rc "fleet check with unreachable nodes: ERROR, exit 3" 3
 expect_in "the unreachable node is an ERROR naming its address" "$out" "gpuledger at http://$DEAD could not be read"
-expect_in "node column (codes padded to the longest, the demo's health codes)" "$out" "source-unavailable          127.0.0.5"
+expect_in "node column (codes padded to the longest, the demo's health codes)" "$out" "source-unavailable          $DEAD"
 expect_in "ERRORs first" "$(printf "%s\n" "$out" | head -1)" "ERROR source-unavailable"
 expect_in "counts line" "$out" "findings:"
 run fleet check --targets "$DEMO" --allow-unmanaged --no-idle --temp-max 0 --encoder-max -1

@@ -387,8 +387,9 @@ function M.check(report, output, node_column)
 end
 
 -- `fleet ls`: the header line, one row per node (an
--- unreachable one with dashes and its error), the fleet's totals, and the
--- job table when any job holds a reservation.
+-- unreachable one with dashes), the fleet's totals, one line per
+-- unreachable node with its error, and the job table when any job holds a
+-- reservation.
 function M.fleet_ls(summary)
   local total = summary.total
   local header = string.format("gpuledger fleet · %d node(s)", #summary.nodes)
@@ -396,7 +397,7 @@ function M.fleet_ls(summary)
     header = header .. string.format(", %d unreachable", total.unreachable)
   end
   header = header .. string.format(" · %d GPU(s)", total.gpus)
-  local rows = {}
+  local rows, errors = {}, {}
   local function counts_row(name, row)
     return { name, tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle), tostring(row.unaccounted),
       tostring(row.free), string.format("%d/%d MiB", row.memoryUsedMiB, row.memoryTotalMiB) }
@@ -404,7 +405,8 @@ function M.fleet_ls(summary)
   for _, row in ipairs(summary.nodes) do
     local name = row.schema ~= 1 and not row.error and string.format("%s (schema %d)", row.node, row.schema) or row.node
     if row.error then
-      rows[#rows + 1] = { name, "-", "-", "-", "-", "-", "unreachable: " .. row.error }
+      rows[#rows + 1] = { name, "-", "-", "-", "-", "-", "-" }
+      errors[#errors + 1] = text.printable(row.node .. ": unreachable: " .. row.error) .. "\n"
     else
       rows[#rows + 1] = counts_row(name, row)
     end
@@ -412,6 +414,7 @@ function M.fleet_ls(summary)
   rows[#rows + 1] = counts_row("fleet", total)
   local out = text.printable(header) .. "\n"
     .. M.draw({ "node", "gpus", "held", "reserved-idle", "unaccounted", "free", "memory" }, rows)
+    .. (#errors > 0 and "\n" .. table.concat(errors) or "")
   if #summary.jobs > 0 then
     local job_rows = {}
     for i, job in ipairs(summary.jobs) do

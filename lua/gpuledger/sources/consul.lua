@@ -98,8 +98,9 @@ local function is_host(host)
   return true
 end
 
--- The target {node (cut to text.NAME_MAX), url} of a registration ({node, host, port, host_at,
--- port_at}: the paths of host and port in the answer, "[3].Service.Address")
+-- The target {node (cut to text.NAME_MAX), url} of a registration ({node, unnamed, host, port, host_at,
+-- port_at}: unnamed when node is only the address, the target then named
+-- host:port; the paths of host and port in the answer, "[3].Service.Address")
 -- read from a discovery (from: {source, address}, "consul http://…" and
 -- where it was asked); or, when the host is no host or the port no port
 -- (1–65535), a target {node, url = from.address, error, same} that names
@@ -121,7 +122,8 @@ function M.target(registration, from)
     local same = string.format("%s\0%s\0%s", registration.node, tostring(host), tostring(registration.port))
     return { node = node, url = from.address, error = shape.unexpected(from.source, why), same = same }
   end
-  return { node = node, url = "http://" .. M.host_port(host, port) }
+  local url = "http://" .. M.host_port(host, port)
+  return { node = registration.unnamed and M.host_port(host, port) or node, url = url }
 end
 
 -- The targets sorted by node name (then url), each node read once: a

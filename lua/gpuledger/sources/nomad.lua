@@ -97,7 +97,7 @@ end
 
 -- The fleet's targets {node, url} from Nomad's registrations of a service
 -- (/v1/service/<name>) read from the agent at address: node =
--- the registration's address, url http://address:port (an IPv6 address in
+-- the registration's address:port until its ledger names it, url http://address:port (an IPv6 address in
 -- brackets), one per url, sorted by node (consul.distinct); a registration
 -- whose address is no host or port no port is a target with its error
 -- (consul.target).
@@ -107,7 +107,7 @@ function M.service_targets(registrations, address)
     registration = type(registration) == "table" and registration or {}
     local host = registration.Address
     targets[#targets + 1] = consul.target({
-      node = type(host) == "string" and host ~= "" and host or "nomad", host = host, port = registration.Port,
+      node = type(host) == "string" and host ~= "" and host or "nomad", unnamed = true, host = host, port = registration.Port,
       host_at = string.format("[%d].Address", i), port_at = string.format("[%d].Port", i),
     }, from)
   end
