@@ -151,6 +151,17 @@ check_broken level-fn "$SITE/level-fn" "$SITE/level-fn/moody.lua:5: no mood toda
 mkdir "$WORK/misspelt"
 printf 'return { code = "note", level = "WARN", helth = true, evaluate = function() end }\n' >"$WORK/misspelt/note.lua"
 check_broken unknown-key "$WORK/misspelt" "$WORK/misspelt/note.lua: note has the unknown key \"helth\""
+# A helper given the wrong type fails in the embedded script, and the error
+# says which one and where: the default scripts are embedded as bytecode
+# with their line information.
+mkdir "$WORK/misuse"
+printf 'return { code = "misuse", level = "WARN", doc = "d", evaluate = function() return gl.list(42) end }\n' >"$WORK/misuse/misuse.lua"
+line=$(grep -n '#items' "$SRC/lua/gpuledger/gl.lua" | head -1 | cut -d: -f1)
+check_broken helper-misuse "$WORK/misuse" "[embedded] lua/gpuledger/gl.lua:$line: attempt to get length of a number value"
+# A site file is loaded as text only, never as bytecode.
+mkdir "$WORK/compiled"
+luac5.4 -o "$WORK/compiled/compiled.lua" "$EXAMPLES/memory_nearly_full.lua"
+check_broken bytecode "$WORK/compiled" "$WORK/compiled/compiled.lua" "attempt to load a binary chunk"
 # The same from a long checkout path (a Nomad allocation directory, a clone
 # in a mktemp -d): Lua shortens file names past 60 characters in its own
 # messages; the whole path must still reach the user.
