@@ -166,13 +166,28 @@ describe("render.html: the fleet page", function()
     assert.truthy(text:find("<title>gpuledger · fleet</title>", 1, true))
     assert.truthy(text:find('<a href="http://10.0.0.4:9877/">gpud</a>', 1, true))
     assert.truthy(text:find("4 node(s), 1 unreachable", 1, true))
-    assert.truthy(text:find('<td colspan="6"><span class="level ERROR">unreachable</span> Connection refused</td>', 1, true))
+    assert.truthy(text:find('<td colspan="6" data-label="error"><span class="level ERROR">unreachable</span> Connection refused</td>', 1, true))
     assert.truthy(text:find("gpuf&#34;&gt;&lt;b&gt;x</a> <span class=\"mark\">schema 0</span>", 1, true))
     assert.falsy(text:find('gpuf"><b>', 1, true))
     assert.truthy(text:find("video/worker", 1, true))
     assert.truthy(text:find("gpud gpu1 GPU-ac81e44d", 1, true))
     assert.falsy(text:find("<script", 1, true))
     assert.falsy(text:find("style=", 1, true))
+  end)
+
+  it("labels every cell of the node and job tables, for the cards of a narrow screen", function()
+    local summary, found = H.fleet_judged()
+    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    assert.truthy(text:find('<tr><td data-label="node">fleet</td><td class="num" data-label="gpus">4</td>'
+      .. '<td class="num" data-label="held">1</td><td class="num" data-label="reserved-idle">1</td>'
+      .. '<td class="num" data-label="unaccounted">1</td><td class="num" data-label="free">1</td>'
+      .. '<td class="num" data-label="memory">3072/92136 MiB</td></tr>', 1, true))
+    assert.truthy(text:find('<tr><td data-label="job">video/worker</td><td class="num" data-label="reserved">1</td>'
+      .. '<td class="num" data-label="held">0</td></tr>', 1, true))
+    local tables = text:match('<table class="nodes">.-<h2>Findings</h2>')
+    for cell in tables:gmatch("<td[^>]*>") do
+      assert.truthy(cell:find("data-label=", 1, true), cell .. " has no data-label")
+    end
   end)
 
   it("with --grafana-url, links each node to the dashboard; without, no such link", function()

@@ -140,14 +140,18 @@ else
     expect_in "the hostile node name is text" "$dom" 'gpuf"&gt;&lt;b&gt;x&lt;/b&gt;&lt;script&gt;alert(1)&lt;/script&gt;'
     expect_eq "no script element in the DOM" "$(grep -c '<script' <<<"$dom")" 0
     expect_eq "no b element from the name" "$(grep -c '<b>' <<<"$dom")" 0
-    expect_in "the unreachable node across the columns" "$dom" '<td colspan="6"><span class="level ERROR">unreachable</span>'
-    expect_in "the job table" "$dom" "<td>default/restreamer</td>"
+    expect_in "the unreachable node across the columns" "$dom" '<td colspan="6" data-label="error"><span class="level ERROR">unreachable</span>'
+    expect_in "the job table" "$dom" '<td data-label="job">default/restreamer</td>'
+    expect_eq "every node and job cell labelled for the narrow cards" \
+        "$(sed -n '/<table class="nodes">/,/<h2>Findings/p' <<<"$dom" | grep -o '<td[^>]*>' | grep -vc 'data-label=')" 0
     expect_in "3 nodes, 1 unreachable" "$dom" "3 node(s), 1 unreachable"
     expect_not_in "no CSP violation in the console" "$(cat "$WORK/dom.console")" "Content Security Policy"
-    rm -f "$ARTIFACTS/fleet-page.png" "$ARTIFACTS/fleet-page-dark.png"
+    rm -f "$ARTIFACTS/fleet-page.png" "$ARTIFACTS/fleet-page-dark.png" "$ARTIFACTS/fleet-page-500.png"
     browse shot --window-size=1500,1000 --screenshot="$ARTIFACTS/fleet-page.png" "$URL/" >/dev/null
     expect_eq "a screenshot" "$(head -c 8 "$ARTIFACTS/fleet-page.png" 2>/dev/null | od -An -c | tr -d ' ')" '211PNG\r\n032\n'
     expect_not_in "no CSP violation while drawing" "$(cat "$WORK/shot.console")" "Content Security Policy"
+    browse narrow --window-size=500,1400 --screenshot="$ARTIFACTS/fleet-page-500.png" "$URL/" >/dev/null
+    expect_eq "a screenshot at 500 px" "$(head -c 8 "$ARTIFACTS/fleet-page-500.png" 2>/dev/null | od -An -c | tr -d ' ')" '211PNG\r\n032\n'
     browse dark --window-size=1500,1000 --force-dark-mode --screenshot="$ARTIFACTS/fleet-page-dark.png" "$URL/" >/dev/null
     if cmp -s "$ARTIFACTS/fleet-page.png" "$ARTIFACTS/fleet-page-dark.png"; then
         fail "dark differs from light" "the two screenshots are the same"

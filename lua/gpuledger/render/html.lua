@@ -303,10 +303,12 @@ end
 -- One node's row of the fleet page: its name linked to its own page when
 -- it was read (with "schema N" when not 1, and a link to the node on the
 -- dashboard with grafana_url), counts and memory; an unreachable node's row
--- is the badge and its error across the columns.
+-- is the badge and its error across the columns. Each cell carries its
+-- column's name as data-label, the label of its line on a narrow screen.
 local function fleet_row(row, grafana_url)
   if row.error then
-    return string.format('<tr><td>%s</td><td colspan="6">%s %s</td></tr>', M.escape(row.node),
+    return string.format('<tr><td data-label="node">%s</td><td colspan="6" data-label="error">%s %s</td></tr>',
+      M.escape(row.node),
       '<span class="level ERROR">unreachable</span>', M.escape(row.error))
   end
   local name = M.escape(row.node)
@@ -320,8 +322,10 @@ local function fleet_row(row, grafana_url)
   if dashboard then
     name = name .. string.format(' <a class="dashboard" href="%s">dashboard</a>', M.escape(dashboard))
   end
-  return string.format('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td><td class="num">%d</td>'
-    .. '<td class="num">%d</td><td class="num">%d</td><td class="num">%d/%d MiB</td></tr>',
+  return string.format('<tr><td data-label="node">%s</td><td class="num" data-label="gpus">%d</td>'
+    .. '<td class="num" data-label="held">%d</td><td class="num" data-label="reserved-idle">%d</td>'
+    .. '<td class="num" data-label="unaccounted">%d</td><td class="num" data-label="free">%d</td>'
+    .. '<td class="num" data-label="memory">%d/%d MiB</td></tr>',
     name, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
 end
 
@@ -370,7 +374,8 @@ function M.fleet(summary, findings, worst, opts)
     out[#out + 1] = '<thead><tr><th>job</th><th class="num">reserved</th><th class="num">held</th></tr></thead>'
     out[#out + 1] = "<tbody>"
     for _, job in ipairs(summary.jobs) do
-      out[#out + 1] = string.format('<tr><td>%s</td><td class="num">%d</td><td class="num">%d</td></tr>',
+      out[#out + 1] = string.format('<tr><td data-label="job">%s</td><td class="num" data-label="reserved">%d</td>'
+        .. '<td class="num" data-label="held">%d</td></tr>',
         M.escape(job.namespace .. "/" .. job.job), job.reserved, job.held)
     end
     out[#out + 1] = "</tbody></table>"
