@@ -112,7 +112,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("falls back to clocks_throttle_reasons when clocks_event_reasons gives nothing usable", function()
     local fake = fake_core { main = MAIN, clocks_throttle_reasons = "0, Active, Not Active\n1, Not Active, Not Active\n", apps = "" }
-    local collected = nvidia_answers(fake, "nvidia-smi")
+    local collected = nvidia_answers(fake, "/opt/smi-legacy")
     assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
     local gpus, _, errors = nvidia.read(collected)
     assert.same({}, errors)
@@ -122,8 +122,25 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
 
   it("falls back too when clocks_event_reasons has the wrong shape", function()
     local fake = fake_core { main = MAIN, clocks_event_reasons = "0, Active\n", clocks_throttle_reasons = "", apps = "" }
-    nvidia_answers(fake, "nvidia-smi")
+    nvidia_answers(fake, "/opt/smi-short")
     assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
+  end)
+
+  it("asks a binary's slowdown flags by the name that answered last, both again once it stops", function()
+    local legacy = "0, Active, Not Active\n1, Not Active, Not Active\n"
+    local fake = fake_core { main = MAIN, clocks_throttle_reasons = legacy, apps = "" }
+    nvidia_answers(fake, "/opt/smi-remembers")
+    fake.calls = {}
+    nvidia_answers(fake, "/opt/smi-remembers")
+    assert.same({ "main", "apps", "tlimit", "clocks_throttle_reasons" }, fake.calls)
+    -- a new driver: the legacy name is gone, the current one answers
+    local new_driver = fake_core { main = MAIN, clocks_event_reasons = legacy, apps = "" }
+    local collected = nvidia_answers(new_driver, "/opt/smi-remembers")
+    assert.same({ "main", "apps", "tlimit", "clocks_throttle_reasons", "clocks_event_reasons" }, new_driver.calls)
+    assert.is_true(nvidia.read(collected)[1].thermalSlowdown)
+    new_driver.calls = {}
+    nvidia_answers(new_driver, "/opt/smi-remembers")
+    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons" }, new_driver.calls)
   end)
 
   it("ignores failed optional queries", function()

@@ -8,6 +8,8 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/fakes.sh
 . "$SRC/tests/lib/fakes.sh"
+# shellcheck source=../lib/serve.sh
+. "$SRC/tests/lib/serve.sh"
 out="" err="" # what run leaves (with $rc)
 
 H100=$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01
@@ -225,5 +227,25 @@ FAKE_SMI_LOG=$log smi "$short_event" ls --json
 expect_eq "query order: event of the wrong shape -> throttle asked" \
     "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
 expect_lua "event wrong shape: slowdown from throttle (false)" "$out" 'j.entries[1].thermalSlowdown == false'
+
+# serve remembers which name of the slowdown flags the driver answers: from
+# its second refresh on it asks the legacy query alone (and the help no more).
+# refreshes COUNT: serve has started COUNT refreshes or more (main queries).
+# shellcheck disable=SC2317 # called through wait_for
+refreshes() { [ "$(grep -cxF -- "$main_q" "$log")" -ge "$1" ]; }
+: >"$log"
+if FAKE_SMI_DIR=$no_event FAKE_SMI_LOG=$log start_serve remembers --listen 127.0.0.1:0 --interval 1s \
+    "${HOST[@]}" --kernel-log off; then
+    wait_for "serve on a driver without event reasons: a third refresh starts" 60 refreshes 3
+    stop_serve TERM
+    expect_eq "serve, first refresh: event fails -> throttle next" \
+        "$(awk -v q="$main_q" '$0 == q { n++ } n == 1' "$log")" \
+        "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
+    expect_eq "serve, second refresh: five queries, the throttle reasons alone" \
+        "$(awk -v q="$main_q" '$0 == q { n++ } n == 2' "$log")" \
+        "$(printf '%s\n' "$main_q" "$apps_q" "$health_q" "$tlimit_q" "$throttle_q")"
+else
+    fail "serve on a driver without event reasons starts" "$(cat "$SERVE_LOG")"
+fi
 
 finish

@@ -96,22 +96,37 @@ function M.collect(core, binary, deadline_ms)
   return source
 end
 
+-- binary → the slowdown group its driver answered last, asked alone until
+-- it stops answering (a serve asks every refresh; the driver may change).
+local slowdown_groups = {}
+
+-- The slowdown flags of binary by deadline_ms: the first group of
+-- SLOWDOWN_GROUPS (clocks_event_reasons, else the legacy throttle reasons)
+-- that answers, {fields, rows}, or the last one's {error=}.
+local function collect_slowdown(core, binary, deadline_ms)
+  local known = slowdown_groups[binary]
+  local answer
+  for _, group in ipairs(known and { known } or parse.SLOWDOWN_GROUPS) do
+    answer = answer_or_error(core, binary, group, "--query-gpu", parse.slowdown_fields(group), deadline_ms)
+    if parse.usable_optional(answer) then
+      slowdown_groups[binary] = group
+      return answer
+    end
+  end
+  slowdown_groups[binary] = nil
+  return known and collect_slowdown(core, binary, deadline_ms) or answer
+end
+
 -- Adds the optional thermal answers to source (an "nvidia" source of
 -- M.collect), asked by deadline_ms (M.collect's): tlimit and the
--- slowdown flags (clocks_event_reasons, else the legacy throttle reasons),
--- each {fields, rows} or {error=}. Nothing is asked of a source that failed
--- or answered short rows.
+-- slowdown flags (collect_slowdown), each {fields, rows} or {error=}.
+-- Nothing is asked of a source that failed or answered short rows.
 function M.collect_thermal(core, source, deadline_ms)
   if not source.ok or source.installed == false or parse.short_row(source.query_gpu) then
     return
   end
   source.tlimit = answer_or_error(core, source.binary, "tlimit", "--query-gpu", parse.TLIMIT_FIELDS, deadline_ms)
-  for _, group in ipairs(parse.SLOWDOWN_GROUPS) do
-    source.slowdown = answer_or_error(core, source.binary, group, "--query-gpu", parse.slowdown_fields(group), deadline_ms)
-    if parse.usable_optional(source.slowdown) then
-      break
-    end
-  end
+  source.slowdown = collect_slowdown(core, source.binary, deadline_ms)
 end
 
 return M
