@@ -6,6 +6,14 @@ describe("gpuledger.json", function()
       assert.equal("[]", json.encode(json.array()))
     end)
 
+    it("writes an array marked by another copy of the module as an array", function()
+      -- a site's --scripts directory gives the renderers' child a copy of its own
+      local source = os.getenv("GPULEDGER_SOURCE_DIR") .. "/lua/gpuledger/json.lua"
+      local other = assert(loadfile(source))()
+      assert.equal("[]", json.encode(other.array()))
+      assert.equal('{"tenants":[]}', other.encode({ tenants = json.array() }))
+    end)
+
     it("writes an empty unmarked table as {}", function()
       assert.equal("{}", json.encode({}))
     end)

@@ -10,16 +10,21 @@ local text = require "gpuledger.text"
 
 local M = {}
 
-local ARRAY = { __name = "json.array" }
+-- The mark is the metatable's name, not the metatable itself: a site's
+-- --scripts directory makes a renderer's child load its own copy of this
+-- module, and an array marked by the other copy must still be one.
+local ARRAY_NAME = "json.array"
+local ARRAY = { __name = ARRAY_NAME }
 
 -- Marks t (default: a new table) as a JSON array and returns it.
 function M.array(t)
   return setmetatable(t or {}, ARRAY)
 end
 
--- True when t is a table marked with json.array().
+-- True when t is a table marked with json.array() (by any copy of this module).
 function M.is_array(t)
-  return getmetatable(t) == ARRAY
+  local mt = getmetatable(t)
+  return type(mt) == "table" and rawget(mt, "__name") == ARRAY_NAME
 end
 
 -- What an empty JSON array is decoded as before it is marked: cjson gives
@@ -169,7 +174,7 @@ local function encode_table(t, indent, depth, seen, omit)
   end
   local parts = {}
   local open, close
-  if getmetatable(t) == ARRAY or is_sequence(t) then
+  if M.is_array(t) or is_sequence(t) then
     open, close = "[", "]"
     for i = 1, #t do
       parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen, omit)
