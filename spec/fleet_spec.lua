@@ -237,6 +237,23 @@ describe("fleet", function()
     assert.truthy(why:find("entries", 1, true))
   end)
 
+  it("sorts the nodes worst first, then by name, an unreachable node as ERROR; the total keeps the fleet's", function()
+    local summary = H.fleet_judged()
+    local verdicts = {}
+    for i, row in ipairs(summary.nodes) do
+      verdicts[i] = string.format("%s %s %d %d", row.node, row.worst, row.badFindings, row.errorFindings)
+    end
+    assert.same({ "gpuz ERROR 0 1", "gpue BAD 1 0", "gpud WARN 0 0" }, verdicts)
+    assert.same({ "ERROR", 1, 1 }, { summary.total.worst, summary.total.badFindings, summary.total.errorFindings })
+    local rows = { { node = "b", worst = "OK" }, { node = "a", worst = "OK" }, { node = "c", worst = "BAD" },
+      { node = "d", worst = "ERROR" }, { node = "a", worst = "WARN" }, { node = "e", worst = "BAD" } }
+    local order = {}
+    for i, row in ipairs(fleet.sort_worst_first(rows)) do
+      order[i] = row.node .. " " .. row.worst
+    end
+    assert.same({ "d ERROR", "c BAD", "e BAD", "a WARN", "a OK", "b OK" }, order)
+  end)
+
   it("puts every node's findings worst first, an unreachable node as an ERROR", function()
     local _, found = H.fleet_judged()
     local lines = {}
@@ -245,7 +262,7 @@ describe("fleet", function()
     end
     assert.same({
       "ERROR source-unavailable gpuz", "BAD unmanaged-tenant gpue", "WARN reserved-idle gpud",
-      "OK held gpud", "OK idle gpue",
+      "OK idle gpue", "OK held gpud",
     }, lines)
     assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", found[1].message)
   end)

@@ -453,7 +453,8 @@ function H.fleet_rows()
   }, { gpud = gpud, gpue = gpue }
 end
 
--- The summary of H.fleet_rows() and its findings, each node judged by the embedded rules.
+-- The summary of H.fleet_rows() and its findings, each node judged by the
+-- embedded rules, each row with its verdict, worst first (judge.fleet_verdicts).
 function H.fleet_judged()
   local list, ledgers = H.fleet_rows()
   local summary = fleet.summarise(list)
@@ -463,7 +464,7 @@ function H.fleet_judged()
       node_findings[row] = H.run_rules(ledgers[row.node])
     end
   end
-  return summary, fleet.merge_findings(summary, node_findings)
+  return summary, judge.fleet_verdicts(summary, node_findings)
 end
 
 -- core.http_get_many over a fake core's http_get(url, request), which

@@ -238,21 +238,34 @@ local function by_namespace_job(a, b)
   return a.job < b.job
 end
 
--- Sorts rows by node name, keeping the order of equal names (a stable sort).
-function M.sort_rows(rows)
+-- Sorts rows by before (a, b: true or false, nil when they rank equal),
+-- keeping the order of equals (a stable sort).
+local function sort_stably(rows, before)
   for i, row in ipairs(rows) do
     row.position = i
   end
   table.sort(rows, function(a, b)
-    if a.node ~= b.node then
-      return a.node < b.node
+    local first = before(a, b)
+    if first == nil then
+      return a.position < b.position
     end
-    return a.position < b.position
+    return first
   end)
   for _, row in ipairs(rows) do
     row.position = nil
   end
   return rows
+end
+
+local function by_name(a, b)
+  if a.node ~= b.node then
+    return a.node < b.node
+  end
+end
+
+-- Sorts rows by node name, keeping the order of equal names.
+function M.sort_rows(rows)
+  return sort_stably(rows, by_name)
 end
 
 -- The fleet's summary from the rows of every node (read or not): {schema,
@@ -295,7 +308,7 @@ end
 -- The contract's fields of a summary row (docs/json.md): unreachable only
 -- when not 0, error only when there is one.
 local ROW_FIELDS = { "node", "schema", "gpus", "held", "reservedIdle", "unaccounted", "free",
-  "memoryUsedMiB", "memoryTotalMiB", "unreachable", "error" }
+  "memoryUsedMiB", "memoryTotalMiB", "unreachable", "error", "worst", "badFindings", "errorFindings" }
 -- The MIG slices' counters, beside the GPUs': in a row only where it has slices.
 M.SLICE_COUNTERS = { "migSlices", "migHeld", "migReservedIdle", "migUnaccounted", "migFree" }
 
@@ -339,6 +352,25 @@ function M.unreachable_finding(row)
   }
 end
 
+-- A row's findings: its own (node_findings: row → its findings), or the
+-- ERROR of a node that could not be read.
+function M.findings_of(row, node_findings)
+  return row.error and { M.unreachable_finding(row) } or node_findings[row] or {}
+end
+
+-- Sorts the rows, each with its verdict (worst, badFindings,
+-- errorFindings), worst first (ERROR, BAD, WARN, OK), then by node name,
+-- keeping the order of equals.
+function M.sort_worst_first(rows)
+  return sort_stably(rows, function(a, b)
+    local rank_a, rank_b = rule_schema.LEVELS[a.worst], rule_schema.LEVELS[b.worst]
+    if rank_a ~= rank_b then
+      return rank_a > rank_b
+    end
+    return by_name(a, b)
+  end)
+end
+
 -- Every node's findings (node_findings: row → its findings, worst
 -- first) and the fleet rules' (fleet_findings, may be nil) in one list,
 -- worst first across the fleet; within a level, the fleet's first, then
@@ -349,7 +381,7 @@ function M.merge_findings(summary, node_findings, fleet_findings)
     all[#all + 1] = { finding = finding, position = 0, order = order }
   end
   for position, row in ipairs(summary.nodes) do
-    local list = row.error and { M.unreachable_finding(row) } or node_findings[row] or {}
+    local list = M.findings_of(row, node_findings)
     for order, finding in ipairs(list) do
       all[#all + 1] = { finding = finding, position = position, order = order }
     end

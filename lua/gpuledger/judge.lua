@@ -236,14 +236,37 @@ function M.judge(core, input, sources, given, h, extra_errors)
   return report
 end
 
+local function give_verdict(row, list)
+  local counts = findings.counts(list)
+  row.worst, row.badFindings, row.errorFindings = findings.worst(list), counts.BAD, counts.ERROR
+end
+
+-- Gives each row of the summary its verdict from its findings
+-- (node_findings: row → its findings; fleet.findings_of) and the total
+-- its verdict from all of them (worst, badFindings, errorFindings), sorts
+-- the rows worst first (fleet.sort_worst_first) and returns every finding,
+-- the fleet rules' (fleet_found, may be nil) too, in one list
+-- (fleet.merge_findings).
+function M.fleet_verdicts(summary, node_findings, fleet_found)
+  for _, row in ipairs(summary.nodes) do
+    give_verdict(row, fleet.findings_of(row, node_findings))
+  end
+  fleet.sort_worst_first(summary.nodes)
+  local all = fleet.merge_findings(summary, node_findings, fleet_found)
+  give_verdict(summary.total, all)
+  return all
+end
+
 -- Judges a fleet: the summary (fleet.summarise) and the ledger of each of
 -- its rows read (ledgers, by row: built, M.ledger_of), with the rule set of
 -- sources under the policy choices given, as M.rules does (the nodes by the
 -- rules that judge a node, the summary by those that see the fleet), with
--- extra_errors (text, nil for none) among the set's errors. Returns the
--- fleet's report {summary, findings (the fleet's and every node's, worst
--- first, fleet.merge_findings), worst, counts, codes, rules = {loaded,
--- errors}}.
+-- extra_errors (text, nil for none) among the set's errors. Each row of the
+-- summary, and its total, gets its verdict (worst, badFindings,
+-- errorFindings: an unreachable node's is its ERROR), the rows then sorted
+-- worst first (fleet.sort_worst_first). Returns the fleet's report
+-- {summary, findings (the fleet's and every node's, worst first,
+-- fleet.merge_findings), worst, counts, codes, rules = {loaded, errors}}.
 function M.fleet(core, sources, given, summary, ledgers, extra_errors)
   local read, rows_read = {}, {}
   for _, row in ipairs(summary.nodes) do
@@ -257,7 +280,7 @@ function M.fleet(core, sources, given, summary, ledgers, extra_errors)
   for i, row in ipairs(rows_read) do
     node_findings[row] = found[i]
   end
-  local all = fleet.merge_findings(summary, node_findings, fleet_found)
+  local all = M.fleet_verdicts(summary, node_findings, fleet_found)
   return {
     summary = summary, findings = all, worst = findings.worst(all), counts = findings.counts(all),
     codes = ruleset.codes(set), rules = { loaded = #set.rules, errors = #set.errors },

@@ -2,6 +2,7 @@
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
+local judge = require "gpuledger.judge"
 
 local HOSTILE = '<script>alert("x")</script>'
 
@@ -161,6 +162,7 @@ describe("render.html: the fleet page", function()
     local hostile = fleet.node_row({ node = 'gpuf"><b>x', url = "http://10.0.0.6:9877" },
       H.wire_ledger(H.ledger({ H.gpu { index = 0 } }, { node = 'gpuf"><b>x', schema = 0 })))
     summary = fleet.summarise { summary.nodes[1], summary.nodes[2], summary.nodes[3], hostile }
+    judge.fleet_verdicts(summary, {})
     local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, version = "dev" })
     assert.truthy(text:find('<meta http-equiv="refresh" content="30">', 1, true))
     assert.truthy(text:find("<title>gpuledger · fleet</title>", 1, true))
@@ -178,7 +180,8 @@ describe("render.html: the fleet page", function()
   it("labels every cell of the node and job tables, for the cards of a narrow screen", function()
     local summary, found = H.fleet_judged()
     local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
-    assert.truthy(text:find('<tr><td data-label="node">fleet</td><td class="num" data-label="gpus">4</td>'
+    assert.truthy(text:find('<tr><td data-label="node">fleet</td><td data-label="worst"><span class="level ERROR">ERROR</span></td>'
+      .. '<td class="num" data-label="bad">1</td><td class="num" data-label="error">1</td><td class="num" data-label="gpus">4</td>'
       .. '<td class="num" data-label="held">1</td><td class="num" data-label="reserved-idle">1</td>'
       .. '<td class="num" data-label="unaccounted">1</td><td class="num" data-label="free">1</td>'
       .. '<td class="num" data-label="memory">3072/92136 MiB</td></tr>', 1, true))

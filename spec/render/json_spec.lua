@@ -18,10 +18,14 @@ describe("render.json: the fleet's documents", function()
       return keys
     end)())
     assert.same({ node = "gpuz", schema = 0, gpus = 0, held = 0, reservedIdle = 0, unaccounted = 0, free = 0,
-      memoryUsedMiB = 0, memoryTotalMiB = 0, unreachable = 1, error = "Connection refused" }, doc.summary.nodes[3])
-    assert.is_nil(doc.summary.nodes[1].unreachable)
-    assert.is_nil(doc.summary.nodes[1].url)
+      memoryUsedMiB = 0, memoryTotalMiB = 0, unreachable = 1, error = "Connection refused",
+      worst = "ERROR", badFindings = 0, errorFindings = 1 }, doc.summary.nodes[1])
+    assert.same({ "BAD", 1, 0 }, { doc.summary.nodes[2].worst, doc.summary.nodes[2].badFindings,
+      doc.summary.nodes[2].errorFindings })
+    assert.is_nil(doc.summary.nodes[2].unreachable)
+    assert.is_nil(doc.summary.nodes[2].url)
     assert.equal(1, doc.summary.total.unreachable)
+    assert.equal("ERROR", doc.summary.total.worst)
     local ls = render_json.fleet_ls(H.AT, summary)
     assert.truthy(ls:find('"jobs":[{', 1, true))
     local empty = render_json.fleet_ls(H.AT, fleet.summarise {})

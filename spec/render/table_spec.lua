@@ -279,12 +279,15 @@ describe("gpuledger.render.table", function()
 end)
 
 describe("render.table: fleet ls", function()
-  it("draws fleet ls: header, one row per node, dashes for the unreachable, totals, errors, jobs", function()
+  it("draws fleet ls: header, nodes worst first with their verdict, totals last, errors, jobs", function()
     local text = render.fleet_ls((H.fleet_judged()))
     assert.truthy(text:find("^gpuledger fleet · 3 node%(s%), 1 unreachable · 4 GPU%(s%)\n"))
-    assert.truthy(text:find("│ gpud  │ 2    │ 1    │ 1             │ 0           │ 0    │ 1024/46068 MiB", 1, true))
-    assert.truthy(text:find("│ gpuz  │ -    │ -    │ -             │ -           │ -    │ -              │", 1, true))
-    assert.truthy(text:find("│ fleet │ 4    │ 1    │ 1             │ 1           │ 1    │ 3072/92136 MiB │\n\ngpuz: unreachable: Connection refused\n\n│ job ", 1, true))
+    assert.truthy(text:find("│ node  │ worst │ bad │ error │ gpus │", 1, true))
+    assert.truthy(text:find("\n│ gpuz  │ ERROR │ 0   │ 1     │ -    │ -    │ -             │ -           │ -    │ -              │\n"
+      .. "│ gpue  │ BAD   │ 1   │ 0     │ 2    │ 0    │ 0             │ 1           │ 1    │ 2048/46068 MiB │\n"
+      .. "│ gpud  │ WARN  │ 0   │ 0     │ 2    │ 1    │ 1             │ 0           │ 0    │ 1024/46068 MiB │\n"
+      .. "│ fleet │ ERROR │ 1   │ 1     │ 4    │ 1    │ 1             │ 1           │ 1    │ 3072/92136 MiB │\n"
+      .. "\ngpuz: unreachable: Connection refused\n\n│ job ", 1, true))
     assert.truthy(text:find("│ default/restreamer │ 1        │ 1    │", 1, true))
     assert.truthy(text:find("│ video/worker       │ 1        │ 0    │", 1, true))
   end)

@@ -53,16 +53,17 @@ expect_no_crash "fleet ls"
 if [ "$elapsed_ms" -lt 4500 ]; then pass "fleet ls ends within --timeout 2s and a margin (${elapsed_ms} ms)"; else
     fail "fleet ls ends within --timeout 2s and a margin" "took ${elapsed_ms} ms"; fi
 expect_in "header counts nodes, unreachable and GPUs" "$out" "gpuledger fleet · 10 node(s), 6 unreachable · 10 GPU(s)"
-expect_eq "nodes sorted by name, the unreachable by their host:port" \
+expect_eq "nodes worst first (ERROR, BAD, WARN), then by name, the unreachable by their host:port" \
     "$(printf '%s\n' "$out" | sed -n 's/^│ \([^ ]*\) .*/\1/p' | head -11 | tr '\n' ' ')" \
-    "node $SILENT $DRIP $HTML $DEAD $GARBAGE $REDIRECT gpu-ci-02 gpu-go gpu-old gpua "
+    "node $SILENT $DRIP $HTML $DEAD $GARBAGE $REDIRECT gpua gpu-ci-02 gpu-old gpu-go "
 row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
-expect_in "the demo node's counts" "$(row gpua)" "│ gpua │ 4 │ 1 │ 1 │ 1 │ 1 │"
-expect_in "the replayed node's counts" "$(row gpu-ci-02)" "│ gpu-ci-02 │ 2 │ 0 │ 1 │ 1 │ 0 │ 22100/38394 MiB │"
-expect_in "the Go-shaped ledger classified locally (held, reserved-idle, free)" "$(row gpu-go)" "│ gpu-go │ 3 │ 1 │ 1 │ 0 │ 1 │ 1024/69102 MiB │"
-expect_in "the schema-0 node, marked" "$(row gpu-old)" "│ gpu-old (schema 0) │ 1 │ 0 │ 0 │ 1 │ 0 │ 2048/15360 MiB │"
-expect_in "fleet totals" "$(row fleet)" "│ fleet │ 10 │ 2 │ 3 │ 3 │ 2 │"
-expect_in "an unreachable node's row: dashes, memory too" "$(row "$DEAD")" "│ $DEAD │ - │ - │ - │ - │ - │ - │"
+expect_in "the demo node's verdict (as fleet check's, below) and counts" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 4 │ 1 │ 1 │ 1 │ 1 │"
+expect_in "the replayed node's counts" "$(row gpu-ci-02)" "│ gpu-ci-02 │ BAD │ 1 │ 0 │ 2 │ 0 │ 1 │ 1 │ 0 │ 22100/38394 MiB │"
+expect_in "the Go-shaped ledger classified locally (held, reserved-idle, free)" "$(row gpu-go)" "│ gpu-go │ WARN │ 0 │ 0 │ 3 │ 1 │ 1 │ 0 │ 1 │ 1024/69102 MiB │"
+expect_in "the schema-0 node, marked" "$(row gpu-old)" "│ gpu-old (schema 0) │ BAD │ 1 │ 0 │ 1 │ 0 │ 0 │ 1 │ 0 │ 2048/15360 MiB │"
+expect_in "fleet totals, the last row" "$(row fleet)" "│ fleet │ ERROR │ 10 │ 7 │ 10 │ 2 │ 3 │ 3 │ 2 │"
+expect_in "the totals row last" "$(printf '%s\n' "$out" | sed -n '/^│ node /,/^$/p' | grep '^│' | tail -1)" "│ fleet "
+expect_in "an unreachable node's row: dashes, memory too" "$(row "$DEAD")" "│ $DEAD │ ERROR │ 0 │ 1 │ - │ - │ - │ - │ - │ - │"
 expect_eq "every row as wide as the header (no error widens the table)" \
     "$(printf '%s\n' "$out" | sed -n '/^│ node /,/^$/p' | grep '^│' | awk '{ print length($0) }' | sort -u | wc -l)" 1
 error_line() { printf '%s\n' "$out" | grep "^$1: unreachable: "; }
@@ -81,7 +82,10 @@ expect_lua "fleet ls --json: {at, schema, summary}" "$out" \
     'j.schema == 1 and type(j.at) == "string" and #j.summary.nodes == 10 and j.summary.total.unreachable == 6'
 expect_lua "fleet ls --json: schema of each node (0 unreachable or old, 1 read)" "$out" \
     'local s = {} for _, n in ipairs(j.summary.nodes) do s[#s + 1] = n.node .. "=" .. math.tointeger(n.schema) end
-     return table.concat(s, " ") == "'"$SILENT=0 $DRIP=0 $HTML=0 $DEAD=0 $GARBAGE=0 $REDIRECT=0"' gpu-ci-02=1 gpu-go=1 gpu-old=0 gpua=1"'
+     return table.concat(s, " ") == "'"$SILENT=0 $DRIP=0 $HTML=0 $DEAD=0 $GARBAGE=0 $REDIRECT=0"' gpua=1 gpu-ci-02=1 gpu-old=0 gpu-go=1"'
+expect_lua "fleet ls --json: each node's verdict, worst first" "$out" \
+    'local s = {} for _, n in ipairs(j.summary.nodes) do s[#s + 1] = n.worst .. math.tointeger(n.badFindings) .. "/" .. math.tointeger(n.errorFindings) end
+     return table.concat(s, " ") == "ERROR0/1 ERROR0/1 ERROR0/1 ERROR0/1 ERROR0/1 ERROR0/1 ERROR8/1 BAD1/0 BAD1/0 WARN0/0" and j.summary.total.worst == "ERROR"'
 expect_lua "fleet ls --json: unreachable only on the unreachable, with its error" "$out" \
     'return j.summary.nodes[1].unreachable == 1 and j.summary.nodes[1].error ~= nil and j.summary.nodes[8].unreachable == nil and j.summary.nodes[8].error == nil'
 
@@ -101,6 +105,13 @@ findings_of() {
 run fleet check --targets "$DEMO" --json
 same_json "fleet check judges a node as check does" "$(printf '%s' "$out" | findings_of gpua)" \
     "$("$GPULEDGER" check --demo --node gpua --json | findings_of gpua)"
+
+verdict_counts='local n = {BAD = 0, ERROR = 0} for _, f in ipairs(j.findings) do n[f.level] = (n[f.level] or 0) + 1 end'
+run fleet check --targets "$DEMO,$REPLAY" --json
+check_verdict=$(jq_lua "(function() $verdict_counts return n.BAD .. '/' .. n.ERROR end)()" "$out")
+run fleet ls --targets "$DEMO,$REPLAY" --json
+expect_eq "fleet ls's BAD and ERROR counts are fleet check's" \
+    "$(jq_lua "math.tointeger(j.summary.total.badFindings) .. '/' .. math.tointeger(j.summary.total.errorFindings)" "$out")" "$check_verdict"
 
 run fleet check --targets "$ALL" --timeout 2s --exit-on warn
 expect_rc "fleet check with unreachable nodes: ERROR, exit 3" 3

@@ -26,11 +26,11 @@ local text = require "gpuledger.text"
 local M = {}
 
 -- Reads the targets' ledgers (collect/fleet.lua) as how says (timeout,
--- ca_cert, username, password: collect/fleet.lua's read); with judging true (check, serve) keeps each ledger read,
--- made readable for the rules and its tenants given their verdicts.
--- Returns the summary rows (in target order) and the ledger of each row
--- read (by row; empty without judging).
-function M.read(core, targets, how, judging)
+-- ca_cert, username, password: collect/fleet.lua's read), keeping each
+-- ledger read, made readable for the rules and its tenants given their
+-- verdicts. Returns the summary rows (in target order) and the ledger of
+-- each row read (by row).
+function M.read(core, targets, how)
   local rows, ledgers, positions = {}, {}, {}
   for position, target in ipairs(targets) do
     positions[target] = position
@@ -39,36 +39,29 @@ function M.read(core, targets, how, judging)
     end
   end
   collect.read(core, targets, how, function(target, result)
-    local ledger, why = fleet.answer_ledger(target.url, result, judging)
+    local ledger, why = fleet.answer_ledger(target.url, result, true)
     local row = ledger and fleet.node_row(target, ledger) or fleet.unreachable_row(target, why)
     rows[positions[target]] = row
-    if ledger and judging then
+    if ledger then
       ledgers[row] = judge.ledger_of(ledger)
     end
   end)
   return rows, ledgers
 end
 
--- One poll: discover, read and sum. Returns at (RFC 3339), the summary
--- (fleet.summarise) and the ledger of each row read (by row; none unless
--- judging).
-local function poll(core, config, judging)
-  local at = clock.format_time(core.now())
-  local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet, judging)
-  return at, fleet.summarise(rows), ledgers
-end
-
--- One poll judged by the rule set of sources (ruleset.read) under
--- config.policy, extra_errors among the set's errors. Returns at and the
--- fleet's report (judge.fleet).
+-- One poll: discover, read, sum and judge by the rule set of sources
+-- (ruleset.read) under config.policy, extra_errors among the set's errors.
+-- Returns at (RFC 3339) and the fleet's report (judge.fleet).
 local function judged_poll(core, config, sources, extra_errors)
-  local at, summary, ledgers = poll(core, config, true)
-  return at, judge.fleet(core, sources, config.policy, summary, ledgers, extra_errors)
+  local at = clock.format_time(core.now())
+  local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet)
+  return at, judge.fleet(core, sources, config.policy, fleet.summarise(rows), ledgers, extra_errors)
 end
 
 local commands = {}
 
--- The renderers of `fleet ls` by format (config.format), each of at and the summary.
+-- The renderers of `fleet ls` by format (config.format), each of at and the
+-- summary judged (its rows with their verdicts, worst first).
 M.RENDER_LS = {
   text = function(_, summary)
     return table_render.fleet_ls(summary)
@@ -87,9 +80,11 @@ M.RENDER_CHECK = {
   end,
 }
 
+-- fleet ls judges the nodes as fleet check does, for each node's worst
+-- level and its BAD and ERROR counts, and the order worst first.
 function commands.ls(core, config)
-  local at, summary = poll(core, config, false)
-  cmd.say(io.stdout, M.RENDER_LS[config.format](at, summary))
+  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
+  cmd.say(io.stdout, M.RENDER_LS[config.format](at, report.summary))
   return 0
 end
 

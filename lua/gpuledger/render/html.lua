@@ -300,15 +300,21 @@ function M.node(report, opts)
   return page_foot(out, opts.version)
 end
 
--- One node's row of the fleet page: its name linked to its own page when
+-- A fleet row's verdict cells: its worst level, its BAD and ERROR findings.
+local function verdict_cells(row)
+  return string.format('<td data-label="worst">%s</td><td class="num" data-label="bad">%d</td>'
+    .. '<td class="num" data-label="error">%d</td>', level_badge(row.worst), row.badFindings, row.errorFindings)
+end
+
+-- One node's row of the fleet page, worst first: its name linked to its own page when
 -- it was read (with "schema N" when not 1, and a link to the node on the
 -- dashboard with grafana_url), counts and memory; an unreachable node's row
 -- is the badge and its error across the columns. Each cell carries its
 -- column's name as data-label, the label of its line on a narrow screen.
 local function fleet_row(row, grafana_url)
   if row.error then
-    return string.format('<tr><td data-label="node">%s</td><td colspan="6" data-label="error">%s %s</td></tr>',
-      M.escape(row.node),
+    return string.format('<tr><td data-label="node">%s</td>%s<td colspan="6" data-label="error">%s %s</td></tr>',
+      M.escape(row.node), verdict_cells(row),
       '<span class="level ERROR">unreachable</span>', M.escape(row.error))
   end
   local name = M.escape(row.node)
@@ -322,11 +328,11 @@ local function fleet_row(row, grafana_url)
   if dashboard then
     name = name .. string.format(' <a class="dashboard" href="%s">dashboard</a>', M.escape(dashboard))
   end
-  return string.format('<tr><td data-label="node">%s</td><td class="num" data-label="gpus">%d</td>'
+  return string.format('<tr><td data-label="node">%s</td>%s<td class="num" data-label="gpus">%d</td>'
     .. '<td class="num" data-label="held">%d</td><td class="num" data-label="reserved-idle">%d</td>'
     .. '<td class="num" data-label="unaccounted">%d</td><td class="num" data-label="free">%d</td>'
     .. '<td class="num" data-label="memory">%d/%d MiB</td></tr>',
-    name, row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
+    name, verdict_cells(row), row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
 end
 
 -- fleet serve's page. summary: gpuledger.fleet's; findings:
@@ -353,7 +359,7 @@ function M.fleet(summary, findings, worst, opts)
     "<section>",
     "<h2>Nodes</h2>",
     '<table class="nodes">',
-    '<thead><tr><th>node</th><th class="num">gpus</th><th class="num">held</th><th class="num">reserved-idle</th>'
+    '<thead><tr><th>node</th><th>worst</th><th class="num">bad</th><th class="num">error</th><th class="num">gpus</th><th class="num">held</th><th class="num">reserved-idle</th>'
       .. '<th class="num">unaccounted</th><th class="num">free</th><th class="num">memory</th></tr></thead>',
     "<tbody>",
   } do
@@ -364,7 +370,8 @@ function M.fleet(summary, findings, worst, opts)
   end
   out[#out + 1] = fleet_row { node = "fleet", schema = 1, gpus = total.gpus, held = total.held,
     reservedIdle = total.reservedIdle, unaccounted = total.unaccounted, free = total.free,
-    memoryUsedMiB = total.memoryUsedMiB, memoryTotalMiB = total.memoryTotalMiB }
+    memoryUsedMiB = total.memoryUsedMiB, memoryTotalMiB = total.memoryTotalMiB, worst = total.worst,
+    badFindings = total.badFindings, errorFindings = total.errorFindings }
   out[#out + 1] = "</tbody></table>"
   out[#out + 1] = "</section>"
   if #summary.jobs > 0 then

@@ -386,8 +386,8 @@ function M.check(report, output, node_column)
   return table.concat(lines, "\n") .. "\n"
 end
 
--- `fleet ls`: the header line, one row per node (an
--- unreachable one with dashes), the fleet's totals, one line per
+-- `fleet ls`: the header line, one row per node worst first (its worst
+-- level, its BAD and ERROR findings; an unreachable one with dashes), the fleet's totals, one line per
 -- unreachable node with its error, and the job table when any job holds a
 -- reservation.
 function M.fleet_ls(summary)
@@ -399,13 +399,14 @@ function M.fleet_ls(summary)
   header = header .. string.format(" · %d GPU(s)", total.gpus)
   local rows, errors = {}, {}
   local function counts_row(name, row)
-    return { name, tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle), tostring(row.unaccounted),
+    return { name, row.worst, tostring(row.badFindings), tostring(row.errorFindings), tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle), tostring(row.unaccounted),
       tostring(row.free), string.format("%d/%d MiB", row.memoryUsedMiB, row.memoryTotalMiB) }
   end
   for _, row in ipairs(summary.nodes) do
     local name = row.schema ~= 1 and not row.error and string.format("%s (schema %d)", row.node, row.schema) or row.node
     if row.error then
-      rows[#rows + 1] = { name, "-", "-", "-", "-", "-", "-" }
+      rows[#rows + 1] = { name, row.worst, tostring(row.badFindings), tostring(row.errorFindings),
+        "-", "-", "-", "-", "-", "-" }
       errors[#errors + 1] = text.printable(row.node .. ": unreachable: " .. row.error) .. "\n"
     else
       rows[#rows + 1] = counts_row(name, row)
@@ -413,7 +414,7 @@ function M.fleet_ls(summary)
   end
   rows[#rows + 1] = counts_row("fleet", total)
   local out = text.printable(header) .. "\n"
-    .. M.draw({ "node", "gpus", "held", "reserved-idle", "unaccounted", "free", "memory" }, rows)
+    .. M.draw({ "node", "worst", "bad", "error", "gpus", "held", "reserved-idle", "unaccounted", "free", "memory" }, rows)
     .. (#errors > 0 and "\n" .. table.concat(errors) or "")
   if #summary.jobs > 0 then
     local job_rows = {}
