@@ -65,7 +65,7 @@ MY_CONSUL=$SECRET run fleet ls --consul "$PLAIN" --consul-token-env MY_CONSUL
 expect_rc "fleet ls via Consul exits 0" 0
 expect_in "passing instances only, one dead: 3 nodes, 1 unreachable" "$out" "gpuledger fleet · 3 node(s), 1 unreachable · 6 GPU(s)"
 expect_in "the service address wins over the node's" "$out" "│ gpu-ci-02 "
-expect_in "the dead instance is named by Consul's node name" "$out" "│ consul-dead │ -"
+expect_in "the dead instance is named by Consul's node name" "$out" "│ consul-dead │ ERROR │ 0   │ 1     │ -"
 expect_not_in "a critical instance is left out" "$out" "consul-sick"
 no_secret "Consul"
 log=$(cat "$WORK/plain.log")
@@ -89,7 +89,7 @@ expect_lua "no token: Consul shows nothing, which is said" "$out" \
 
 run fleet ls --consul "127.0.0.1:$DEAD_PORT"
 expect_rc "Consul down: fleet ls still exits 0" 0
-expect_in "Consul down: one unreachable pseudo-node named consul" "$out" "│ consul │ -"
+expect_in "Consul down: one unreachable pseudo-node named consul" "$out" "│ consul │ ERROR │ 0   │ 1     │ -"
 expect_in "Consul down: the error names consul and the cause" "$out" "consul http://127.0.0.1:$DEAD_PORT: GET /v1/health/service/gpuledger?passing=true: Couldn't connect"
 expect_no_crash "Consul down"
 
