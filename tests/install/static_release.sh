@@ -45,6 +45,16 @@ expect_eq "the binary is named for the version" "$name" "gpuledger-v${version#gp
 expect_in "file: statically linked" "$(file -b "$binary")" "statically linked"
 expect_in "file: stripped" "$(file -b "$binary")" ", stripped"
 expect_in "ldd finds nothing to load" "$(ldd "$binary" 2>&1)" "not a dynamic executable"
+# It has neither TLS (its libmicrohttpd is built without GnuTLS) nor crypt
+# (Debian's musl has none): a web configuration asking for either is refused.
+printf 'basic_auth_users:\n  prometheus: $2y$10$V2VsbCwgaGVsbG8gdGhlcmUuuHj7Yj1Rz6Jm5x8Zr0D1c2Nq3OQ6e\n' >"$WORK/auth.yml"
+printf 'tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n' >"$WORK/tls.yml"
+said=$("$binary" serve --demo --listen 127.0.0.1:0 --web.config.file "$WORK/auth.yml" 2>&1)
+expect_eq "the static binary refuses basic_auth_users: exit 2" "$?" 2
+expect_in "... saying it cannot check passwords, and what to do" "$said" "this build cannot check passwords"
+said=$("$binary" serve --demo --listen 127.0.0.1:0 --web.config.file "$WORK/tls.yml" 2>&1)
+expect_eq "the static binary refuses tls_server_config: exit 2" "$?" 2
+expect_in "... saying it cannot speak TLS" "$said" "cannot speak TLS"
 checksums=$SRC/dist/gpuledger-v${version#gpuledger }-checksums.txt
 expect_eq "the checksums verify (sha256sum -c)" \
     "$(cd "$SRC/dist" && sha256sum -c "$checksums" 2>&1)" "$name: OK
