@@ -47,6 +47,7 @@ expect_in "file: stripped" "$(file -b "$binary")" ", stripped"
 expect_in "ldd finds nothing to load" "$(ldd "$binary" 2>&1)" "not a dynamic executable"
 # It has neither TLS (its libmicrohttpd is built without GnuTLS) nor crypt
 # (Debian's musl has none): a web configuration asking for either is refused.
+# shellcheck disable=SC2016 # a bcrypt hash, not an expansion
 printf 'basic_auth_users:\n  prometheus: $2y$10$V2VsbCwgaGVsbG8gdGhlcmUuuHj7Yj1Rz6Jm5x8Zr0D1c2Nq3OQ6e\n' >"$WORK/auth.yml"
 printf 'tls_server_config:\n  cert_file: /nonexistent.pem\n  key_file: /nonexistent.key\n' >"$WORK/tls.yml"
 said=$("$binary" serve --demo --listen 127.0.0.1:0 --web.config.file "$WORK/auth.yml" 2>&1)
