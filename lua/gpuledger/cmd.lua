@@ -61,14 +61,23 @@ function M.judged(core, config)
   return require("gpuledger.judge").judge(core, snap, sources, config.policy, read_history(core, config))
 end
 
--- Renders with render() (isolated.render: in a child when there is a scripts
--- directory) and prints the result; returns nil, or why it could not render.
-function M.print_rendered(core, config, render)
-  local out, why = require("gpuledger.isolated").render(core, config.site.scripts, render)
+-- This run's report (M.judged), printed by the renderer of config.format in
+-- renderers (a command's RENDER table; isolated.render: in a child when
+-- there is a scripts directory). Returns the report, or nil and the
+-- command's exit status when the snapshot or the rendering failed.
+function M.print_report(core, config, renderers)
+  local report, why = M.judged(core, config)
+  if not report then
+    return nil, M.failure(why)
+  end
+  local out, bad = require("gpuledger.isolated").render(core, config.site.scripts, function()
+    return renderers[config.format](report, config)
+  end)
   if not out then
-    return "rendering: " .. why
+    return nil, M.failure("rendering: " .. bad)
   end
   M.say(io.stdout, out)
+  return report
 end
 
 return M

@@ -19,15 +19,9 @@ M.RENDER = {
 }
 
 function M.run(core, config)
-  local report, why = cmd.judged(core, config)
+  local report, status = cmd.print_report(core, config, M.RENDER)
   if not report then
-    return cmd.failure(why)
-  end
-  local bad_render = cmd.print_rendered(core, config, function()
-    return M.RENDER[config.format](report, config)
-  end)
-  if bad_render then
-    return cmd.failure(bad_render)
+    return status
   elseif config.format == "json" then
     return 0
   end
