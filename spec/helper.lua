@@ -64,6 +64,33 @@ function H.testdata(path)
   return assert(core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/" .. path, 4 << 20))
 end
 
+-- A fake core for the nvidia-smi collectors: its spawn answers by the key
+-- key_of(argv) gives, from answers (stdout text, or {out, err, status};
+-- a key with no answer fails to start), and records each key asked (calls),
+-- the deadline each got (deadlines) and the last argv and options; its
+-- clock stands at 5000 ms, and it parses CSV as the real core does.
+function H.fake_nvidia_core(key_of, answers)
+  local fake = { calls = {}, deadlines = {} }
+  function fake.monotonic_ms()
+    return 5000
+  end
+  function fake.spawn(argv, opts)
+    local key = key_of(argv)
+    fake.calls[#fake.calls + 1] = key
+    fake.deadlines[#fake.deadlines + 1] = opts.deadline_ms
+    fake.last_argv, fake.last_opts = argv, opts
+    local answer = answers[key]
+    if answer == nil then
+      return nil, "exec: not supported by this fake"
+    elseif type(answer) == "table" then
+      return table.unpack(answer, 1, 3)
+    end
+    return answer, "", 0
+  end
+  fake.parse_csv = core.parse_csv
+  return fake
+end
+
 -- One of a GPU's Xid groups as the ledger gives them (gpu.xids): seen once,
 -- its meaning and action named after its code, unless fields say otherwise.
 function H.xid(code, class, fields)

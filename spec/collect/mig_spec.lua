@@ -6,25 +6,12 @@ local collect = require "gpuledger.collect.mig"
 local DIR = "nvidia/h100-mig-590.48.01/"
 local H100 = "GPU-00000000-0000-0000-0000-000000000000"
 
--- A fake core whose spawn answers "-L", "-q" and the mode query ("mode")
--- from answers (text, or {out, err, status}); records what was asked and
--- the deadline each was given.
+-- A fake core answering "-L", "-q" and the mode query ("mode") from answers
+-- (H.fake_nvidia_core).
 local function fake_core(answers)
-  local fake = { calls = {}, deadlines = {} }
-  function fake.spawn(argv, opts)
-    local key = argv[2]:find("mig.mode.current", 1, true) and "mode" or argv[2]
-    fake.calls[#fake.calls + 1] = key
-    fake.deadlines[#fake.deadlines + 1] = opts.deadline_ms
-    local answer = answers[key]
-    if answer == nil then
-      return nil, "exec: not supported by this fake"
-    elseif type(answer) == "table" then
-      return table.unpack(answer, 1, 3)
-    end
-    return answer, "", 0
-  end
-  fake.parse_csv = H.core.parse_csv
-  return fake
+  return H.fake_nvidia_core(function(argv)
+    return argv[2]:find("mig.mode.current", 1, true) and "mode" or argv[2]
+  end, answers)
 end
 
 -- A health source whose answer says the H100 is (or is not) in MIG mode.

@@ -5,40 +5,25 @@ local collect = require "gpuledger.collect.nvidia"
 local json = require "gpuledger.json"
 local nvidia = require "gpuledger.sources.nvidia"
 
--- A fake core whose spawn answers by the query asked: answers maps a key
--- (main, tlimit, clocks_event_reasons, clocks_throttle_reasons, apps) to
--- stdout text, or to {nil, "error"} / {out, err, status}. Records calls.
+-- The key of the query argv asks (main, tlimit, clocks_event_reasons,
+-- clocks_throttle_reasons, apps), for H.fake_nvidia_core.
+local function query_key(argv)
+  local query = argv[2]
+  if query:find("compute-apps", 1, true) then
+    return "apps"
+  elseif query:find("tlimit", 1, true) then
+    return "tlimit"
+  elseif query:find("clocks_event_reasons", 1, true) then
+    return "clocks_event_reasons"
+  elseif query:find("clocks_throttle_reasons", 1, true) then
+    return "clocks_throttle_reasons"
+  end
+  return "main"
+end
+
+-- A fake core answering each query from answers (H.fake_nvidia_core).
 local function fake_core(answers)
-  local fake = { calls = {} }
-  function fake.monotonic_ms()
-    return 5000
-  end
-  function fake.spawn(argv, opts)
-    local query = argv[2]
-    local key
-    if query:find("compute-apps", 1, true) then
-      key = "apps"
-    elseif query:find("tlimit", 1, true) then
-      key = "tlimit"
-    elseif query:find("clocks_event_reasons", 1, true) then
-      key = "clocks_event_reasons"
-    elseif query:find("clocks_throttle_reasons", 1, true) then
-      key = "clocks_throttle_reasons"
-    else
-      key = "main"
-    end
-    fake.calls[#fake.calls + 1] = key
-    fake.last_argv, fake.last_opts = argv, opts
-    local answer = answers[key]
-    if answer == nil then
-      return nil, "exec: not supported by this fake"
-    elseif type(answer) == "table" then
-      return table.unpack(answer, 1, 3)
-    end
-    return answer, "", 0
-  end
-  fake.parse_csv = H.core.parse_csv
-  return fake
+  return H.fake_nvidia_core(query_key, answers)
 end
 
 local MAIN = "0, GPU-aaaa1111-0000-4000-8000-000000000000, NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
