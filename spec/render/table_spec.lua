@@ -266,6 +266,26 @@ describe("gpuledger.render.table", function()
       assert.same({ [25 + 41] = true }, columns)
     end)
 
+    it("on a terminal (output.columns) wraps a long message under its column, two in, each line led by level and where", function()
+      local long = {
+        { level = "BAD", code = "hot", node = "gpud", gpu = "gpu0 GPU-fef8089b",
+          message = "thermal slowdown active at 84 °C, 402 W — the card is clocking itself down; UUID-0123456789abcdef0123456789" },
+      }
+      local out = lines(render.check({ findings = long, counts = findings.counts(long) }, { columns = 67 }))
+      assert.same({
+        "BAD   hot                gpu0 GPU-fef8089b thermal slowdown active",
+        "BAD                      gpu0 GPU-fef8089b   at 84 °C, 402 W — the",
+        "BAD                      gpu0 GPU-fef8089b   card is clocking",
+        "BAD                      gpu0 GPU-fef8089b   itself down;",
+        "BAD                      gpu0 GPU-fef8089b   UUID-0123456789abcdef0",
+        "BAD                      gpu0 GPU-fef8089b   123456789",
+        "",
+        "1 findings: 0 OK, 0 WARN, 1 BAD, 0 ERROR",
+      }, out)
+      local wide = lines(render.check({ findings = long, counts = findings.counts(long) }, {}))
+      assert.equal("BAD   hot                gpu0 GPU-fef8089b " .. long[1].message, wide[1])
+    end)
+
     it("no findings is the blank line and the counts line", function()
       assert.equal("\n0 findings: 0 OK, 0 WARN, 0 BAD, 0 ERROR\n", render.check { findings = {}, counts = findings.counts({}) })
     end)

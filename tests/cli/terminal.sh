@@ -103,12 +103,83 @@ print(#list == 1 and "one column" or ("columns " .. table.concat(list, " ")))')
 expect_eq "check: every message starts in one column, after the longest where" "$columns_at" "one column"
 expect_in "check: the node's findings are there" "$piped" "$LONG_NODE"
 
+# On a terminal a long message wraps under its column, two further in, and
+# every line still starts with the finding's level and where; the words are
+# those of the piped line (a word wider than the column split, never cut).
+# same_findings TERMINAL PIPED: "same" when each finding of TERMINAL, its
+# lines joined, holds the characters of PIPED's line for it, in order, and
+# each of its further lines starts with its level and where (a GPU, or the
+# node $LONG_NODE).
+same_findings() {
+    TERMINAL=$1 PIPED=$2 NODE=$LONG_NODE lua5.4 -e '
+local node = os.getenv("NODE")
+local function is_where(word) return word:match("^gpu%d+$") or word == node end
+local function findings(s)
+  local list = {}
+  for line in s:gmatch("[^\n]+") do
+    local level, first, rest = line:match("^%S*%s*(%u+)%s+(%S+)%s+(.*)$")
+    if level == "OK" or level == "WARN" or level == "BAD" or level == "ERROR" then
+      if is_where(first) then -- a further line: no code
+        if #list == 0 then return nil, "a further line first: " .. line end
+        rest = first .. " " .. rest
+      else
+        list[#list + 1] = { level .. " " .. first, {} }
+      end
+      table.insert(list[#list][2], rest)
+    end
+  end
+  for _, f in ipairs(list) do f[2] = table.concat(f[2], " "):gsub("%s+", "") end
+  return list
+end
+local a, why = findings(os.getenv("TERMINAL"))
+local b = findings(os.getenv("PIPED"))
+if not a then print(why) return end
+if #a ~= #b then print(#a .. " findings, piped " .. #b) return end
+for i = 1, #a do
+  if a[i][1] ~= b[i][1] or a[i][2] ~= b[i][2] then print("finding " .. i .. " differs: " .. a[i][1] .. " " .. a[i][2] .. " / " .. b[i][2]) return end
+end
+print("same")'
+}
+for columns in 80 120 60; do
+    NO_COLOR=1 on_terminal "$columns" check --demo --node "$LONG_NODE"
+    wrapped=$out
+    expect_rc "check on $columns columns: exit 0" 0
+    expect_eq "check on $columns columns: every finding line starts with its level" \
+        "$(sed '/^$/,$d' <<<"$wrapped" | grep -cvE '^(OK|WARN|BAD|ERROR) ')" 0
+    expect_eq "check on $columns columns: the same findings and words as piped, each line naming its GPU or node" \
+        "$(same_findings "$wrapped" "$piped")" same
+done
+# The node's own name sets the where column above; with the demo's short
+# name the columns fit 80 and 120 (narrower than its columns plus 24, a
+# message runs on at 24).
+for columns in 80 120; do
+    NO_COLOR=1 on_terminal "$columns" check --demo
+    if [ "$(widest "$out")" -le "$columns" ]; then
+        pass "check on $columns columns: no line is wider"
+    else
+        fail "check on $columns columns: no line is wider" "widest: $(widest "$out")" "$out"
+    fi
+done
+on_terminal 80 check --demo
+if [ "$(widest "$out")" -le 79 ]; then # an emoji is two columns wide
+    pass "check on 80 columns with emoji: no line is wider"
+else
+    fail "check on 80 columns with emoji: no line is wider" "widest: $(widest "$out") characters" "$out"
+fi
+on_terminal 80 check --demo --node "$LONG_NODE" --wide
+expect_eq "check --wide on a terminal: one line per finding" "$(grep -cE '^[^ ]+ (OK|WARN|BAD|ERROR) ' <<<"$out")" \
+    "$(grep -cE '^(OK|WARN|BAD|ERROR) ' <<<"$piped")"
+
 # --- the README's examples are what the binary prints ---------------------------
 mkdir "$WORK/no-rules"
 rules=$WORK/no-rules
 on_terminal 80 ls --demo
 expect_eq "README: the ls example is ls --demo on an 80-column terminal" "$(readme_block "\`gpuledger ls --demo\` runs")" "$out"
+run check --demo --rules "$rules"
+expect_eq "README: the check example is check --demo, piped" "$(readme_block "and \`gpuledger check --demo\`, piped")" "$out"
 on_terminal 80 check --demo
-expect_eq "README: the check example is check --demo on a terminal" "$(readme_block "and \`gpuledger check --demo\`")" "$out"
+excerpt=$(readme_block "The first finding above, on an 80-column terminal")
+expect_eq "README: the wrapped example is the start of check --demo on an 80-column terminal" \
+    "$(head -n "$(wc -l <<<"$excerpt")" <<<"$out")" "$excerpt"
 
 finish

@@ -82,7 +82,8 @@ for args in "ls -h" "ls --help" "ls --json -h"; do
 done
 run help check
 expect_in "help check: --exit-on" "$out" "  --exit-on"
-expect_not_in "help check: not --wide" "$out" "  --wide"
+expect_in "help check: --wide (one line per finding on a terminal)" "$out" "  --wide"
+expect_not_in "help check: not --listen" "$out" "  --listen"
 run help serve
 expect_in "help serve: --listen and --interval" "$out" "  --interval"
 usage_error "help of a command that does not exist" help nope

@@ -191,6 +191,23 @@ function M.abbreviate(s, width)
   return s:sub(1, utf8.offset(s, width) - 1) .. "…"
 end
 
+-- words laid on lines of at most width characters (the first line
+-- first_width, when given), one space apart, a word that does not fit on
+-- the line starting a new one.
+local function fill(words, width, first_width)
+  local lines, line = {}, nil
+  for _, word in ipairs(words) do
+    if line and text.width(line) + 1 + text.width(word) <= (#lines == 0 and first_width or width) then
+      line = line .. " " .. word
+    else
+      lines[#lines + 1] = line
+      line = word
+    end
+  end
+  lines[#lines + 1] = line or ""
+  return lines
+end
+
 -- A list item (a tenant, a reservation) wrapped into lines of at most width
 -- characters, between words. Its mark (" !unmanaged", " ?alloc hidden from
 -- the token": the verdict) moves to a line of its own rather than be split,
@@ -202,17 +219,7 @@ function M.wrap(item, width)
     words[#words + 1] = M.abbreviate(word, width)
   end
   words[#words + 1] = mark
-  local lines, line = {}, nil
-  for _, word in ipairs(words) do
-    if line and text.width(line) + 1 + text.width(word) <= width then
-      line = line .. " " .. word
-    else
-      lines[#lines + 1] = line
-      line = word
-    end
-  end
-  lines[#lines + 1] = line or ""
-  return lines
+  return fill(words, width)
 end
 
 -- A line of parts joined by " · " (ls's header and sources lines), broken
@@ -353,12 +360,37 @@ end
 
 local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 
+-- The narrowest a finding's message is wrapped to: on a terminal narrower
+-- than the other columns plus this, lines run past its edge.
+local MESSAGE_MIN_WIDTH = 24
+
+-- A finding's message broken between words into a first line of at most
+-- width characters and further lines of at most width - 2 (they are
+-- indented by two); a word longer than that (a UUID on a narrow terminal)
+-- is split, never cut.
+local function message_lines(message, width)
+  local rest_width = width - 2
+  local words = {}
+  for word in message:gmatch("%S+") do
+    while text.width(word) > rest_width do
+      local cut = utf8.offset(word, rest_width + 1)
+      words[#words + 1] = word:sub(1, cut - 1)
+      word = word:sub(cut)
+    end
+    words[#words + 1] = word
+  end
+  return fill(words, rest_width, width)
+end
+
 -- `check`: one line per finding of the report (judge.lua; findings and
 -- counts are what it reads), worst first, then the counts line. Where (the
 -- GPU, or the node) is as wide as the widest; output (config.output):
--- glyphs, whether a coloured emoji leads each line. With node_column
--- (fleet check), a node column (at least 6 wide) comes before the GPU label,
--- which is empty for a finding about a node.
+-- glyphs, whether a coloured emoji leads each line; columns, the width of
+-- the terminal (nil for a pipe, a file or --wide): there a longer message
+-- wraps under its column, two spaces further in, each of its lines still
+-- starting with the finding's level and where (so that grep keeps them).
+-- With node_column (fleet check), a node column (at least 6 wide) comes
+-- before the GPU label, which is empty for a finding about a node.
 function M.check(report, output, node_column)
   local findings, counts = report.findings, report.counts
   local function where_of(finding)
@@ -370,15 +402,27 @@ function M.check(report, output, node_column)
     node_width = math.max(node_width, text.width(text.printable(finding.node)))
     code_width = math.max(code_width, #finding.code)
   end
+  local glyphs = output and output.glyphs
+  local prefix_width = 5 + 1 + code_width + 1 + where_width + 1 + (node_column and node_width + 1 or 0)
+    + (glyphs and 3 or 0) -- an emoji is two columns wide, then a space
+  local message_width = output and output.columns and math.max(output.columns - prefix_width, MESSAGE_MIN_WIDTH)
   local lines = {}
   for _, finding in ipairs(findings) do
-    local glyph = output and output.glyphs and ((GLYPHS[finding.level] or "?") .. " ") or ""
+    local glyph = glyphs and ((GLYPHS[finding.level] or "?") .. " ") or ""
     local where = text.pad(where_of(finding), where_width)
     if node_column then
       where = text.pad(text.printable(finding.node), node_width) .. " " .. where
     end
-    lines[#lines + 1] = glyph .. text.printable(string.format("%s %s %s %s", text.pad(finding.level, 5),
-      text.pad(finding.code, code_width), where, finding.message))
+    local level = glyph .. text.pad(finding.level, 5)
+    local message = text.printable(finding.message)
+    if not message_width or text.width(message) <= message_width then
+      lines[#lines + 1] = string.format("%s %s %s %s", level, text.pad(text.printable(finding.code), code_width), where, message)
+    else
+      for i, part in ipairs(message_lines(message, message_width)) do
+        local code = i == 1 and text.printable(finding.code) or ""
+        lines[#lines + 1] = string.format("%s %s %s %s%s", level, text.pad(code, code_width), where, i == 1 and "" or "  ", part)
+      end
+    end
   end
   lines[#lines + 1] = ""
   lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",
