@@ -78,6 +78,6 @@ run check --demo --json --rules "$WORK/no-rules"
 expect_lua "check: the new rule runs on the demo node (no rule-error)" "$out" \
     'for _, f in ipairs(j.findings) do if f.code == "rule-error" then return false end end; return true'
 run rules --prometheus --rules "$WORK/no-rules"
-expect_in "rules --prometheus: an alert for the new code" "$out" 'expr: gpuledger_findings{code="zz-memory-full"} > 0'
+expect_in "rules --prometheus: an alert for the new code" "$out" 'expr: gpuledger_gpu_finding{code="zz-memory-full"} > 0'
 
 finish

@@ -231,7 +231,8 @@ printf '%s\n' "$out" >"$WORK/default.rules.yml"
 promtool_ok "prometheus: promtool check rules passes" "$WORK/default.rules.yml"
 expect_in "prometheus: a rule group" "$out" "groups:"
 expect_in "prometheus: CamelCase alert names" "$out" "alert: GPULedgerReservedIdle"
-expect_in "prometheus: expr on gpuledger_findings of the code" "$out" 'expr: gpuledger_findings{code="reserved-idle"} > 0'
+expect_in "prometheus: expr per card, else per node" "$out" \
+    'expr: gpuledger_gpu_finding{code="reserved-idle"} > 0 or on(node) gpuledger_findings{code="reserved-idle"} > 0'
 # shellcheck disable=SC2016 # a Prometheus template, not a shell expansion
 expect_in "prometheus: summary templated with the node" "$out" '{{ $labels.node }}'
 expect_in "prometheus: an alert for rule-error" "$out" "alert: GPULedgerRuleError"
@@ -247,6 +248,70 @@ expect_in "prometheus: BAD waits 5m" "$block" "for: 5m"
 expect_in "prometheus: BAD is severity critical" "$block" "severity: critical"
 block=$(alert_block GPULedgerUnmanagedTenant "$out")
 expect_in "prometheus: a rule's own for wins (unmanaged-tenant 15m)" "$block" "for: 15m"
+# The alerts name the card: promtool evaluates the generated rules on
+# series as serve writes them. Two cards of gpud with unmanaged tenants
+# fire one alert each with their gpu and uuid; a MIG slice's with its
+# mig_uuid; gpue's source-unavailable about no GPU fires once for the node.
+cat >"$WORK/default.rules.test.yml" <<'EOF'
+rule_files:
+  - default.rules.yml
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'gpuledger_gpu_finding{node="gpud",gpu="0",uuid="GPU-a",code="unmanaged-tenant",level="BAD"}'
+        values: '1x30'
+      - series: 'gpuledger_gpu_finding{node="gpud",gpu="2",uuid="GPU-c",code="unmanaged-tenant",level="BAD"}'
+        values: '2x30'
+      - series: 'gpuledger_findings{node="gpud",code="unmanaged-tenant",level="BAD"}'
+        values: '3x30'
+      - series: 'gpuledger_gpu_finding{node="gpum",gpu="0",uuid="GPU-m",mig_uuid="MIG-1",mig_profile="3g.40gb",code="unmanaged-tenant",level="BAD"}'
+        values: '1x30'
+      - series: 'gpuledger_findings{node="gpum",code="unmanaged-tenant",level="BAD"}'
+        values: '1x30'
+      - series: 'gpuledger_findings{node="gpue",code="source-unavailable",level="ERROR"}'
+        values: '1x30'
+      - series: 'gpuledger_findings{node="gpud",code="source-unavailable",level="ERROR"}'
+        values: '0x30'
+    alert_rule_test:
+      - eval_time: 20m
+        alertname: GPULedgerUnmanagedTenant
+        exp_alerts:
+          - exp_labels: {severity: critical, node: gpud, gpu: "0", uuid: GPU-a, code: unmanaged-tenant, level: BAD}
+            exp_annotations:
+              summary: "gpuledger unmanaged-tenant on gpud GPU 0 (GPU-a): UNMANAGED_DOC"
+              description: "1 unmanaged-tenant finding(s), level BAD, on gpud GPU 0 (GPU-a) for 15m: UNMANAGED_DOC. `gpuledger check` on the node lists them."
+          - exp_labels: {severity: critical, node: gpud, gpu: "2", uuid: GPU-c, code: unmanaged-tenant, level: BAD}
+            exp_annotations:
+              summary: "gpuledger unmanaged-tenant on gpud GPU 2 (GPU-c): UNMANAGED_DOC"
+              description: "2 unmanaged-tenant finding(s), level BAD, on gpud GPU 2 (GPU-c) for 15m: UNMANAGED_DOC. `gpuledger check` on the node lists them."
+          - exp_labels: {severity: critical, node: gpum, gpu: "0", uuid: GPU-m, mig_uuid: MIG-1, mig_profile: 3g.40gb, code: unmanaged-tenant, level: BAD}
+            exp_annotations:
+              summary: "gpuledger unmanaged-tenant on gpum GPU 0 (GPU-m) MIG 3g.40gb MIG-1: UNMANAGED_DOC"
+              description: "1 unmanaged-tenant finding(s), level BAD, on gpum GPU 0 (GPU-m) MIG 3g.40gb MIG-1 for 15m: UNMANAGED_DOC. `gpuledger check` on the node lists them."
+      - eval_time: 20m
+        alertname: GPULedgerSourceUnavailable
+        exp_alerts:
+          - exp_labels: {severity: critical, node: gpue, code: source-unavailable, level: ERROR}
+            exp_annotations:
+              summary: "gpuledger source-unavailable on gpue: SOURCE_DOC"
+              description: "1 source-unavailable finding(s), level ERROR, on gpue for 5m: SOURCE_DOC. `gpuledger check` on the node lists them."
+EOF
+# doc_of ALERT: the doc text the generated rule quotes in its summary.
+doc_of() { sed -n "/alert: $1\$/,/^\$/p" "$WORK/default.rules.yml" | sed -n 's/^ *summary: "gpuledger [^ ]* on .*{{ end }}: \(.*\)"$/\1/p'; }
+UNMANAGED_DOC=$(doc_of GPULedgerUnmanagedTenant) SOURCE_DOC=$(doc_of GPULedgerSourceUnavailable) python3 -c '
+import os, sys
+p = sys.argv[1]
+s = open(p).read().replace("UNMANAGED_DOC", os.environ["UNMANAGED_DOC"]).replace("SOURCE_DOC", os.environ["SOURCE_DOC"])
+open(p, "w").write(s)' "$WORK/default.rules.test.yml"
+if [ -n "$promtool_why" ]; then
+    skip "prometheus: the alerts name node, GPU, uuid and MIG slice (promtool test rules)" "$promtool_why"
+elif said=$(cd "$WORK" && promtool test rules default.rules.test.yml 2>&1); then
+    pass "prometheus: the alerts name node, GPU, uuid and MIG slice (promtool test rules)"
+else
+    fail "prometheus: the alerts name node, GPU, uuid and MIG slice (promtool test rules)" "$said"
+fi
+
 run rules --prometheus --rules "$NONE" --allow-unmanaged
 expect_in "prometheus --allow-unmanaged: unmanaged-tenant is a warning" "$(alert_block GPULedgerUnmanagedTenant "$out")" "severity: warning"
 
@@ -254,7 +319,7 @@ run rules --prometheus --rules "$SITE/good"
 expect_rc "prometheus with site rules: exit 0" 0
 printf '%s\n' "$out" >"$WORK/site.rules.yml"
 promtool_ok "prometheus with site rules: promtool check rules passes" "$WORK/site.rules.yml"
-expect_in "prometheus with site rules: the site code has an alert" "$out" 'expr: gpuledger_findings{code="gpu-busy"} > 0'
+expect_in "prometheus with site rules: the site code has an alert" "$out" 'expr: gpuledger_gpu_finding{code="gpu-busy"} > 0'
 expect_in "prometheus with site rules: named GPULedgerGpuBusy" "$out" "alert: GPULedgerGpuBusy"
 block=$(alert_block GPULedgerHot "$out")
 expect_in "prometheus with site rules: for from the rule's [\"for\"]" "$block" "for: 10m"

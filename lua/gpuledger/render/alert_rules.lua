@@ -33,15 +33,25 @@ function M.yaml_string(s, literal_braces)
 end
 
 -- Where an alert's findings are and what lists them: a node's (from its
--- serve's gpuledger_findings) or the fleet's (fleet serve's
--- gpuledger_fleet_findings, for the rules that see the fleet).
+-- serve's findings) or the fleet's (fleet serve's gpuledger_fleet_findings,
+-- for the rules that see the fleet). A node's alert names the card: its
+-- expr reads gpuledger_gpu_finding, one series per GPU (and MIG slice) and
+-- code, so that each card fires on its own with its node, gpu, uuid and
+-- mig_uuid labels; a finding about no GPU (a source down) fires from the
+-- node's gpuledger_findings, when the node has no per-card series of that
+-- code.
 local SCOPES = {
-  node = { metric = "gpuledger_findings", where = "{{ $labels.node }}", lister = "`gpuledger check` on the node" },
-  fleet = { metric = "gpuledger_fleet_findings", where = "the fleet", lister = "`gpuledger fleet check`" },
+  node = {
+    expr = 'gpuledger_gpu_finding{code="%s"} > 0 or on(node) gpuledger_findings{code="%s"} > 0',
+    where = "{{ $labels.node }}{{ with $labels.gpu }} GPU {{ . }}{{ end }}{{ with $labels.uuid }} ({{ . }}){{ end }}"
+      .. "{{ with $labels.mig_profile }} MIG {{ . }}{{ end }}{{ with $labels.mig_uuid }} {{ . }}{{ end }}",
+    lister = "`gpuledger check` on the node",
+  },
+  fleet = { expr = 'gpuledger_fleet_findings{code="%s"} > 0', where = "the fleet", lister = "`gpuledger fleet check`" },
 }
 
 -- The lines of one alert named name for a finding code, in scope
--- (SCOPES.node by default); expr defaults to "<the scope's metric>{code=…} > 0".
+-- (SCOPES.node by default); expr defaults to the scope's for code.
 local function alert_lines(name, code, level, doc, duration, scope, expr)
   scope = scope or SCOPES.node
   local d = doc ~= "" and doc or code
@@ -50,7 +60,7 @@ local function alert_lines(name, code, level, doc, duration, scope, expr)
   end
   return {
     "      - alert: " .. name,
-    "        expr: " .. (expr or string.format('%s{code="%s"} > 0', scope.metric, code)),
+    "        expr: " .. (expr or string.format(scope.expr, code, code)),
     "        for: " .. duration,
     "        labels:",
     "          severity: " .. M.SEVERITY[level],
