@@ -269,21 +269,26 @@ describe("gpuledger.render.table", function()
     it("on a terminal (output.columns) wraps a long message under its column, two in, each line led by level and where", function()
       local long = {
         { level = "BAD", code = "hot", node = "gpud", gpu = "gpu0 GPU-fef8089b",
-          message = "thermal slowdown active at 84 °C, 402 W — the card is clocking itself down; UUID-0123456789abcdef0123456789" },
+          message = "thermal slowdown active at 84 °C, 402 W — the card is clocking itself down; UUID-0123456789abcdef0123456789abcdef0123" },
       }
-      local out = lines(render.check({ findings = long, counts = findings.counts(long) }, { columns = 67 }))
+      local report = { findings = long, counts = findings.counts(long) }
       assert.same({
-        "BAD   hot                gpu0 GPU-fef8089b thermal slowdown active",
-        "BAD                      gpu0 GPU-fef8089b   at 84 °C, 402 W — the",
-        "BAD                      gpu0 GPU-fef8089b   card is clocking",
-        "BAD                      gpu0 GPU-fef8089b   itself down;",
-        "BAD                      gpu0 GPU-fef8089b   UUID-0123456789abcdef0",
-        "BAD                      gpu0 GPU-fef8089b   123456789",
+        "BAD   hot                gpu0 GPU-fef8089b thermal slowdown active at 84 °C, 402 W —",
+        "BAD                      gpu0 GPU-fef8089b   the card is clocking itself down;",
+        "BAD                      gpu0 GPU-fef8089b   UUID-0123456789abcdef0123456789abcdef01",
+        "BAD                      gpu0 GPU-fef8089b   23",
         "",
         "1 findings: 0 OK, 0 WARN, 1 BAD, 0 ERROR",
-      }, out)
-      local wide = lines(render.check({ findings = long, counts = findings.counts(long) }, {}))
-      assert.equal("BAD   hot                gpu0 GPU-fef8089b " .. long[1].message, wide[1])
+      }, lines(render.check(report, { columns = 84 })))
+      -- narrower: the message would get fewer than 40 columns, so the GPU is named by its label alone
+      assert.same({
+        "BAD   hot                gpu0 thermal slowdown active at 84",
+        "BAD                      gpu0   °C, 402 W — the card is",
+        "BAD                      gpu0   clocking itself down;",
+        "BAD                      gpu0   UUID-0123456789abcdef0123456",
+        "BAD                      gpu0   789abcdef0123",
+      }, { table.unpack(lines(render.check(report, { columns = 60 })), 1, 5) })
+      assert.equal("BAD   hot                gpu0 GPU-fef8089b " .. long[1].message, lines(render.check(report, {}))[1])
     end)
 
     it("no findings is the blank line and the counts line", function()

@@ -104,8 +104,9 @@ expect_eq "check: every message starts in one column, after the longest where" "
 expect_in "check: the node's findings are there" "$piped" "$LONG_NODE"
 
 # On a terminal a long message wraps under its column, two further in, and
-# every line still starts with the finding's level and where; the words are
-# those of the piped line (a word wider than the column split, never cut).
+# every line still starts with the finding's level and where (a GPU by its
+# label alone where the message has little room); the words are those of
+# the piped line (a word wider than the column split, never cut).
 # same_findings TERMINAL PIPED: "same" when each finding of TERMINAL, its
 # lines joined, holds the characters of PIPED's line for it, in order, and
 # each of its further lines starts with its level and where (a GPU, or the
@@ -125,6 +126,8 @@ local function findings(s)
       else
         list[#list + 1] = { level .. " " .. first, {} }
       end
+      local where_end = rest:find(node, 1, true) == 1 and #node + 1 or select(2, rest:find("^gpu[%w/]*")) + 1
+      rest = rest:sub(where_end):gsub("^%s+GPU%-%x+", "") -- a GPU named by its label alone on a narrow terminal
       table.insert(list[#list][2], rest)
     end
   end
@@ -178,7 +181,7 @@ expect_eq "README: the ls example is ls --demo on an 80-column terminal" "$(read
 run check --demo --rules "$rules"
 expect_eq "README: the check example is check --demo, piped" "$(readme_block "and \`gpuledger check --demo\`, piped")" "$out"
 on_terminal 80 check --demo
-excerpt=$(readme_block "The first finding above, on an 80-column terminal")
+excerpt=$(readme_block "The first two findings above, on an 80-column terminal")
 expect_eq "README: the wrapped example is the start of check --demo on an 80-column terminal" \
     "$(head -n "$(wc -l <<<"$excerpt")" <<<"$out")" "$excerpt"
 

@@ -363,6 +363,9 @@ local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 -- The narrowest a finding's message is wrapped to: on a terminal narrower
 -- than the other columns plus this, lines run past its edge.
 local MESSAGE_MIN_WIDTH = 24
+-- Where the message would be narrower than this on a terminal, the where
+-- column names a GPU by its label alone (gpu2, not gpu2 GPU-c41b9e27).
+local MESSAGE_ROOMY_WIDTH = 40
 
 -- A finding's message broken between words into a first line of at most
 -- width characters and further lines of at most width - 2 (they are
@@ -388,28 +391,45 @@ end
 -- glyphs, whether a coloured emoji leads each line; columns, the width of
 -- the terminal (nil for a pipe, a file or --wide): there a longer message
 -- wraps under its column, two spaces further in, each of its lines still
--- starting with the finding's level and where (so that grep keeps them).
+-- starting with the finding's level and where (so that grep keeps them),
+-- and where that leaves the message little room a GPU is named by its
+-- label alone.
 -- With node_column (fleet check), a node column (at least 6 wide) comes
 -- before the GPU label, which is empty for a finding about a node.
 function M.check(report, output, node_column)
   local findings, counts = report.findings, report.counts
-  local function where_of(finding)
-    return text.printable(node_column and (finding.gpu or "") or (finding.gpu or finding.node))
+  local glyphs = output and output.glyphs
+  local columns = output and output.columns
+  -- where_of(finding, short): the GPU's label (only "gpu2" when short) or
+  -- the node's name; widths(short): the where column's width and that of
+  -- everything before the message.
+  local function where_of(finding, short)
+    local gpu = finding.gpu and (short and finding.gpu:match("^%S+") or finding.gpu)
+    return text.printable(node_column and (gpu or "") or (gpu or finding.node))
   end
-  local where_width, node_width, code_width = 0, 6, 18 -- source-unavailable's width; wider when a code is longer
+  local node_width, code_width = 6, 18 -- source-unavailable's width; wider when a code is longer
   for _, finding in ipairs(findings) do
-    where_width = math.max(where_width, text.width(where_of(finding)))
     node_width = math.max(node_width, text.width(text.printable(finding.node)))
     code_width = math.max(code_width, #finding.code)
   end
-  local glyphs = output and output.glyphs
-  local prefix_width = 5 + 1 + code_width + 1 + where_width + 1 + (node_column and node_width + 1 or 0)
-    + (glyphs and 3 or 0) -- an emoji is two columns wide, then a space
-  local message_width = output and output.columns and math.max(output.columns - prefix_width, MESSAGE_MIN_WIDTH)
+  local function widths(short)
+    local where_width = 0
+    for _, finding in ipairs(findings) do
+      where_width = math.max(where_width, text.width(where_of(finding, short)))
+    end
+    return where_width, 5 + 1 + code_width + 1 + where_width + 1 + (node_column and node_width + 1 or 0)
+      + (glyphs and 3 or 0) -- an emoji is two columns wide, then a space
+  end
+  local where_width, prefix_width = widths(false)
+  local short = columns ~= nil and columns - prefix_width < MESSAGE_ROOMY_WIDTH
+  if short then
+    where_width, prefix_width = widths(true)
+  end
+  local message_width = columns and math.max(columns - prefix_width, MESSAGE_MIN_WIDTH)
   local lines = {}
   for _, finding in ipairs(findings) do
     local glyph = glyphs and ((GLYPHS[finding.level] or "?") .. " ") or ""
-    local where = text.pad(where_of(finding), where_width)
+    local where = text.pad(where_of(finding, short), where_width)
     if node_column then
       where = text.pad(text.printable(finding.node), node_width) .. " " .. where
     end
