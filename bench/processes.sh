@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# What a serve refresh costs per GPU process (not a test; results go in
+# bench/README.md, "Work per GPU process"): snapshots of made-up nodes of
+# 1 GPU × 8 processes, 8 × 64, 8 × 512 and 32 × 2,048
+# (bench/big_snapshot.lua), each served with `serve --replay` for REFRESHES
+# refreshes at an interval long enough for the size (INTERVALS_MS, one per
+# size); gpuledger's own CPU (user + system, no children) per refresh, each
+# size ÷ 8 × 64, and the microseconds each process adds from 8 × 64 to
+# 32 × 2,048, in one run. With OLD set, the two binaries take turns at each
+# size and the last column is new ÷ old.
+# usage: [OLD=path/to/gpuledger] [NEW=build/gpuledger] bench/processes.sh
+# Environment: REFRESHES (30), INTERVALS_MS ("100 100 400 1000").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REFRESHES=${REFRESHES:-30}
+read -r -a INTERVALS_MS <<<"${INTERVALS_MS:-100 100 400 1000}"
+NEW=${NEW:-build/gpuledger}
+BINARIES=(NEW)
+[ -n "${OLD:-}" ] && BINARIES=(OLD NEW)
+for which in "${BINARIES[@]}"; do
+    [ -x "${!which}" ] || { echo "bench: no ${!which}; build first or set $which" >&2; exit 1; }
+done
+SIZES=("1 8" "8 64" "8 512" "32 2048")
+WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
+SERVE_PID=""
+trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+mkdir "$WORK/rules"
+for size in "${SIZES[@]}"; do
+    read -r gpus processes <<<"$size"
+    LUA_PATH="lua/?.lua;;" lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$WORK/${gpus}x$processes.json"
+done
+
+# cpu_ticks PID: user + system CPU time of PID, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# refresh_ms BINARY SNAPSHOT INTERVAL_MS: the CPU milliseconds per refresh
+# of BINARY serving SNAPSHOT, refreshing every INTERVAL_MS.
+refresh_ms() {
+    local interval=$3
+    "$1" serve --replay "$2" --listen 127.0.0.1:0 --interval "${interval}ms" --rules "$WORK/rules" 2>"$WORK/serve.err" &
+    SERVE_PID=$!
+    local address="" before after slowest _
+    for _ in $(seq 300); do
+        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$WORK/serve.err")
+        [ -n "$address" ] && break
+        sleep 0.1
+    done
+    [ -n "$address" ] || { cat "$WORK/serve.err" >&2; exit 1; }
+    sleep 1
+    before=$(cpu_ticks "$SERVE_PID")
+    sleep "$(awk -v n="$REFRESHES" -v i="$interval" 'BEGIN { print n * i / 1000 }')"
+    after=$(cpu_ticks "$SERVE_PID")
+    slowest=$(curl -s "http://$address/metrics" | awk '/^gpuledger_refresh_duration_seconds/ { print $2 * 1000 }')
+    kill "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null || true
+    SERVE_PID=""
+    awk -v s="$slowest" -v i="$interval" 'BEGIN { if (s > i * 0.8) printf "bench: the last refresh took %.0f ms of its %d ms interval: raise INTERVALS_MS\n", s, i > "/dev/stderr" }'
+    awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$REFRESHES" 'BEGIN { printf "%.2f", t * 1000 / hz / n }'
+}
+
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for which in "${BINARIES[@]}"; do
+    echo "$which: ${!which} ($("${!which}" version))"
+done
+echo "serve --replay, own CPU over $REFRESHES refreshes at --interval ${INTERVALS_MS[*]} ms, ms per refresh"
+declare -A ms
+for k in "${!SIZES[@]}"; do
+    read -r gpus processes <<<"${SIZES[$k]}"
+    for which in "${BINARIES[@]}"; do
+        ms[$which,$gpus,$processes]=$(refresh_ms "${!which}" "$WORK/${gpus}x$processes.json" "${INTERVALS_MS[$k]}")
+    done
+done
+echo
+printf '%-14s' "GPUs × procs"
+for which in "${BINARIES[@]}"; do printf '  %-20s' "$which ms (÷ 8 × 64)"; done
+[ -n "${OLD:-}" ] && printf '  new ÷ old'
+echo
+for size in "${SIZES[@]}"; do
+    read -r gpus processes <<<"$size"
+    printf '%-14s' "$gpus × $processes"
+    for which in "${BINARIES[@]}"; do
+        awk -v a="${ms[$which,$gpus,$processes]}" -v b="${ms[$which,8,64]}" 'BEGIN { printf "  %7.2f (%5.2f×)      ", a, a / b }'
+    done
+    [ -n "${OLD:-}" ] && awk -v a="${ms[NEW,$gpus,$processes]}" -v b="${ms[OLD,$gpus,$processes]}" 'BEGIN { printf "  %.2f", a / b }'
+    echo
+done
+for which in "${BINARIES[@]}"; do
+    awk -v a="${ms[$which,32,2048]}" -v b="${ms[$which,8,64]}" -v w="$which" \
+        'BEGIN { printf "%s: %.1f µs per process from 8 × 64 to 32 × 2048\n", w, (a - b) * 1000 / (2048 - 64) }'
+done
