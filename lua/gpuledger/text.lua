@@ -81,8 +81,14 @@ function M.pad(s, width)
   return s .. string.rep(" ", width - M.width(s))
 end
 
+-- The bytes Lua's %s matches: space, tab, LF, VT, FF, CR.
+local BLANK = { [32] = true, [9] = true, [10] = true, [11] = true, [12] = true, [13] = true }
+
 -- Trims blanks (space, tab, CR, LF) at both ends.
 function M.trim(s)
+  if not (BLANK[s:byte(1)] or BLANK[s:byte(-1)]) then
+    return s -- most text has none: no copy made
+  end
   return (s:gsub("^%s+", ""):gsub("%s+$", ""))
 end
 
