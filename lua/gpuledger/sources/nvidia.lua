@@ -40,8 +40,10 @@ local WIDE_BLANKS = {
 -- survive, bracketed or not ("[python3 --token=x]" is "python3"). The
 -- driver's placeholders such as "[Insufficient Permissions]" are kept whole.
 function M.process_binary(name)
-  for _, blank in ipairs(WIDE_BLANKS) do
-    name = name:gsub(blank, " ")
+  if name:find("[\128-\255]") then -- each wide blank is beyond ASCII
+    for _, blank in ipairs(WIDE_BLANKS) do
+      name = name:gsub(blank, " ")
+    end
   end
   name = text.trim(name)
   if NAME_PLACEHOLDERS[name] then
@@ -143,14 +145,14 @@ end
 
 -- A copy of row with each cell outside its bounds (by column) replaced by
 -- [N/A], and an error for each ("nvidia-smi query-gpu: GPU 0 (GPU-…):
--- memory.used is 1e23, want 0–16777216") appended to errors; who names
--- the GPU, names the columns.
+-- memory.used is 1e23, want 0–16777216") appended to errors; who(row)
+-- names the GPU, names the columns.
 local function bounded(row, bounds, names, query, who, errors)
   local checked = {}
   for i, raw in ipairs(row) do
     checked[i] = raw
     if out_of_range(raw, bounds[i]) then
-      errors[#errors + 1] = string.format("nvidia-smi %s: %s: %s is %s, want %s–%s", query, who, names[i],
+      errors[#errors + 1] = string.format("nvidia-smi %s: %s: %s is %s, want %s–%s", query, who(row), names[i],
         text.one_line(text.trim(raw), 64), bounds[i][1], bounds[i][2])
       checked[i] = "[N/A]"
     end
@@ -186,9 +188,11 @@ function M.read(source)
     return gpus, processes, errors
   end
   local by_index = {}
+  local function gpu_who(row)
+    return string.format("GPU %s (%s)", cell(row, 1), cell(row, 2))
+  end
   for _, raw_row in ipairs(main.rows) do
-    local who = string.format("GPU %s (%s)", cell(raw_row, 1), cell(raw_row, 2))
-    local row = bounded(raw_row, M.GPU_BOUNDS, M.GPU_FIELDS, "query-gpu", who, errors)
+    local row = bounded(raw_row, M.GPU_BOUNDS, M.GPU_FIELDS, "query-gpu", gpu_who, errors)
     local gpu = {
       index = M.int_value(row[1]),
       uuid = cell(row, 2),
@@ -241,9 +245,11 @@ function M.read(source)
   if apps.error then
     errors[#errors + 1] = apps.error
   end
+  local function process_who(row)
+    return "a process of " .. cell(row, 1)
+  end
   for _, raw_row in ipairs(apps.rows or {}) do
-    local row = #raw_row >= 4
-      and bounded(raw_row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", "a process of " .. cell(raw_row, 1), errors)
+    local row = #raw_row >= 4 and bounded(raw_row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
       or raw_row
     if #row >= 4 and row[2] == raw_row[2] then -- a pid out of range names no process
       processes[#processes + 1] = {
