@@ -43,12 +43,22 @@ end
 -- The largest whole number a JSON number carries exactly (2^53).
 M.MAX_WHOLE = 1 << 53
 
+-- What a failed check says: "<path> …" (fmt formatted with path and the
+-- rest), or true when path is nil (only whether the value fits was asked,
+-- so no text is built).
+local function failure(path, fmt, ...)
+  if path == nil then
+    return true
+  end
+  return string.format(fmt, path, ...)
+end
+
 -- nil when the number value is within shape's range (and whole, if it must
--- be), else "<path> is <value>, want <what>".
+-- be), else "<path> is <value>, want <what>" (true without a path).
 local function number_why(value, shape, path)
   local min, max = shape.range[1], shape.range[2]
   if value ~= value or value < min or value > max or (shape.whole and value ~= math.floor(value)) then
-    return string.format("%s is %.14g, want %s", path, value, want_of(shape))
+    return failure(path, "%s is %.14g, want %s", value, want_of(shape))
   end
   return nil
 end
@@ -72,48 +82,51 @@ function M.unexpected(source, why)
   return string.format("%s: unexpected answer: %s", source, why)
 end
 
+local why_not
+
 -- nil when the i-th item of list has item_shape, else why not, naming it
--- "<path>[i]"; a JSON null (a hole ipairs would stop at) has no shape but
--- "any".
+-- "<path>[i]" (true without a path); a JSON null (a hole ipairs would stop
+-- at) has no shape but "any".
 local function item_why(list, i, item_shape, path)
-  local item_path = string.format("%s[%d]", path, i)
+  local item_path = path and string.format("%s[%d]", path, i)
   if list[i] == nil and item_shape ~= "any" then
-    return string.format("%s is null, want %s", item_path, want_of(item_shape))
+    return failure(item_path, "%s is null, want %s", want_of(item_shape))
   end
-  return M.check(list[i], item_shape, item_path)
+  return why_not(list[i], item_shape, item_path)
 end
 
 -- nil when value has the shape (or is nil), else "<path> is a <type>, want
--- <what>" for the first field that does not.
-function M.check(value, shape, path)
+-- <what>" for the first field that does not; true instead of the text when
+-- path is nil.
+why_not = function(value, shape, path)
   if shape == "any" then
     return nil
   elseif type(shape) == "table" and shape.required then
     if value == nil then
-      return string.format("%s is missing, want %s", path, want_of(shape))
+      return failure(path, "%s is missing, want %s", want_of(shape))
     end
-    return M.check(value, shape.required, path)
+    return why_not(value, shape.required, path)
   elseif value == nil then
     return nil
   end
   local kind = type(value)
   if type(shape) == "table" and shape.range then
     if kind ~= "number" then
-      return string.format("%s is a %s, want %s", path, kind, want_of(shape))
+      return failure(path, "%s is a %s, want %s", kind, want_of(shape))
     end
     return number_why(value, shape, path)
   elseif type(shape) == "string" or kind ~= "table" then
     if kind ~= shape then
-      return string.format("%s is a %s, want %s", path, kind, want_of(shape))
+      return failure(path, "%s is a %s, want %s", kind, want_of(shape))
     end
     return nil
   end
   if shape.list then
     local length = list_length(value)
     if not length then
-      return string.format("%s is an object, want a list", path)
+      return failure(path, "%s is an object, want a list")
     elseif shape.max and length > shape.max then
-      return string.format("%s has %d items, want at most %d", path, length, shape.max)
+      return failure(path, "%s has %d items, want at most %d", length, shape.max)
     end
     for i = 1, length do
       local why = item_why(value, i, shape.list, path)
@@ -123,18 +136,28 @@ function M.check(value, shape, path)
     end
   elseif shape.map then
     for key, item in pairs(value) do
-      local why = M.check(item, shape.map, path .. "." .. tostring(key))
+      local why = why_not(item, shape.map, path and path .. "." .. tostring(key))
       if why then
         return why
       end
     end
   else
     for key, field in pairs(shape) do
-      local why = M.check(value[key], field, path .. "." .. key)
+      local why = why_not(value[key], field, path and path .. "." .. key)
       if why then
         return why
       end
     end
+  end
+  return nil
+end
+
+-- nil when value has the shape (or is nil), else "<path> is a <type>, want
+-- <what>" for the first field that does not. The paths are written only
+-- for a value that does not fit.
+function M.check(value, shape, path)
+  if why_not(value, shape, nil) then
+    return why_not(value, shape, path)
   end
   return nil
 end
@@ -146,9 +169,8 @@ end
 function M.items(list, item_shape, path)
   local kept, whys, paths = {}, {}, {}
   for i = 1, list_length(list) do
-    local why = item_why(list, i, item_shape, path)
-    if why then
-      whys[#whys + 1] = why
+    if item_why(list, i, item_shape, nil) then
+      whys[#whys + 1] = item_why(list, i, item_shape, path)
     else
       kept[#kept + 1] = list[i]
       paths[#paths + 1] = string.format("%s[%d]", path, i)
