@@ -43,8 +43,9 @@ local function kinds(entry)
 end
 
 describe("gpuledger.ledger", function()
-  describe("matches (device ids)", function()
-    local gpu1 = { index = 1, uuid = H.UUID1 }
+  describe("gpu_names and named (device ids)", function()
+    local gpu0, gpu1 = { index = 0, uuid = H.UUID0 }, { index = 1, uuid = H.UUID1 }
+    local names = ledger.gpu_names { gpu0, gpu1 }
 
     for _, ids in ipairs {
       { H.UUID1 },
@@ -58,7 +59,7 @@ describe("gpuledger.ledger", function()
       { "0", "all" },
     } do
       it("{" .. table.concat(ids, ",") .. "} names GPU 1", function()
-        assert.is_true(ledger.matches(ids, gpu1))
+        assert.is_true(ledger.named(names, ids)[gpu1])
       end)
     end
 
@@ -73,12 +74,17 @@ describe("gpuledger.ledger", function()
       { "11" },
     } do
       it("{" .. table.concat(ids, ",") .. "} does not name GPU 1", function()
-        assert.is_false(ledger.matches(ids, gpu1))
+        assert.is_nil(ledger.named(names, ids)[gpu1])
       end)
     end
 
     it("nil is no match", function()
-      assert.is_false(ledger.matches(nil, gpu1))
+      assert.same({}, ledger.named(names, nil))
+    end)
+
+    it("all names every GPU, an index only its own", function()
+      assert.same({ [gpu0] = true, [gpu1] = true }, ledger.named(names, { "all" }))
+      assert.same({ [gpu0] = true }, ledger.named(names, { "0" }))
     end)
   end)
 

@@ -18,17 +18,59 @@ local M = {}
 M.SCHEMA = 1
 M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
 
--- True when one of the device ids names the GPU: "all", its uuid, its uuid
--- without "GPU-", its index, or a prefix of its uuid of 8 characters or more.
-function M.matches(ids, gpu)
-  for _, raw in ipairs(ids or {}) do
-    local id = text.trim(tostring(raw))
-    if id == "all" or id == gpu.uuid or ("GPU-" .. id) == gpu.uuid or id == tostring(gpu.index)
-      or (#id >= 8 and gpu.uuid:sub(1, #id) == id) then
-      return true
+-- Every device id that names one of gpus, with the GPUs it names (a list,
+-- in the order of gpus): a GPU is named by "all", its uuid, its uuid
+-- without "GPU-", its index, and a prefix of its uuid of 8 characters or
+-- more. Built once per ledger, so that each list of ids is read once, not
+-- once per GPU.
+function M.gpu_names(gpus)
+  local names = {}
+  local function add(id, gpu)
+    local named = names[id]
+    if not named then
+      named = {}
+      names[id] = named
+    end
+    if named[#named] ~= gpu then
+      named[#named + 1] = gpu
     end
   end
-  return false
+  for _, gpu in ipairs(gpus) do
+    add("all", gpu)
+    add(gpu.uuid, gpu)
+    if gpu.uuid:sub(1, 4) == "GPU-" then
+      add(gpu.uuid:sub(5), gpu)
+    end
+    add(tostring(gpu.index), gpu)
+    for length = 8, #gpu.uuid - 1 do
+      add(gpu.uuid:sub(1, length), gpu)
+    end
+  end
+  return names
+end
+
+-- The GPUs that one of the device ids names (names: M.gpu_names), as a set.
+function M.named(names, ids)
+  local gpus = {}
+  for _, raw in ipairs(ids or {}) do
+    for _, gpu in ipairs(names[text.trim(tostring(raw))] or {}) do
+      gpus[gpu] = true
+    end
+  end
+  return gpus
+end
+
+-- Each GPU's items among items whose device ids (ids_of(item)) name it
+-- (names: M.gpu_names): GPU → a list of them, in the order of items.
+local function naming_each(items, ids_of, names)
+  local of = {}
+  for _, item in ipairs(items) do
+    for gpu in pairs(M.named(names, ids_of(item))) do
+      of[gpu] = of[gpu] or {}
+      table.insert(of[gpu], item)
+    end
+  end
+  return of
 end
 
 -- The state of a GPU from its tenants and reservations
@@ -298,8 +340,9 @@ end
 -- mig.names), tenants (its processes, placed by the driver's instance ids,
 -- and the containers whose NVIDIA_VISIBLE_DEVICES names it) and state.
 -- reserved_allocs are the allocations that reserved the whole GPU; a slice
--- counts them as its own. Returns the processes the driver placed on no
--- slice, which stay the GPU's.
+-- counts them as its own; tenants_of(processes, allocs, names_it) gives a
+-- slice's tenants. Returns the processes the driver placed on no slice,
+-- which stay the GPU's.
 local function add_slices(entry, record, processes, reservations, reserved_allocs, tenants_of)
   local on_slice, unplaced = {}, {}
   for _, process in ipairs(processes) do
@@ -427,38 +470,49 @@ function M.build(snapshot, catalogue)
       gpus[#gpus + 1] = lost
     end
   end
-  local function tenants_of(unit_processes, reserved_allocs, names_it)
+  -- The tenants of a GPU or slice: of its processes, and the known
+  -- containers given it (naming, in container_order) that have none.
+  local function tenants_of(unit_processes, reserved_allocs, naming)
     local tenants, by_key = gpu_tenants(unit_processes, pid_owners, containers, reserved_allocs, visible)
-    for _, container in ipairs(container_order) do
-      if not by_key[container.id] and #container.gpus > 0 and names_it(container.gpus) then
+    for _, container in ipairs(naming) do
+      if not by_key[container.id] then
         tenants[#tenants + 1] = container_tenant(container, reserved_allocs, visible)
       end
     end
     table.sort(tenants, tenant_order)
     return json.array(tenants)
   end
+  local function slice_tenants(unit_processes, reserved_allocs, names_it)
+    local naming = {}
+    for _, container in ipairs(container_order) do
+      if #container.gpus > 0 and names_it(container.gpus) then
+        naming[#naming + 1] = container
+      end
+    end
+    return tenants_of(unit_processes, reserved_allocs, naming)
+  end
+  local names = M.gpu_names(gpus)
+  local reservations_of = naming_each(reservations, function(reservation) return reservation.deviceIds end, names)
+  local containers_of = naming_each(container_order, function(container) return container.gpus end, names)
+  local processes_of = {}
+  for _, process in ipairs(processes) do
+    processes_of[process.gpu_uuid] = processes_of[process.gpu_uuid] or {}
+    table.insert(processes_of[process.gpu_uuid], process)
+  end
   local entries = json.array()
   for _, gpu in ipairs(gpus) do
     local entry = gpu
-    entry.reservations = json.array()
+    entry.reservations = json.array(reservations_of[gpu] or {})
     local reserved_allocs = {}
-    for _, reservation in ipairs(reservations) do
-      if M.matches(reservation.deviceIds, gpu) then
-        entry.reservations[#entry.reservations + 1] = reservation
-        reserved_allocs[reservation.allocId] = true
-      end
+    for _, reservation in ipairs(entry.reservations) do
+      reserved_allocs[reservation.allocId] = true
     end
-    local own = {}
-    for _, process in ipairs(processes) do
-      if process.gpu_uuid == gpu.uuid then
-        own[#own + 1] = process
-      end
-    end
+    local own = processes_of[gpu.uuid] or {}
     local record = mig_gpus[gpu.uuid]
     if record then
-      own = add_slices(entry, record, own, reservations, reserved_allocs, tenants_of)
+      own = add_slices(entry, record, own, reservations, reserved_allocs, slice_tenants)
     end
-    entry.tenants = tenants_of(own, reserved_allocs, function(ids) return M.matches(ids, gpu) end)
+    entry.tenants = tenants_of(own, reserved_allocs, containers_of[gpu] or {})
     for _, tenant in ipairs(record and entry.tenants or {}) do
       tenant.unplaced = #tenant.pids > 0 or nil
     end
