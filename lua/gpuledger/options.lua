@@ -126,18 +126,25 @@ local COMMAND_FLAGS = {
   },
 }
 
-M.COMMANDS = {
-  ls = "print the ledger: who reserved and who holds each GPU (default)",
-  check = "judge the ledger: findings worst first, exit status per --exit-on",
-  serve = "serve /metrics, /ledger, /findings, /healthz and a page on --listen",
-  fleet = "fleet ls|check|serve: the same for every node of a cluster (--targets, --nomad-service or --consul)",
-  report = "GPU-hours per job and node from Prometheus over --since",
-  snapshot = "print this node's raw source answers as JSON (for --replay)",
-  rules = "list the effective finding rules and where each came from",
-  version = "print the version",
-  help = "print this help",
+-- The commands, in the order the help lists them, each with what it does.
+local COMMAND_LIST = {
+  { "ls", "print the ledger: who reserved and who holds each GPU (default)" },
+  { "check", "judge the ledger: findings worst first, exit status per --exit-on" },
+  { "serve", "serve /metrics, /ledger, /findings, /healthz and a page on --listen" },
+  { "fleet", "fleet ls|check|serve: the same for every node of a cluster (--targets, --nomad-service or --consul)" },
+  { "report", "GPU-hours per job and node from Prometheus over --since" },
+  { "snapshot", "print this node's raw source answers as JSON (for --replay)" },
+  { "rules", "list the effective finding rules and where each came from" },
+  { "version", "print the version" },
+  { "help", "print this help" },
 }
-local COMMAND_ORDER = { "ls", "check", "serve", "fleet", "report", "snapshot", "rules", "version", "help" }
+-- COMMAND_LIST by name (what each command does), and its names in order.
+M.COMMANDS = {}
+local COMMAND_ORDER = {}
+for i, command in ipairs(COMMAND_LIST) do
+  M.COMMANDS[command[1]] = command[2]
+  COMMAND_ORDER[i] = command[1]
+end
 local FLEET_SUBCOMMANDS = { ls = true, check = true, serve = true }
 local EXIT_ON = { [""] = true, warn = true, bad = true, error = true }
 local BOOL_VALUES = {
