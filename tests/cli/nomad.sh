@@ -210,17 +210,11 @@ nomad_error "403 ACL token not found: the status and its reason, never the body"
     'm:find("HTTP 403 (Forbidden)", 1, true) and not m:find("ACL token", 1, true) and m:find("agent:read", 1, true)'
 
 # A server that echoes the token in its errors, in every form it might: after a
-# 403 its body is never printed; in another error it is, with every form masked.
-# expect_no_token WHAT TOKEN TEXT: none of TOKEN's forms is in TEXT.
-expect_no_token() {
-    local form
-    for form in "$2" "${2^^}" "$(python3 -c 'import sys; print("".join("%%%02X" % b for b in sys.argv[1].encode()))' "$2")" \
-        "$(printf 'user:%s' "$2" | base64 -w0)" "${2:0:12}" "${2: -12}"; do
-        expect_not_in "$1: no form of the token ($form)" "$3" "$form"
-    done
-}
+# 403 its body is never printed, so neither is any form of it, the token cut
+# in two anywhere included; in another error it is, with every form
+# expect_no_token looks for masked.
 ECHO_ALL='{token} {token_upper} {token_url} {token_json} {token_b64} {token_half1} and {token_half2}'
-variant acl-echo '{"unknown_token_body": "ACL token '"$ECHO_ALL"' not found"}'
+variant acl-echo '{"unknown_token_body": "ACL token '"$ECHO_ALL"', {token_splits} not found"}'
 nomad_up "$WORK/acl-echo.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
 nomad_error "403 echoing the token" 'm:find("HTTP 403 (Forbidden)", 1, true) and not m:find("ACL token", 1, true)'

@@ -176,6 +176,11 @@ MY_TOKEN=wrong-$TOKEN run report --prometheus "$PROM/auth" --prometheus-token-en
 expect_failure "a wrong token" "HTTP 401"
 expect_not_in "a wrong token: never shown" "$err" "$TOKEN"
 stop_pid "$fake_pid"
+FAKE_PROMETHEUS_TOKEN=$TOKEN prom_start auth_echo
+MY_TOKEN=wrong-$TOKEN run report --prometheus "$PROM/auth_echo" --prometheus-token-env MY_TOKEN
+expect_failure "a wrong token echoed in the 401" "HTTP 401"
+expect_no_token "a wrong token echoed in the 401" "wrong-$TOKEN" "$out$err"
+stop_pid "$fake_pid"
 
 # --- TLS, with the flags of the Nomad client ---------------------------------------
 CERTS=$WORK/certs

@@ -7,8 +7,9 @@ its ACL behaviour (docs/sources.md#consul-fleet-discovery), from a JSON config f
      "instances": [{"node": "gpu-a", "address": "127.0.0.1", "service_address": "",
                     "service": "gpuledger", "port": 9877, "status": "passing"}]}
 
-With "token" set, a request with another token gets 403 "ACL not found",
-and one with no token gets 200 [] (the anonymous token sees nothing; Consul
+With "token" set, a request with another token gets 403 "ACL not found"
+(or "refusal_body", where {token} and its forms repeat the token sent:
+fakeserver.echo_token), and one with no token gets 200 [] (the anonymous token sees nothing; Consul
 filters silently). "status" is a check status: passing, warning or critical.
 
     fake_consul.py CONFIG.json --port-file FILE [--log FILE] [--max-seconds N]
@@ -104,7 +105,8 @@ class Handler(BaseHTTPRequestHandler):
         expected = self.config.get("token")
         sent = (self.headers.get("X-Consul-Token") or "").strip()
         if expected and sent and sent != expected:
-            self.send(403, "ACL not found", "text/plain; charset=utf-8")
+            body = fakeserver.echo_token(self.config.get("refusal_body", "ACL not found"), sent)
+            self.send(403, body, "text/plain; charset=utf-8")
             return
         entries = []
         if not expected or sent == expected:

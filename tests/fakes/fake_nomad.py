@@ -10,7 +10,6 @@ from a JSON config file. See tests/fakes/README.md for the config format.
 """
 
 import argparse
-import base64
 import copy
 import json
 import socket
@@ -25,26 +24,6 @@ TEXT_PLAIN = "text/plain; charset=utf-8"
 JSON_TYPE = "application/json"
 JWT_500 = ("failed to resolve ACL token: acl token lookup failed: index error: "
            "UUID must be 36 characters")
-
-
-def echoed(template, token):
-    """template with the token a server echoes put in: {token} as sent, and the
-    forms a server may echo it in ({token_upper}, {token_url}: every byte as %XX,
-    {token_json}: a JSON string's escapes, {token_b64}: base64 of "user:<token>",
-    {token_half1} and {token_half2}: its two halves)."""
-    half = len(token) // 2
-    forms = {
-        "{token_upper}": token.upper(),
-        "{token_url}": "".join("%%%02X" % b for b in token.encode("utf-8")),
-        "{token_json}": json.dumps(token)[1:-1].replace("/", "\\/"),
-        "{token_b64}": base64.b64encode(("user:" + token).encode("utf-8")).decode("ascii"),
-        "{token_half1}": token[:half],
-        "{token_half2}": token[half:],
-        "{token}": token,
-    }
-    for name, value in forms.items():
-        template = template.replace(name, value)
-    return template
 
 
 def default_agent_self(config):
@@ -212,7 +191,7 @@ class Handler(BaseHTTPRequestHandler):
         if token in tokens:
             return Policy(tokens[token]), None
         # "{token}" in the body echoes the token, as some servers do in errors
-        return None, echoed(config.get("unknown_token_body", "Permission denied"), token)
+        return None, fakeserver.echo_token(config.get("unknown_token_body", "Permission denied"), token)
 
     def log_request(self, code="-", size="-"):  # BaseHTTPRequestHandler hook; we log ourselves
         pass
@@ -275,7 +254,7 @@ class Handler(BaseHTTPRequestHandler):
         if fault.get("hang_seconds") and not fault.get("hang_mid_body"):
             time.sleep(float(fault["hang_seconds"]))
         if "status" in fault:
-            body = echoed(fault.get("body", ""), self.token())
+            body = fakeserver.echo_token(fault.get("body", ""), self.token())
             content_type = fault.get("content_type", TEXT_PLAIN)
             self.send_raw(int(fault["status"]), body, content_type, fault.get("headers"))
             return True

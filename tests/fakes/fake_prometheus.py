@@ -16,6 +16,9 @@ would pick a server:
     /auth        401 "Unauthorized" in plain text unless the request carries
                  "Authorization: Bearer <value of $FAKE_PROMETHEUS_TOKEN>"
                  (then as /ok)
+    /auth_echo   as /auth, but the 401's body repeats the bearer token sent,
+                 in every form fakeserver.echo_token makes (a proxy in front
+                 that echoes what it refused)
     /html        200 text/html: a login page of a proxy
     /huge        200 application/json, 50 MB, no Content-Length
     /slow        answers after --slow-seconds
@@ -128,10 +131,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(status, {"status": "error", "errorType": prefix, "error": text})
         elif prefix == "starting":
             self.send_raw(503, "Service Unavailable", TEXT_PLAIN, {"X-Prometheus-Stopping": "false"})
-        elif prefix == "auth":
+        elif prefix in ("auth", "auth_echo"):
+            sent = self.headers.get("Authorization") or ""
             want = "Bearer " + os.environ.get("FAKE_PROMETHEUS_TOKEN", "")
-            if self.headers.get("Authorization") == want and want != "Bearer ":
+            if sent == want and want != "Bearer ":
                 self.success(self.answer(promql))
+            elif prefix == "auth_echo":
+                template = "Unauthorized: {token_splits}; {token} {token_upper} {token_url} {token_json} {token_b64}\n"
+                body = fakeserver.echo_token(template, sent.removeprefix("Bearer "))
+                self.send_raw(401, body, TEXT_PLAIN, {"WWW-Authenticate": "Basic"})
             else:
                 self.send_raw(401, "Unauthorized\n", TEXT_PLAIN, {"WWW-Authenticate": "Basic"})
         elif prefix == "html":

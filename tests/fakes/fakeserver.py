@@ -3,12 +3,48 @@ loopback whose failed requests are one quiet line, the flags every fake
 takes, HTTPS with an optional client CA, the port written to a file once
 it listens, and a life of --max-seconds or until SIGTERM or SIGINT."""
 
+import base64
+import json
 import os
 import signal
 import ssl
 import sys
 import threading
 from http.server import ThreadingHTTPServer
+
+
+# Where {token_splits} cuts the token: after its first byte, at a fifth, a
+# third, two thirds and four fifths of it, and before its last byte.
+SPLIT_FRACTIONS = (0.2, 1 / 3, 2 / 3, 0.8)
+
+
+def token_splits(token):
+    """The token cut in two at each point a server might cut it: one
+    "<left> <right>" per cut, joined by "; "."""
+    cuts = sorted({1, len(token) - 1} | {int(len(token) * f) for f in SPLIT_FRACTIONS})
+    return "; ".join("%s %s" % (token[:cut], token[cut:]) for cut in cuts if 0 < cut < len(token))
+
+
+def echo_token(template, token):
+    """template with the token a server echoes put in: {token} as sent, and the
+    forms a server may echo it in ({token_upper}, {token_url}: every byte as %XX,
+    {token_json}: a JSON string's escapes, {token_b64}: base64 of "user:<token>",
+    {token_half1} and {token_half2}: its two halves, {token_splits}: it cut in
+    two at several points, token_splits)."""
+    half = len(token) // 2
+    forms = {
+        "{token_upper}": token.upper(),
+        "{token_url}": "".join("%%%02X" % b for b in token.encode("utf-8")),
+        "{token_json}": json.dumps(token)[1:-1].replace("/", "\\/"),
+        "{token_b64}": base64.b64encode(("user:" + token).encode("utf-8")).decode("ascii"),
+        "{token_half1}": token[:half],
+        "{token_half2}": token[half:],
+        "{token_splits}": token_splits(token),
+        "{token}": token,
+    }
+    for name, value in forms.items():
+        template = template.replace(name, value)
+    return template
 
 
 class Server(ThreadingHTTPServer):

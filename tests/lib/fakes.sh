@@ -74,3 +74,26 @@ fake_smi_gpus() {
         i=$((i + 1))
     done
 }
+
+# expect_no_token WHAT TOKEN TEXT: no form of TOKEN a server might echo it in
+# is in TEXT: as sent, upper-cased, URL-encoded, base64 of "user:TOKEN", its
+# first and last 12 bytes, and each part of 6 bytes or more of it cut in two
+# where fakeserver.token_splits cuts it ({token_splits} of the fakes).
+expect_no_token() {
+    local what=$1 token=$2 text=$3 form
+    local forms=("$token" "${token^^}" "$(printf 'user:%s' "$token" | base64 -w0)" "${token:0:12}" "${token: -12}")
+    forms+=("$(python3 -c 'import sys; print("".join("%%%02X" % b for b in sys.argv[1].encode()))' "$token")")
+    mapfile -t -O "${#forms[@]}" forms < <(python3 - "$FAKES" "$token" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import fakeserver
+for cut in fakeserver.token_splits(sys.argv[2]).split("; "):
+    for part in cut.split(" "):
+        if len(part) >= 6:
+            print(part)
+PY
+)
+    for form in "${forms[@]}"; do
+        expect_not_in "$what: no form of the token ($form)" "$text" "$form"
+    done
+}
