@@ -266,4 +266,27 @@ describe("fleet", function()
     }, lines)
     assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", found[1].message)
   end)
+
+  it("groups the findings by level and code, worst first: how many, on how many GPUs of which nodes", function()
+    local found = {
+      { level = "WARN", code = "hot", node = "b", index = 0, uuid = "GPU-1", gpu = "gpu0 GPU-1" },
+      { level = "BAD", code = "xid-fatal", node = "b", index = 1, uuid = "GPU-2", gpu = "gpu1 GPU-2" },
+      { level = "BAD", code = "xid-fatal", node = "a", index = 0, uuid = "GPU-1", gpu = "gpu0 GPU-1" },
+      { level = "BAD", code = "xid-fatal", node = "a", index = 0, uuid = "GPU-1", gpu = "gpu0 GPU-1" },
+      { level = "BAD", code = "unmanaged-tenant", node = "c", index = 3, uuid = "GPU-3", gpu = "gpu3 GPU-3" },
+      { level = "ERROR", code = "source-unavailable", node = "z" },
+      { level = "ERROR", code = "source-unavailable", node = "y" },
+      { level = "WARN", code = "hot", node = "a", index = 0, uuid = "GPU-1", gpu = "gpu0 GPU-1" },
+    }
+    local lines = {}
+    for i, group in ipairs(fleet.group_findings(found)) do
+      lines[i] = string.format("%s %s %d %d %s", group.level, group.code, group.count, group.gpus,
+        table.concat(group.nodes, ","))
+    end
+    assert.same({ "ERROR source-unavailable 2 0 y,z", "BAD xid-fatal 3 2 a,b", "BAD unmanaged-tenant 1 1 c",
+      "WARN hot 2 2 a,b" }, lines)
+    local groups = fleet.group_findings(found)
+    assert.equal(found[3], groups[2].findings[2], "each group keeps its findings in their order")
+    assert.same({}, fleet.group_findings {})
+  end)
 end)

@@ -403,4 +403,56 @@ function M.merge_findings(summary, node_findings, fleet_findings)
   return findings
 end
 
+-- The fleet's findings (worst first, as merge_findings gives them) grouped
+-- by level and code: each group {level, code, count, gpus (how many GPUs:
+-- distinct node and uuid among its findings about a GPU), nodes (the names
+-- of the nodes it is on, sorted), findings (in their order)}; the groups
+-- worst first, within a level the one on most nodes, then on most GPUs,
+-- then of most findings, then by code.
+function M.group_findings(findings)
+  local groups, by_key = json.array(), {}
+  for _, finding in ipairs(findings) do
+    local key = finding.level .. " " .. finding.code
+    local group = by_key[key]
+    if not group then
+      group = { level = finding.level, code = finding.code, count = 0, gpus = 0, nodes = json.array(),
+        findings = json.array(), seen_gpus = {}, seen_nodes = {} }
+      by_key[key] = group
+      groups[#groups + 1] = group
+    end
+    group.count = group.count + 1
+    group.findings[#group.findings + 1] = finding
+    local node = finding.node or ""
+    if not group.seen_nodes[node] then
+      group.seen_nodes[node] = true
+      group.nodes[#group.nodes + 1] = node
+    end
+    if finding.index ~= nil then
+      local gpu = node .. "\0" .. tostring(finding.uuid or finding.gpu)
+      if not group.seen_gpus[gpu] then
+        group.seen_gpus[gpu] = true
+        group.gpus = group.gpus + 1
+      end
+    end
+  end
+  for _, group in ipairs(groups) do
+    table.sort(group.nodes)
+    group.seen_gpus, group.seen_nodes = nil, nil
+  end
+  table.sort(groups, function(a, b)
+    local rank_a, rank_b = rule_schema.LEVELS[a.level], rule_schema.LEVELS[b.level]
+    if rank_a ~= rank_b then
+      return rank_a > rank_b
+    elseif #a.nodes ~= #b.nodes then
+      return #a.nodes > #b.nodes
+    elseif a.gpus ~= b.gpus then
+      return a.gpus > b.gpus
+    elseif a.count ~= b.count then
+      return a.count > b.count
+    end
+    return a.code < b.code
+  end)
+  return groups
+end
+
 return M

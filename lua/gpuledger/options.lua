@@ -124,7 +124,13 @@ local COMMAND_FLAGS = {
     prometheus = { name = "prometheus", kind = "bool", default = false,
                    help = "rules --prometheus: print a Prometheus rule group, one alert per finding code" },
   },
+  fleet = {
+    summary = { name = "summary", kind = "bool", default = false,
+                help = "fleet check --summary: the findings grouped by level and code, worst first: how many GPUs on how many nodes, and which" },
+  },
 }
+-- The order the help lists each command's own flags in.
+local COMMAND_FLAG_ORDER = { rules = { "check", "prometheus" }, fleet = { "summary" } }
 
 -- The commands, in the order the help lists them, each with what it does.
 local COMMAND_LIST = {
@@ -200,13 +206,15 @@ function M.usage(available, command)
     end
     lines[#lines + 1] = "`gpuledger help COMMAND` shows a command's flags only."
   end
-  local own = {}
-  for _, name in ipairs { "check", "prometheus" } do
-    if (command or (available.rules and "rules")) == "rules" then
-      own[#own + 1] = "  " .. COMMAND_FLAGS.rules[name].help
+  for _, owner in ipairs(COMMAND_ORDER) do
+    local own = {}
+    for _, name in ipairs(COMMAND_FLAG_ORDER[owner] or {}) do
+      if command == owner or (command == nil and available[owner]) then
+        own[#own + 1] = "  " .. COMMAND_FLAGS[owner][name].help
+      end
     end
+    add_section(lines, owner .. " flags", own)
   end
-  add_section(lines, "rules flags", own)
   local flags = {}
   for _, flag in ipairs(FLAGS) do
     local f = BY_NAME[flag[1]]
@@ -335,6 +343,9 @@ local function validate(opts)
       return string.format("rules --check %s: want an absolute path (in CI: \"$PWD/%s\")", opts.check_dir, opts.check_dir)
     end
   end
+  if opts.command == "fleet" and opts.summary and opts.subcommand ~= "check" then
+    return string.format("--summary is a flag of fleet check, not of fleet %s", opts.subcommand)
+  end
   if opts.targets ~= "" then
     local targets, why = M.parse_targets(opts.targets)
     if not targets then
@@ -419,12 +430,22 @@ local function unknown_flag(command, name)
   return string.format("unknown flag --%s%s", name, closest and string.format(" (did you mean --%s?)", closest) or "")
 end
 
+-- Whether --name is one command's own flag (rules --check, fleet --summary).
+local function another_commands_flag(name)
+  for _, own in pairs(COMMAND_FLAGS) do
+    if own[name] then
+      return true
+    end
+  end
+  return false
+end
+
 -- The usage error for --name given to a command that does not read it,
 -- naming the commands that do.
 local function not_read_by(command, subcommand, name)
   local takers = {}
   for _, taker in ipairs(COMMAND_ORDER) do
-    if BY_NAME[name].commands[taker] or (COMMAND_FLAGS[taker] or {})[name] then
+    if (BY_NAME[name] and BY_NAME[name].commands[taker]) or (COMMAND_FLAGS[taker] or {})[name] then
       takers[#takers + 1] = taker
     end
   end
@@ -501,10 +522,10 @@ function M.parse(args, getenv)
       return nil, { version = true }
     end
     local flag = (COMMAND_FLAGS[opts.command] or {})[name] or BY_NAME[name]
-    if not flag then
+    if not flag and not another_commands_flag(name) then
       return nil, { message = unknown_flag(opts.command, name) }
     end
-    if not (COMMAND_FLAGS[opts.command] or {})[name] and not flag.commands[opts.command] then
+    if not (COMMAND_FLAGS[opts.command] or {})[name] and not (flag and flag.commands[opts.command]) then
       local why = not_read_by(opts.command, opts.subcommand, name)
       if not opts.command_given then -- `gpuledger --exit-on bad check`: ls is only the default
         why = why .. " (the command comes first, then its flags)"
@@ -623,7 +644,7 @@ function M.config(opts, getenv, terminal_columns)
     },
     rules = { check = opts.check, check_dir = opts.check_dir, prometheus = opts.command == "rules" and opts.prometheus },
     fleet = {
-      targets = opts.target_list, nomad_service = opts["nomad-service"], nomad_namespace = opts["nomad-namespace"],
+      summary = opts.command == "fleet" and opts.summary, targets = opts.target_list, nomad_service = opts["nomad-service"], nomad_namespace = opts["nomad-namespace"],
       timeout = opts.timeout,
       ca_cert = opts["fleet-ca-cert"] ~= "" and opts["fleet-ca-cert"] or nil,
       basic_auth_file = opts["fleet-basic-auth-file"] ~= "" and opts["fleet-basic-auth-file"] or nil,

@@ -193,6 +193,23 @@ describe("render.html: the fleet page", function()
     end
   end)
 
+  it("groups the findings by level and code, worst first, each opening on its findings linked to their node's page", function()
+    local summary, found = H.fleet_judged()
+    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    local groups = {}
+    for class, code, reach in text:gmatch('<details class="group (%u+)"><summary>.-<span class="code">([^<]*)</span> '
+      .. '<span class="reach">([^<]*)</span>') do
+      groups[#groups + 1] = class .. " " .. code .. " " .. reach
+    end
+    assert.same({ "ERROR source-unavailable 1 finding(s), 1 node(s):", "BAD unmanaged-tenant 1 finding(s), 1 GPU(s) on 1 node(s):",
+      "WARN reserved-idle 1 finding(s), 1 GPU(s) on 1 node(s):", "OK held 1 finding(s), 1 GPU(s) on 1 node(s):",
+      "OK idle 1 finding(s), 1 GPU(s) on 1 node(s):" }, groups)
+    assert.truthy(text:find('<span class="nodes">gpue</span></summary>', 1, true))
+    assert.truthy(text:find('<td data-label="where"><a href="http://10.0.0.5:9877/#gpu-' .. H.UUID0 .. '">gpue gpu0 GPU-', 1, true))
+    assert.truthy(text:find('<td data-label="where">gpuz</td>', 1, true), "an unreachable node has no page to link to")
+    assert.falsy(text:find('<table class="findings">', 1, true), "no flat list")
+  end)
+
   it("with --grafana-url, links each node to the dashboard; without, no such link", function()
     local summary, found = H.fleet_judged()
     local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, grafana_url = "https://grafana.test" })

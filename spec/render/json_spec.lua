@@ -34,6 +34,22 @@ describe("render.json: the fleet's documents", function()
   end)
 end)
 
+describe("render.json: fleet check --summary --json", function()
+  it("writes {at, groups, schema, worst}, each group with its findings as the findings document has them", function()
+    local _, found = H.fleet_judged()
+    local doc = json.decode(render_json.fleet_summary(H.AT, fleet.group_findings(found), "ERROR"))
+    assert.same({ 1, "ERROR", H.AT }, { doc.schema, doc.worst, doc.at })
+    assert.equal(#found, #doc.groups)
+    assert.same({ level = "ERROR", code = "source-unavailable", count = 1, gpus = 0, nodes = { "gpuz" } },
+      { level = doc.groups[1].level, code = doc.groups[1].code, count = doc.groups[1].count, gpus = doc.groups[1].gpus,
+        nodes = doc.groups[1].nodes })
+    assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", doc.groups[1].findings[1].message)
+    assert.same({ "gpue" }, doc.groups[2].nodes)
+    assert.equal(1, doc.groups[2].gpus)
+    assert.truthy(render_json.fleet_summary(H.AT, {}, "OK"):find('"groups":[]', 1, true))
+  end)
+end)
+
 -- A report as report.build gives it: two jobs, most idle first, two nodes.
 local REPORT = {
   schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",

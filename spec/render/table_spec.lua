@@ -2,6 +2,8 @@ local H = require "helper"
 local gl = require "gpuledger.gl"
 local render = require "gpuledger.render.table"
 local findings = require "gpuledger.findings"
+local fleet = require "gpuledger.fleet"
+local text_width = require("gpuledger.text").width
 
 local function lines(s)
   local out = {}
@@ -315,6 +317,41 @@ describe("render.table: fleet ls", function()
       .. "\ngpuz: unreachable: Connection refused\n\n│ job ", 1, true))
     assert.truthy(text:find("│ default/restreamer │ 1        │ 1    │", 1, true))
     assert.truthy(text:find("│ video/worker       │ 1        │ 0    │", 1, true))
+  end)
+end)
+
+describe("render.table: fleet check --summary", function()
+  local function groups_of(nodes)
+    local found = {}
+    for i, name in ipairs(nodes) do
+      found[i] = { level = "ERROR", code = "source-unavailable", node = name }
+    end
+    found[#found + 1] = { level = "BAD", code = "xid-fatal", node = "gpu-a", index = 0, uuid = "GPU-1", gpu = "gpu0 GPU-1" }
+    return fleet.group_findings(found), found, { OK = 0, WARN = 0, BAD = 1, ERROR = #nodes }
+  end
+
+  it("prints one line per group, worst first, naming the nodes, then the counts", function()
+    local groups, found, counts = groups_of { "gpu-z", "gpu-y" }
+    assert.equal("ERROR source-unavailable 2 finding(s), 2 node(s): gpu-y · gpu-z\n"
+      .. "BAD   xid-fatal          1 finding(s), 1 GPU(s) on 1 node(s): gpu-a\n"
+      .. "\n3 findings: 0 OK, 0 WARN, 1 BAD, 2 ERROR\n", render.fleet_summary(groups, found, counts, {}))
+  end)
+
+  it("names eight nodes and how many more; on a narrow terminal the names wrap under the code", function()
+    local nodes = {}
+    for i = 1, 12 do
+      nodes[i] = string.format("gpu-node-%02d", i)
+    end
+    local groups, found, counts = groups_of(nodes)
+    local piped = render.fleet_summary(groups, found, counts, {})
+    assert.truthy(piped:find("12 node(s): gpu-node-01 · gpu-node-02 · gpu-node-03 · gpu-node-04 · gpu-node-05 · "
+      .. "gpu-node-06 · gpu-node-07 · gpu-node-08 · +4 more\n", 1, true))
+    local narrow = render.fleet_summary(groups, found, counts, { columns = 80 })
+    for line in narrow:gmatch("[^\n]+") do
+      assert.truthy(text_width(line) <= 80, line)
+    end
+    assert.truthy(narrow:find("^ERROR source%-unavailable 12 finding%(s%), 12 node%(s%):\n      gpu%-node%-01 · "))
+    assert.truthy(narrow:find("\n      gpu-node-", 1, true))
   end)
 end)
 

@@ -119,6 +119,28 @@ expect_in "the unreachable node is an ERROR naming its address" "$out" "gpuledge
 expect_in "node column (codes padded to the longest, the demo's health codes)" "$out" "source-unavailable          $DEAD"
 expect_in "ERRORs first" "$(printf "%s\n" "$out" | head -1)" "ERROR source-unavailable"
 expect_in "counts line" "$out" "findings:"
+flat_out=$out
+flat_count=$(printf '%s\n' "$out" | grep -c '^[A-Z]')
+
+# ---- fleet check --summary: the same findings grouped by level and code ------------
+run fleet check --summary --targets "$ALL" --timeout 2s --exit-on warn
+expect_rc "fleet check --summary exits as fleet check" 3
+expect_in "the six unreachable nodes and the demo's hidden alloc are one group, first, naming them" "$(printf "%s\n" "$out" | head -1)" \
+    "ERROR source-unavailable          7 finding(s), 1 GPU(s) on 7 node(s): 127.0.0.2:"
+expect_in "a code on one GPU of one node" "$out" "BAD   xid-fatal                   1 finding(s), 1 GPU(s) on 1 node(s): gpua"
+expect_eq "the counts line is fleet check's" "$(printf '%s\n' "$out" | tail -1)" "$(printf '%s\n' "$flat_out" | tail -1)"
+group_count=$(printf '%s\n' "$out" | grep -c '^[A-Z]')
+if [ "$group_count" -lt "$flat_count" ]; then pass "fewer lines than findings ($group_count groups, $flat_count findings)"; else
+    fail "fewer lines than findings" "$group_count groups, $flat_count findings"; fi
+run fleet check --summary --json --targets "$DEMO,$DEAD" --timeout 2s
+expect_rc "fleet check --summary --json exits 0 without --exit-on" 0
+expect_lua "--summary --json: {at, groups, schema, worst}, each group with its findings" "$out" \
+    'j.schema == 1 and j.worst == "ERROR" and j.groups[1].code == "source-unavailable" and j.groups[1].count == #j.groups[1].findings
+     and #j.groups[1].nodes == 2'
+run fleet ls --summary --targets "$DEMO"
+expect_rc "fleet ls --summary is a usage error" 2
+expect_in "it names where --summary goes" "$err" "--summary is a flag of fleet check, not of fleet ls"
+
 run fleet check --targets "$DEMO" --allow-unmanaged --no-idle --temp-max 0 --encoder-max -1
 expect_in "the policy flags apply to every node: unmanaged is WARN" "$out" "WARN  unmanaged-tenant            gpua"
 expect_not_in "the policy flags apply to every node: no encoder-saturated" "$out" "encoder-saturated"

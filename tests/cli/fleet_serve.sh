@@ -145,6 +145,10 @@ else
     expect_eq "every node and job cell labelled for the narrow cards" \
         "$(sed -n '/<table class="nodes">/,/<h2>Findings/p' <<<"$dom" | grep -o '<td[^>]*>' | grep -vc 'data-label=')" 0
     expect_in "3 nodes, 1 unreachable" "$dom" "3 node(s), 1 unreachable"
+    expect_in "the findings grouped, worst first: the unreachable node's ERROR and the demo's" "$dom" \
+        '<details class="group ERROR"><summary><span class="level ERROR">ERROR</span> <span class="code">source-unavailable</span> <span class="reach">2 finding(s), 1 GPU(s) on 2 node(s):</span>'
+    expect_in "a grouped finding links to its GPU's row on its node's page" "$dom" \
+        "<a href=\"http://$NODE_A/#gpu-GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52\">gpua gpu2 GPU-c41b9e27</a>"
     expect_not_in "no CSP violation in the console" "$(cat "$WORK/dom.console")" "Content Security Policy"
     rm -f "$ARTIFACTS/fleet-page.png" "$ARTIFACTS/fleet-page-dark.png" "$ARTIFACTS/fleet-page-500.png"
     browse shot --window-size=1500,1000 --screenshot="$ARTIFACTS/fleet-page.png" "$URL/" >/dev/null

@@ -80,6 +80,19 @@ M.RENDER_CHECK = {
   end,
 }
 
+-- The renderers of `fleet check --summary` by format (config.format), each
+-- of at, the fleet's report and config: its findings grouped by level and
+-- code (fleet.group_findings).
+M.RENDER_SUMMARY = {
+  text = function(_, report, config)
+    return table_render.fleet_summary(fleet.group_findings(report.findings), report.findings, report.counts,
+      config.output)
+  end,
+  json = function(at, report)
+    return render_json.fleet_summary(at, fleet.group_findings(report.findings), report.worst)
+  end,
+}
+
 -- fleet ls judges the nodes as fleet check does, for each node's worst
 -- level and its BAD and ERROR counts, and the order worst first.
 function commands.ls(core, config)
@@ -90,7 +103,8 @@ end
 
 function commands.check(core, config)
   local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
-  cmd.say(io.stdout, M.RENDER_CHECK[config.format](at, report, config))
+  local render = config.fleet.summary and M.RENDER_SUMMARY or M.RENDER_CHECK
+  cmd.say(io.stdout, render[config.format](at, report, config))
   return findings.exit_status(report.worst, config.exit_on)
 end
 

@@ -5,6 +5,7 @@
 -- came from the node (containers, jobs, models, messages, errors) is escaped
 -- for where it lands; class names come from fixed sets only.
 local clock = require "gpuledger.clock"
+local fleet = require "gpuledger.fleet"
 local gl = require "gpuledger.gl"
 local grafana = require "gpuledger.grafana"
 local table_render = require "gpuledger.render.table"
@@ -188,9 +189,10 @@ local function gpu_table(ledger, findings, out, grafana_url)
   out[#out + 1] = "</tbody></table>"
 end
 
--- The findings table; where_of(finding) says where each is (default: its GPU
--- label, linked to its row, or the node for a node-level finding).
-local function findings_list(findings, out, where_of)
+-- The node page's findings table: each finding's level, code, where (its
+-- GPU label, linked to its row, or the node for a node-level finding) and
+-- message.
+local function findings_list(findings, out)
   if #findings == 0 then
     out[#out + 1] = '<p class="none">none</p>'
     return
@@ -199,14 +201,9 @@ local function findings_list(findings, out, where_of)
   out[#out + 1] = "<thead><tr><th>level</th><th>code</th><th>where</th><th>message</th></tr></thead>"
   out[#out + 1] = "<tbody>"
   for _, finding in ipairs(findings) do
-    local where
-    if where_of then
-      where = M.escape(where_of(finding))
-    else
-      where = M.escape(finding.gpu or finding.node)
-      if finding.index ~= nil then -- linked to its GPU's row
-        where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding), where)
-      end
+    local where = M.escape(finding.gpu or finding.node)
+    if finding.index ~= nil then -- linked to its GPU's row
+      where = string.format('<a href="#%s">%s</a>', gpu_anchor(finding), where)
     end
     out[#out + 1] = string.format('<tr class="finding %s"><td data-label="level">%s</td><td data-label="code">%s</td>'
       .. '<td data-label="where">%s</td><td data-label="message">%s</td></tr>',
@@ -335,6 +332,56 @@ local function fleet_row(row, grafana_url)
     name, verdict_cells(row), row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
 end
 
+-- Where a finding of the fleet is, "node gpu1 GPU-…" (or the node), linked
+-- to its GPU's row on the node's page (to the page, for a node's finding)
+-- when the node was read (url_of: node name → its url).
+local function fleet_where(finding, url_of)
+  local where = M.escape(finding.gpu and (finding.node .. " " .. finding.gpu) or finding.node)
+  local url = url_of[finding.node]
+  if not url then
+    return where
+  end
+  local anchor = (finding.uuid or "") ~= "" and ("#" .. gpu_anchor(finding)) or ""
+  return string.format('<a href="%s/%s">%s</a>', M.escape(url), anchor, where)
+end
+
+-- The fleet's findings grouped by level and code (fleet.group_findings),
+-- worst first: each group's line says its level, code, how many findings,
+-- GPUs and nodes and names the nodes, and opens (a <details>, no script) on
+-- its findings, each where it is and its message.
+local function finding_groups(summary, findings, out)
+  if #findings == 0 then
+    out[#out + 1] = '<p class="none">none</p>'
+    return
+  end
+  local url_of = {}
+  for _, row in ipairs(summary.nodes) do
+    if not row.error and row.url then
+      url_of[row.node] = row.url
+    end
+  end
+  for _, group in ipairs(fleet.group_findings(findings)) do
+    local class = LEVEL_CLASS[group.level] or "unknown"
+    local nodes = {}
+    for i, name in ipairs(table_render.group_nodes(group)) do
+      nodes[i] = M.escape(name)
+    end
+    out[#out + 1] = string.format('<details class="group %s"><summary>%s <span class="code">%s</span> '
+      .. '<span class="reach">%d finding(s), %s:</span> <span class="nodes">%s</span></summary>',
+      class, level_badge(group.level), M.escape(group.code), group.count, M.escape(table_render.group_reach(group)),
+      table.concat(nodes, ", "))
+    out[#out + 1] = '<table class="group-findings">'
+    out[#out + 1] = "<thead><tr><th>where</th><th>message</th></tr></thead>"
+    out[#out + 1] = "<tbody>"
+    for _, finding in ipairs(group.findings) do
+      out[#out + 1] = string.format('<tr class="finding %s"><td data-label="where">%s</td><td data-label="message">%s</td></tr>',
+        class, fleet_where(finding, url_of), M.escape(finding.message))
+    end
+    out[#out + 1] = "</tbody></table>"
+    out[#out + 1] = "</details>"
+  end
+end
+
 -- fleet serve's page. summary: gpuledger.fleet's; findings:
 -- the fleet's, worst first; worst: their worst level; opts: counts (of the
 -- findings per level), at (RFC 3339), interval (seconds), version and
@@ -390,9 +437,7 @@ function M.fleet(summary, findings, worst, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"
-  findings_list(findings, out, function(finding)
-    return finding.gpu and (finding.node .. " " .. finding.gpu) or finding.node
-  end)
+  finding_groups(summary, findings, out)
   out[#out + 1] = "</section>"
   return page_foot(out, opts.version)
 end

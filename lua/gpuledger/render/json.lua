@@ -50,6 +50,17 @@ function M.fleet_check(at, findings, worst)
   return json.encode { at = at, findings = finding_list(findings), schema = 1, worst = worst } .. "\n"
 end
 
+-- `fleet check --summary --json`: {at, groups, schema, worst}, each group
+-- (fleet.group_findings') {level, code, count, gpus, nodes, findings}.
+function M.fleet_summary(at, groups, worst)
+  local list = json.array()
+  for i, group in ipairs(groups) do
+    list[i] = { level = group.level, code = group.code, count = group.count, gpus = group.gpus, nodes = group.nodes,
+      findings = finding_list(group.findings) }
+  end
+  return json.encode { at = at, groups = list, schema = 1, worst = worst } .. "\n"
+end
+
 -- fleet serve's /fleet: {at, findings, schema, summary, worst}.
 function M.fleet(at, summary, findings, worst)
   return json.encode {

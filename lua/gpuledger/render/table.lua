@@ -358,6 +358,12 @@ function M.ls(ledger, output)
   return out
 end
 
+-- "N findings: a OK, b WARN, c BAD, d ERROR", check's last line.
+local function counts_line(findings, counts)
+  return string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",
+    #findings, counts.OK, counts.WARN, counts.BAD, counts.ERROR)
+end
+
 local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 
 -- The narrowest a finding's message is wrapped to: on a terminal narrower
@@ -445,8 +451,59 @@ function M.check(report, output, node_column)
     end
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = string.format("%d findings: %d OK, %d WARN, %d BAD, %d ERROR",
-    #findings, counts.OK, counts.WARN, counts.BAD, counts.ERROR)
+  lines[#lines + 1] = counts_line(findings, counts)
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- How many nodes a group of the fleet's findings names before "+N more".
+M.GROUP_NODES_SHOWN = 8
+
+-- The names of a group's nodes (fleet.group_findings'), the first
+-- GROUP_NODES_SHOWN of them, then "+N more" for the rest.
+function M.group_nodes(group)
+  local names = {}
+  for i = 1, math.min(#group.nodes, M.GROUP_NODES_SHOWN) do
+    names[i] = group.nodes[i]
+  end
+  if #group.nodes > M.GROUP_NODES_SHOWN then
+    names[#names + 1] = string.format("+%d more", #group.nodes - M.GROUP_NODES_SHOWN)
+  end
+  return names
+end
+
+-- "3 GPU(s) on 2 node(s)", or "2 node(s)" for a group about nodes only.
+function M.group_reach(group)
+  local nodes = string.format("%d node(s)", #group.nodes)
+  return group.gpus > 0 and string.format("%d GPU(s) on %s", group.gpus, nodes) or nodes
+end
+
+-- `fleet check --summary`: one line per group of findings (groups:
+-- fleet.group_findings'), worst first: its level, code, how many findings,
+-- how many GPUs on how many nodes, and the nodes' names; then the counts
+-- line. output (config.output): columns, the width of the terminal (nil:
+-- one line per group): a line wider than it has the names on lines of
+-- their own under the code, wrapped after " ·".
+function M.fleet_summary(groups, findings, counts, output)
+  local code_width = 18
+  for _, group in ipairs(groups) do
+    code_width = math.max(code_width, #group.code)
+  end
+  local width = output and output.columns or math.huge
+  local indent = "      " -- under the code
+  local lines = {}
+  for _, group in ipairs(groups) do
+    local head = text.printable(string.format("%s %s %d finding(s), %s:", text.pad(group.level, 5),
+      text.pad(group.code, code_width), group.count, M.group_reach(group)))
+    local names = text.printable(table.concat(M.group_nodes(group), " · "))
+    if text.width(head) + 1 + text.width(names) <= width then
+      lines[#lines + 1] = head .. " " .. names
+    else
+      local wrapped = M.wrap_parts(names, math.max(width - #indent, 20))
+      lines[#lines + 1] = head .. "\n" .. indent .. wrapped:gsub("\n", "\n" .. indent)
+    end
+  end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = counts_line(findings, counts)
   return table.concat(lines, "\n") .. "\n"
 end
 
