@@ -318,6 +318,21 @@ describe("render.table: fleet ls", function()
     assert.truthy(text:find("│ default/restreamer │ 1        │ 1    │", 1, true))
     assert.truthy(text:find("│ video/worker       │ 1        │ 0    │", 1, true))
   end)
+
+  it("on a terminal narrower than the table, the layout of ls: states under each node, every line led by its name", function()
+    local summary = H.fleet_judged()
+    local out = render.fleet_ls(summary, { columns = 60 })
+    assert.truthy(out:find("\nnode   worst  bad  error  gpus  memory\n"
+      .. "gpuz   ERROR  0    1      -     -\n"
+      .. "gpue   BAD    1    0      2     2048/46068 MiB\n"
+      .. "gpue     states  1 unaccounted · 1 free\n"
+      .. "gpud   WARN   0    0      2     1024/46068 MiB\n"
+      .. "gpud     states  1 held · 1 reserved-idle\n"
+      .. "fleet  ERROR  1    1      4     3072/92136 MiB\n"
+      .. "fleet    states  1 held · 1 reserved-idle · 1 unaccounted ·\n"
+      .. "fleet            1 free\n", 1, true), out)
+    assert.equal(render.fleet_ls(summary), render.fleet_ls(summary, { columns = 200 }))
+  end)
 end)
 
 describe("render.table: fleet check --summary", function()

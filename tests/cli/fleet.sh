@@ -145,6 +145,54 @@ run fleet check --targets "$DEMO" --allow-unmanaged --no-idle --temp-max 0 --enc
 expect_in "the policy flags apply to every node: unmanaged is WARN" "$out" "WARN  unmanaged-tenant            gpua"
 expect_not_in "the policy flags apply to every node: no encoder-saturated" "$out" "encoder-saturated"
 
+# ---- on an 80-column terminal -------------------------------------------------
+# fleet ls and fleet check where an operator reads them: a pseudo-terminal
+# 80 wide (tests/lib/on_terminal.py), and tmux's pane of 80 columns, whose
+# screen shows each line as written, none broken by the terminal.
+# widest TEXT: the most characters (not bytes) on one line of TEXT.
+widest() { TEXT=$1 lua5.4 -e 'local n = 0; for line in (os.getenv("TEXT") .. "\n"):gmatch("([^\n]*)\n") do n = math.max(n, utf8.len(line)) end; print(n)'; }
+run fleet ls --targets "$ALL" --timeout 2s
+piped=$out
+term=$(NO_COLOR=1 python3 "$SRC/tests/lib/on_terminal.py" 80 "$GPULEDGER" fleet ls --targets "$ALL" --timeout 2s)
+expect_eq "fleet ls on 80 columns: no line is wider" "$(widest "$term")" "$(widest "$term" | awk '$1 <= 80')"
+expect_in "fleet ls on 80 columns: the narrow layout" "$term" $'\nnode '
+for name in gpua gpu-ci-02 gpu-go "$DEAD" fleet; do
+    expect_eq "fleet ls on 80 columns: $name's verdict as piped" \
+        "$(grep "^$name " <<<"$term" | head -1 | awk '{ print $2, $3, $4 }')" \
+        "$(grep "^│ $name " <<<"$piped" | head -1 | tr -d '│' | awk '{ print $2, $3, $4 }')"
+done
+expect_eq "fleet ls on 80 columns: the nodes in the same order" \
+    "$(sed -n '/^node /,/^$/p' <<<"$term" | sed -nE 's/^(.*[^ ]) +(OK|WARN|BAD|ERROR) +[0-9]+ .*/\1/p' | tr '\n' ',')" \
+    "$(sed -n '/^│ node /,/^$/p' <<<"$piped" | grep '^│' | tail -n +2 | awk -F'│' '{ gsub(/^ +| +$/, "", $2); print $2 }' | tr '\n' ',')"
+expect_eq "fleet ls on 80 columns: the GPU states on lines led by the node's name" \
+    "$(grep -cE '^gpua +states +1 held · 1 reserved-idle' <<<"$term")" 1
+expect_in "fleet ls on 80 columns: an error wraps with an indent" "$term" $'\n  '
+if command -v tmux >/dev/null 2>&1; then
+    # show_in_tmux NAME ARGS...: runs gpuledger ARGS in a detached tmux pane
+    # 80x200 and leaves its screen in $screen (waits for the command's end).
+    show_in_tmux() {
+        local name=$1 i
+        shift
+        rm -f "$WORK/$name.done"
+        tmux -L "gl-$$" new-session -d -s "$name" -x 80 -y 200 \
+            "NO_COLOR=1 $(printf '%q ' "$GPULEDGER" "$@"); touch $(printf '%q' "$WORK/$name.done"); sleep 600"
+        for ((i = 0; i < 600; i++)); do [ -e "$WORK/$name.done" ] && break; sleep 0.05; done
+        screen=$(tmux -L "gl-$$" capture-pane -p -t "$name" -S 0 -E 199 | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')
+        tmux -L "gl-$$" kill-session -t "$name"
+    }
+    show_in_tmux fleet-ls fleet ls --targets "$ALL" --timeout 2s
+    expect_eq "tmux, 80 columns: fleet ls's screen is its lines, none broken by the terminal" "$(wc -l <<<"$screen")" \
+        "$(NO_COLOR=1 python3 "$SRC/tests/lib/on_terminal.py" 80 "$GPULEDGER" fleet ls --targets "$ALL" --timeout 2s | wc -l)"
+    printf '%s\n' "$screen" >"$WORK/fleet-ls.tmux.txt"
+    show_in_tmux fleet-check fleet check --targets "$DEMO,$REPLAY,$GO,$DEAD" --timeout 2s
+    checked=$(NO_COLOR=1 python3 "$SRC/tests/lib/on_terminal.py" 80 "$GPULEDGER" fleet check --targets "$DEMO,$REPLAY,$GO,$DEAD" --timeout 2s)
+    expect_eq "tmux, 80 columns: fleet check's screen is its lines, none broken by the terminal" "$(wc -l <<<"$screen")" "$(wc -l <<<"$checked")"
+    expect_eq "fleet check on 80 columns: every line starts with its level" "$(sed '/^$/,$d' <<<"$checked" | grep -cvE '^(OK|WARN|BAD|ERROR) ')" 0
+    tmux -L "gl-$$" kill-server 2>/dev/null
+else
+    skip "tmux, 80 columns: fleet ls and fleet check" "tmux is not installed"
+fi
+
 # ---- a site rule that sees the fleet (rules/examples/fleet_reserved_idle.lua) ----
 mkdir "$WORK/site"
 cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/site/"

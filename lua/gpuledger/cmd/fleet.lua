@@ -60,11 +60,11 @@ end
 
 local commands = {}
 
--- The renderers of `fleet ls` by format (config.format), each of at and the
--- summary judged (its rows with their verdicts, worst first).
+-- The renderers of `fleet ls` by format (config.format), each of at, the
+-- summary judged (its rows with their verdicts, worst first) and config.
 M.RENDER_LS = {
-  text = function(_, summary)
-    return table_render.fleet_ls(summary)
+  text = function(_, summary, config)
+    return table_render.fleet_ls(summary, config.output)
   end,
   json = render_json.fleet_ls,
 }
@@ -97,7 +97,7 @@ M.RENDER_SUMMARY = {
 -- level and its BAD and ERROR counts, and the order worst first.
 function commands.ls(core, config)
   local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
-  cmd.say(io.stdout, M.RENDER_LS[config.format](at, report.summary))
+  cmd.say(io.stdout, M.RENDER_LS[config.format](at, report.summary, config))
   return 0
 end
 

@@ -237,12 +237,23 @@ function M.wrap_parts(line, width)
   return table.concat(lines, " ·\n")
 end
 
+-- The lines of M.wrap_parts: line, parts joined by " · ", broken after a
+-- " ·" where wider than width.
+local function parts_lines(line, width)
+  local lines = {}
+  for piece in (M.wrap_parts(line, width) .. "\n"):gmatch("([^\n]*)\n") do
+    lines[#lines + 1] = piece
+  end
+  return lines
+end
+
 -- `ls` for a terminal narrower than the full table: the cells that hold one
 -- text per GPU as a table without borders, two spaces apart, the columns
 -- marked `shrink` (the model) abbreviated to fit width; under each GPU's
 -- line, one line per item of its list cells (reservations, tenants), after
--- the column's header, wrapped to width. Every line starts with the GPU's
--- index (the first column).
+-- the column's header, wrapped to width (between words, or between its
+-- " · " parts for a column marked `parts`). Every line starts with the
+-- GPU's index (the first column).
 local function narrow(columns, rows, width)
   local is_list, list_header_width = {}, 0
   for _, row in ipairs(rows) do
@@ -293,8 +304,9 @@ local function narrow(columns, rows, width)
       if is_list[i] and type(cell) == "table" then
         local label = text.pad(columns[i].header, list_header_width) .. "  "
         local blank = string.rep(" ", text.width(label))
+        local wrap = columns[i].parts and parts_lines or M.wrap
         for _, item in ipairs(cell) do
-          for n, line in ipairs(M.wrap(text.printable(item), width - text.width(index) - text.width(label))) do
+          for n, line in ipairs(wrap(text.printable(item), width - text.width(index) - text.width(label))) do
             out[#out + 1] = index .. (n == 1 and label or blank) .. line
             label = blank
           end
@@ -507,36 +519,75 @@ function M.fleet_summary(groups, findings, counts, output)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- The GPU states of a fleet ls row that are not zero, as one item of the
+-- narrow layout ("1 held · 2 free"); nil when it has no GPU.
+local function gpu_states(row)
+  local parts = {}
+  for _, state in ipairs { { "held", row.held }, { "reserved-idle", row.reservedIdle }, { "unaccounted", row.unaccounted }, { "free", row.free } } do
+    if state[2] > 0 then
+      parts[#parts + 1] = string.format("%d %s", state[2], state[1])
+    end
+  end
+  return #parts > 0 and { table.concat(parts, " · ") } or nil
+end
+
 -- `fleet ls`: the header line, one row per node worst first (its worst
--- level, its BAD and ERROR findings; an unreachable one with dashes), the fleet's totals, one line per
--- unreachable node with its error, and the job table when any job holds a
--- reservation.
-function M.fleet_ls(summary)
+-- level, its BAD and ERROR findings; an unreachable one with dashes), the
+-- fleet's totals, one line per unreachable node with its error, and the job
+-- table when any job holds a reservation. output (config.output): columns,
+-- the width of the terminal (nil for a pipe, a file or --wide): when the
+-- full table is wider, the narrow layout of ls fits it (the GPU states on a
+-- line of their own under each node's, every line starting with the node's
+-- name) and the errors wrap.
+function M.fleet_ls(summary, output)
   local total = summary.total
   local header = string.format("gpuledger fleet · %d node(s)", #summary.nodes)
   if total.unreachable > 0 then
     header = header .. string.format(", %d unreachable", total.unreachable)
   end
   header = header .. string.format(" · %d GPU(s)", total.gpus)
-  local rows, errors = {}, {}
-  local function counts_row(name, row)
-    return { name, row.worst, tostring(row.badFindings), tostring(row.errorFindings), tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle), tostring(row.unaccounted),
-      tostring(row.free), string.format("%d/%d MiB", row.memoryUsedMiB, row.memoryTotalMiB) }
+  local rows, narrow_rows, errors = {}, {}, {}
+  local function memory(row)
+    return string.format("%d/%d MiB", row.memoryUsedMiB, row.memoryTotalMiB)
   end
-  for _, row in ipairs(summary.nodes) do
-    local name = row.schema ~= 1 and not row.error and string.format("%s (schema %d)", row.node, row.schema) or row.node
+  local function add(name, row)
+    local verdict = { name, row.worst, tostring(row.badFindings), tostring(row.errorFindings) }
     if row.error then
-      rows[#rows + 1] = { name, row.worst, tostring(row.badFindings), tostring(row.errorFindings),
-        "-", "-", "-", "-", "-", "-" }
-      errors[#errors + 1] = text.printable(row.node .. ": unreachable: " .. row.error) .. "\n"
+      rows[#rows + 1] = { name, row.worst, verdict[3], verdict[4], "-", "-", "-", "-", "-", "-" }
+      narrow_rows[#narrow_rows + 1] = { name, row.worst, verdict[3], verdict[4], "-", "-" }
     else
-      rows[#rows + 1] = counts_row(name, row)
+      rows[#rows + 1] = { name, row.worst, verdict[3], verdict[4], tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle),
+        tostring(row.unaccounted), tostring(row.free), memory(row) }
+      narrow_rows[#narrow_rows + 1] = { name, row.worst, verdict[3], verdict[4], tostring(row.gpus), memory(row), gpu_states(row) }
     end
   end
-  rows[#rows + 1] = counts_row("fleet", total)
+  for _, row in ipairs(summary.nodes) do
+    add(row.schema ~= 1 and not row.error and string.format("%s (schema %d)", row.node, row.schema) or row.node, row)
+    if row.error then
+      errors[#errors + 1] = row.node .. ": unreachable: " .. row.error
+    end
+  end
+  add("fleet", total)
+  local full = M.draw({ "node", "worst", "bad", "error", "gpus", "held", "reserved-idle", "unaccounted", "free", "memory" }, rows)
+  local width = output and output.columns
+  local fits = not width or text.width(full:match("^[^\n]*")) <= width
   local out = text.printable(header) .. "\n"
-    .. M.draw({ "node", "worst", "bad", "error", "gpus", "held", "reserved-idle", "unaccounted", "free", "memory" }, rows)
-    .. (#errors > 0 and "\n" .. table.concat(errors) or "")
+  if fits then
+    out = out .. full
+  else
+    local columns = {}
+    for i, name in ipairs { "node", "worst", "bad", "error", "gpus", "memory", "states" } do
+      columns[i] = { header = name, parts = name == "states" }
+    end
+    out = out .. narrow(columns, narrow_rows, width)
+  end
+  if #errors > 0 then
+    out = out .. "\n"
+    for _, line in ipairs(errors) do
+      line = text.printable(line)
+      out = out .. (fits and line or table.concat(message_lines(line, width), "\n  ")) .. "\n"
+    end
+  end
   if #summary.jobs > 0 then
     local job_rows = {}
     for i, job in ipairs(summary.jobs) do
