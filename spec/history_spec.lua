@@ -142,6 +142,61 @@ describe("history.observe and annotate", function()
   end)
 end)
 
+describe("history of tenants without a reservation", function()
+  -- GPU 0 at H.AT + t: a reserved task (not counted), an unreserved one, a
+  -- container and a root process outside Nomad, and a task whose allocation
+  -- Nomad hid (not counted: whether it was reserved cannot be told); the
+  -- container is on GPU 1 too.
+  local function busy_at(t, fields)
+    local clock = require "gpuledger.clock"
+    local tenants = {
+      H.nomad_tenant(),
+      H.nomad_tenant { jobName = "encode", taskName = "enc", namespace = "", allocId = "9eab414d", reserved = false },
+      H.docker_tenant(),
+      H.host_tenant { owner = "process", user = "root", uid = 0 },
+      H.nomad_tenant { jobName = "train", allocId = "5c7d1e2f", reserved = false, allocVisible = false },
+    }
+    return H.ledger({
+      H.gpu { index = 0, reservations = { H.reservation() }, tenants = tenants },
+      H.gpu { index = 1, tenants = { H.docker_tenant() } },
+    }, { at = clock.format_time(clock.parse_time(H.AT) + t), errors = fields and fields.errors })
+  end
+
+  it("counts the GPU-seconds of each, once per GPU it is on, named as every output names it", function()
+    local h = observe_all { busy_at(0), busy_at(15), busy_at(30) }
+    assert.same({
+      ["unreserved nomad default encode/enc"] = {
+        kind = "nomad", use = "unreserved", namespace = "default", job = "encode", task = "enc", container = "",
+        tenant = "encode/enc", seconds = 30, seen = busy_at(30).at,
+      },
+      ["unmanaged docker  ffmpeg-manual"] = {
+        kind = "docker", use = "unmanaged", namespace = "", job = "", task = "", container = "ffmpeg-manual",
+        tenant = "ffmpeg-manual", seconds = 60, seen = busy_at(30).at,
+      },
+      ["unmanaged host  process python3 of root (uid 0)"] = {
+        kind = "host", use = "unmanaged", namespace = "", job = "", task = "", container = "",
+        tenant = "process python3 of root (uid 0)", seconds = 30, seen = busy_at(30).at,
+      },
+    }, h.tenants)
+    assert.equal(30, h.jobs["video/worker"].held) -- the reserved task counts as before
+  end)
+
+  it("counts nothing across a read in which a source failed", function()
+    local h = observe_all { busy_at(0), busy_at(15, { errors = { "docker: refused" } }), busy_at(30) }
+    assert.equal(0, h.tenants["unmanaged docker  ffmpeg-manual"].seconds)
+  end)
+
+  it("round-trips through the file, and forgets a tenant unseen for 7 days", function()
+    local h = observe_all { busy_at(0), busy_at(15) }
+    local loaded = assert(history.decode(history.encode(h)))
+    assert.same(h, loaded)
+    observe_all({ busy_at(30) }, loaded)
+    assert.equal(60, loaded.tenants["unmanaged docker  ffmpeg-manual"].seconds)
+    observe_all({ at(7 * 86400 + 31, "free") }, loaded)
+    assert.same({}, loaded.tenants)
+  end)
+end)
+
 describe("history file", function()
   local dir
   before_each(function()
@@ -187,7 +242,7 @@ describe("history file", function()
     local doc = assert(json.decode(read(path)))
     assert.equal(1, doc.schema)
     local r = doc.gpus[H.UUID0]
-    assert.same({ "index", "node", "seconds", "seen", "since", "state", "uses" }, (function()
+    assert.same({ "index", "node", "seconds", "seen", "since", "state", "unreserved", "uses" }, (function()
       local keys = {}
       for k in pairs(r) do
         keys[#keys + 1] = k
@@ -368,6 +423,16 @@ describe("history of a GPU in MIG mode", function()
     assert.near(35 * 3 / 7, h.jobs["video/worker"].held, 1e-9)
     assert.near(35 * 2 / 7, h.jobs["video/infer"].idle, 1e-9)
     assert.equal(0, h.jobs["video/worker"].idle)
+  end)
+
+  it("counts a tenant without a reservation on a slice as the slice's share", function()
+    local function on_slice(t)
+      local l = mig_at(t)
+      l.entries[1].migDevices[2].tenants = json.array { H.docker_tenant() }
+      return l
+    end
+    local h = observe_all { on_slice(0), on_slice(14) }
+    assert.near(14 * 2 / 7, h.tenants["unmanaged docker  ffmpeg-manual"].seconds, 1e-9)
   end)
 
   it("reads a slice's share from its profile", function()

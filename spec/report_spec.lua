@@ -9,12 +9,26 @@ local function node(name, state, seconds)
   return { metric = { node = name, state = state }, value = seconds }
 end
 
+local function tenant(node_name, kind, use, name, seconds, fields)
+  local metric = { node = node_name, kind = kind, use = use, tenant = name, namespace = "", nomad_job = "", task = "", container = "" }
+  for k, v in pairs(fields or {}) do
+    metric[k] = v
+  end
+  return { metric = metric, value = seconds }
+end
+
 local ANSWERS = {
   jobs = {
     job("video", "restreamer", "held", 36000), job("video", "restreamer", "idle", 0),
     job("video", "worker", "held", 7200), job("video", "worker", "idle", 28800),
   },
   nodes = { node("gpue", "free", 15300), node("gpud", "held", 43200), node("gpud", "reserved-idle", 28800) },
+  unreserved = {
+    tenant("gpud", "host", "unmanaged", "process python3 of root (uid 0)", 1800),
+    tenant("gpue", "nomad", "unreserved", "encode/enc", 5400, { namespace = "video", nomad_job = "encode", task = "enc" }),
+    tenant("gpud", "docker", "unmanaged", "ffmpeg-manual", 5400, { container = "ffmpeg-manual" }),
+    tenant("gpud", "docker", "unmanaged", "gone", 0, { container = "gone" }),
+  },
 }
 
 describe("gpuledger.report", function()
@@ -44,9 +58,22 @@ describe("gpuledger.report", function()
     assert.equal(4.25, built.nodes[2].hours.free)
   end)
 
-  it("no samples: jobs and nodes are JSON arrays, written []", function()
-    local empty = report.build({ jobs = {}, nodes = {} }, "1h", "t")
+  it("unreserved: the tenants that used GPUs without a reservation, most hours first, then by node; none of 0", function()
+    assert.same({
+      { node = "gpud", kind = "docker", use = "unmanaged", namespace = "", job = "", task = "", container = "ffmpeg-manual",
+        tenant = "ffmpeg-manual", hours = 1.5 },
+      { node = "gpue", kind = "nomad", use = "unreserved", namespace = "video", job = "encode", task = "enc", container = "",
+        tenant = "encode/enc", hours = 1.5 },
+      { node = "gpud", kind = "host", use = "unmanaged", namespace = "", job = "", task = "", container = "",
+        tenant = "process python3 of root (uid 0)", hours = 0.5 },
+    }, built.unreserved)
+    assert.equal(3.5, report.totals(built).unreservedHours)
+  end)
+
+  it("no samples: jobs, nodes and unreserved are JSON arrays, written []", function()
+    local empty = report.build({ jobs = {}, nodes = {}, unreserved = {} }, "1h", "t")
     assert.is_true(json.is_array(empty.jobs))
     assert.is_true(json.is_array(empty.nodes))
+    assert.is_true(json.is_array(empty.unreserved))
   end)
 end)

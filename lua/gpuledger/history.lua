@@ -1,14 +1,18 @@
 -- The history (docs/contract.md#history): per GPU, its state and since when,
 -- and counters of seconds per state; per Nomad job, seconds it held its GPUs
--- and seconds it left them reserved and idle. Pure: observe() and annotate()
--- take the ledger (whose `at` is the time), so specs feed literal ledgers.
--- serve observes every refresh and saves the file; ls and check only load
--- and annotate. The file is pretty JSON (1-space indent):
---   {"schema":1,"gpus":{uuid: {node,index,state,since,seen,seconds{state: s},uses}},
---    "jobs":{"ns/job": {namespace,job,held,idle,seen}}}
+-- and seconds it left them reserved and idle; per tenant on a GPU without a reservation (an unreserved Nomad task, a
+-- container or process outside Nomad), the GPU-seconds it used. Pure:
+-- observe() and annotate() take the ledger (whose `at` is the time), so
+-- specs feed literal ledgers. serve observes every refresh and saves the
+-- file; ls and check only load and annotate. The file is pretty JSON
+-- (1-space indent):
+--   {"schema":1,"gpus":{uuid: {node,index,state,since,seen,seconds{state: s},uses,unreserved}},
+--    "jobs":{"ns/job": {namespace,job,held,idle,seen}},
+--    "tenants":{key: {kind,use,namespace,job,task,container,tenant,seconds,seen}}}
 -- plus, on a GPU, "interrupted": the time of a read that could not vouch
 -- for it, until the next good read starts its clock again.
 local clock = require "gpuledger.clock"
+local gl = require "gpuledger.gl"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
 
@@ -19,10 +23,11 @@ M.RETAIN = 7 * 86400
 M.MAX_BYTES = 64 * 1024 * 1024
 M.MAX_GPUS = 4096 -- records kept; past them, those seen longest ago go
 M.MAX_JOBS = 16384
+M.MAX_TENANTS = 16384
 
 -- An empty history.
 function M.new()
-  return { schema = M.SCHEMA, gpus = {}, jobs = {} }
+  return { schema = M.SCHEMA, gpus = {}, jobs = {}, tenants = {} }
 end
 
 -- A count of seconds from the file: a number from 0 to the retention
@@ -32,62 +37,94 @@ local function number_or_zero(v)
   return type(v) == "number" and v >= 0 and v < 100 * 365 * 86400 and v or 0
 end
 
+-- A text field of the file, or default when it is none.
+local function text_or(v, default)
+  return type(v) == "string" and v or default
+end
+
+-- The sections of the file: the name, what one record is called, the
+-- field of M holding the most records kept.
+local SECTIONS = {
+  { "gpus", "gpu", "MAX_GPUS" }, { "jobs", "job", "MAX_JOBS" }, { "tenants", "tenant", "MAX_TENANTS" },
+}
+
+-- The uses of a GPU record (the jobs reserving it, or one of its MIG
+-- slices) and its tenants without a reservation, from the file.
+local function record_lists(record)
+  local uses = json.array()
+  for _, use in ipairs(type(record.uses) == "table" and record.uses or {}) do
+    if type(use) == "table" and type(use.job) == "string" then
+      local share = type(use.share) == "number" and use.share > 0 and use.share <= 1 and use.share or nil
+      uses[#uses + 1] = {
+        namespace = text_or(use.namespace, "default"), job = use.job, held = use.held == true, share = share,
+      }
+    end
+  end
+  local unreserved = json.array()
+  for _, item in ipairs(type(record.unreserved) == "table" and record.unreserved or {}) do
+    if type(item) == "table" and type(item.key) == "string" then
+      local share = type(item.share) == "number" and item.share > 0 and item.share <= 1 and item.share or 1
+      unreserved[#unreserved + 1] = { key = item.key, share = share }
+    end
+  end
+  return uses, unreserved
+end
+
 -- Checks and normalises a decoded file (null arrays, missing tables, the
 -- files of older releases). Returns the history, or nil and why.
 local function normalise(doc)
   if type(doc) ~= "table" or json.is_array(doc) or (#doc > 0) then
     return nil, "not a history object"
   end
-  local h = M.new()
-  local gpus, jobs = type(doc.gpus) == "table" and doc.gpus or {}, type(doc.jobs) == "table" and doc.jobs or {}
-  for _, kind in ipairs { { "gpu", gpus, M.MAX_GPUS }, { "job", jobs, M.MAX_JOBS } } do
-    local count = 0
-    for _ in pairs(kind[2]) do
+  local h, sections = M.new(), {}
+  for _, section in ipairs(SECTIONS) do
+    local records, count = type(doc[section[1]]) == "table" and doc[section[1]] or {}, 0
+    for key, record in pairs(records) do
+      if type(record) ~= "table" or not clock.parse_time(record.seen) then
+        return nil, string.format("%s %s: want an object with seen", section[2], tostring(key))
+      end
       count = count + 1
     end
-    if count > kind[3] then
-      return nil, string.format("%d %s records, more than the %d a history keeps", count, kind[1], kind[3])
+    if count > M[section[3]] then
+      return nil, string.format("%d %s records, more than the %d a history keeps", count, section[2], M[section[3]])
     end
+    sections[section[1]] = records
   end
-  for uuid, record in pairs(gpus) do
-    if type(record) ~= "table" or type(record.state) ~= "string" then
+  for uuid, record in pairs(sections.gpus) do
+    if type(record.state) ~= "string" then
       return nil, string.format("gpu %s: want an object with a state", tostring(uuid))
     end
-    if not clock.parse_time(record.since) or not clock.parse_time(record.seen) then
+    if not clock.parse_time(record.since) then
       return nil, string.format("gpu %s: since and seen must be RFC 3339 times", tostring(uuid))
     end
     local seconds = {}
     for state, s in pairs(type(record.seconds) == "table" and record.seconds or {}) do
       seconds[state] = number_or_zero(s)
     end
-    local uses = json.array()
-    for _, use in ipairs(type(record.uses) == "table" and record.uses or {}) do
-      if type(use) == "table" and type(use.job) == "string" then
-        local share = type(use.share) == "number" and use.share > 0 and use.share <= 1 and use.share or nil
-        uses[#uses + 1] = { namespace = use.namespace or "default", job = use.job, held = use.held == true, share = share }
-      end
-    end
+    local uses, unreserved = record_lists(record)
     h.gpus[uuid] = {
-      node = type(record.node) == "string" and record.node or "",
+      node = text_or(record.node, ""),
       index = math.tointeger(record.index) or 0,
       state = record.state,
       since = record.since,
       seen = record.seen,
       seconds = seconds,
       uses = uses,
+      unreserved = unreserved,
       interrupted = clock.parse_time(record.interrupted) and record.interrupted or nil,
     }
   end
-  for key, job in pairs(jobs) do
-    if type(job) ~= "table" or not clock.parse_time(job.seen) then
-      return nil, string.format("job %s: want an object with seen", tostring(key))
-    end
+  for key, job in pairs(sections.jobs) do
     h.jobs[key] = {
-      namespace = type(job.namespace) == "string" and job.namespace or "default",
-      job = type(job.job) == "string" and job.job or key,
-      held = number_or_zero(job.held),
-      idle = number_or_zero(job.idle),
-      seen = job.seen,
+      namespace = text_or(job.namespace, "default"), job = text_or(job.job, key),
+      held = number_or_zero(job.held), idle = number_or_zero(job.idle), seen = job.seen,
+    }
+  end
+  for key, tenant in pairs(sections.tenants) do
+    h.tenants[key] = {
+      kind = text_or(tenant.kind, ""), use = text_or(tenant.use, ""), namespace = text_or(tenant.namespace, ""),
+      job = text_or(tenant.job, ""), task = text_or(tenant.task, ""), container = text_or(tenant.container, ""),
+      tenant = text_or(tenant.tenant, ""), seconds = number_or_zero(tenant.seconds), seen = tenant.seen,
     }
   end
   return h
@@ -104,7 +141,7 @@ end
 
 -- The file's text: pretty JSON, 1-space indent, schema 1.
 function M.encode(h)
-  local doc = { schema = M.SCHEMA, gpus = {}, jobs = {} }
+  local doc = { schema = M.SCHEMA, gpus = {}, jobs = {}, tenants = h.tenants }
   for uuid, record in pairs(h.gpus) do
     local seconds = {}
     for state, s in pairs(record.seconds) do
@@ -113,7 +150,7 @@ function M.encode(h)
     doc.gpus[uuid] = {
       node = record.node, index = record.index, state = record.state, since = record.since,
       seen = record.seen, seconds = seconds, uses = json.array(record.uses),
-      interrupted = record.interrupted,
+      unreserved = json.array(record.unreserved), interrupted = record.interrupted,
     }
   end
   for key, job in pairs(h.jobs) do
@@ -206,48 +243,84 @@ function M.slice_share(profile, model)
   return slices and math.min(1, slices / compute_slices(model)) or 1
 end
 
--- The jobs reserving a GPU, or a MIG slice, as entry_uses says.
-local function unit_uses(entry)
-  local reserved_allocs = {}
-  for _, tenant in ipairs(entry.tenants or {}) do
-    if tenant.reserved and tenant.allocId then
-      reserved_allocs[tenant.allocId] = true
-    end
+-- The units of tenancy of an entry: the GPU itself, then each of its MIG
+-- slices with its share of the GPU (M.slice_share).
+local function units_of(entry)
+  local units = { { tenants = entry.tenants, reservations = entry.reservations } }
+  for _, slice in ipairs(entry.migDevices or {}) do
+    units[#units + 1] = {
+      tenants = slice.tenants, reservations = slice.reservations, share = M.slice_share(slice.profile, entry.model),
+    }
   end
-  local uses, by_key = json.array(), {}
-  for _, reservation in ipairs(entry.reservations or {}) do
-    local namespace = (reservation.namespace or "") ~= "" and reservation.namespace or "default"
-    local key = namespace .. "/" .. (reservation.jobId or "")
-    local use = by_key[key]
-    if not use then
-      use = { namespace = namespace, job = reservation.jobId or "", held = false }
-      by_key[key] = use
-      uses[#uses + 1] = use
+  return units
+end
+
+-- The jobs reserving an entry now: one per unit and ns/job, empty
+-- namespace "default", held when a tenant with one of the job's
+-- allocations is reserved; on a MIG slice, with the slice's share of the
+-- GPU, so that a job's GPU-seconds count a slice as its fraction of a GPU.
+local function entry_uses(entry)
+  local uses = json.array()
+  for _, unit in ipairs(units_of(entry)) do
+    local reserved_allocs = {}
+    for _, tenant in ipairs(unit.tenants or {}) do
+      if tenant.reserved and tenant.allocId then
+        reserved_allocs[tenant.allocId] = true
+      end
     end
-    if reserved_allocs[reservation.allocId] then
-      use.held = true
+    local by_key = {}
+    for _, reservation in ipairs(unit.reservations or {}) do
+      local namespace = (reservation.namespace or "") ~= "" and reservation.namespace or "default"
+      local key = namespace .. "/" .. (reservation.jobId or "")
+      local use = by_key[key]
+      if not use then
+        use = { namespace = namespace, job = reservation.jobId or "", held = false, share = unit.share }
+        by_key[key] = use
+        uses[#uses + 1] = use
+      end
+      if reserved_allocs[reservation.allocId] then
+        use.held = true
+      end
     end
   end
   return uses
 end
 
--- The jobs reserving an entry now: one per ns/job, empty namespace
--- "default", held when a tenant with one of the job's allocations is
--- reserved; on a GPU in MIG mode, those of each slice, each with the
--- slice's share of the GPU (M.slice_share), so that a job's GPU-seconds
--- count a slice as its fraction of a GPU.
-local function entry_uses(entry)
-  if entry.migDevices then
-    local uses = json.array()
-    for _, unit in ipairs { { tenants = entry.tenants, reservations = entry.reservations }, table.unpack(entry.migDevices) } do
-      for _, use in ipairs(unit_uses(unit)) do
-        use.share = unit.profile and M.slice_share(unit.profile, entry.model) or nil
-        uses[#uses + 1] = use
+-- What the history keeps of a tenant on a GPU without a reservation (its
+-- verdict, use: "unreserved" or "unmanaged"): its kind, a Nomad task's
+-- namespace, job and task (whatever its allocation), a container's name,
+-- and its name as every output gives it (gl.who: never a process's
+-- arguments), and the record's key.
+local function tenant_record(tenant, use)
+  local nomad = tenant.kind == "nomad"
+  local record = {
+    kind = tenant.kind or "", use = use,
+    namespace = nomad and ((tenant.namespace or "") ~= "" and tenant.namespace or "default") or "",
+    job = tenant.jobName or "", task = tenant.taskName or "",
+    container = not nomad and tenant.container or "", tenant = gl.who(tenant), seconds = 0,
+  }
+  return table.concat({ record.use, record.kind, record.namespace, record.tenant }, " "), record
+end
+
+-- The tenants using an entry without a reservation now (the verdicts
+-- "unreserved" and "unmanaged" of ledger.tenant_verdict), each once, with
+-- the share of the GPU it is on (1, or its MIG slice's): {key, share}
+-- each, and their records by key.
+local function entry_unreserved(ledger, entry)
+  local list, records = json.array(), {}
+  for _, unit in ipairs(units_of(entry)) do
+    for _, tenant in ipairs(unit.tenants or {}) do
+      local use = ledger_mod.tenant_verdict(ledger, tenant)
+      if use == "unreserved" or use == "unmanaged" then
+        local key, record = tenant_record(tenant, use)
+        if not records[key] then
+          records[key] = record
+          list[#list + 1] = { key = key, share = unit.share or 1 }
+        end
       end
     end
-    return uses
   end
-  return unit_uses(entry)
+  return list, records
 end
 
 local function has_errors(ledger)
@@ -272,6 +345,27 @@ local function forget(records, at, most)
     end)
     for i = most + 1, #kept do
       records[kept[i].key] = nil
+    end
+  end
+end
+
+-- Accrues dt seconds of a GPU's record to what it was at its last read:
+-- each job reserving it (held or idle, a MIG slice's share of dt) and each
+-- tenant using it without a reservation.
+local function accrue(h, record, dt)
+  record.seconds[record.state] = (record.seconds[record.state] or 0) + dt
+  for _, use in ipairs(record.uses) do
+    local seconds = dt * (use.share or 1) -- a MIG slice counts its share of the GPU
+    local field = use.held and "held" or "idle"
+    local job = h.jobs[use.namespace .. "/" .. use.job]
+    if job then
+      job[field] = job[field] + seconds
+    end
+  end
+  for _, item in ipairs(record.unreserved or {}) do
+    local tenant = h.tenants[item.key]
+    if tenant then
+      tenant.seconds = tenant.seconds + dt * item.share
     end
   end
 end
@@ -308,18 +402,7 @@ function M.observe(h, ledger, max_gap)
     local since_past = (clock.parse_time(record.since) or at) <= at -- a record from the future is not continued
     local continuous = not record.interrupted and since_past and dt >= 0 and dt <= max_gap
     if continuous and dt > 0 then
-      record.seconds[record.state] = (record.seconds[record.state] or 0) + dt
-      for _, use in ipairs(record.uses) do
-        local job = h.jobs[use.namespace .. "/" .. use.job]
-        if job then
-          local seconds = dt * (use.share or 1) -- a MIG slice counts its share of the GPU
-          if use.held then
-            job.held = job.held + seconds
-          else
-            job.idle = job.idle + seconds
-          end
-        end
-      end
+      accrue(h, record, dt)
     end
     if state ~= record.state or not continuous then
       record.state = state
@@ -332,17 +415,20 @@ function M.observe(h, ledger, max_gap)
     record.uses = entry_uses(entry)
     for _, use in ipairs(record.uses) do
       local key = use.namespace .. "/" .. use.job
-      local job = h.jobs[key]
-      if not job then
-        job = { namespace = use.namespace, job = use.job, held = 0, idle = 0 }
-        h.jobs[key] = job
-      end
-      job.seen = ledger.at
+      h.jobs[key] = h.jobs[key] or { namespace = use.namespace, job = use.job, held = 0, idle = 0 }
+      h.jobs[key].seen = ledger.at
+    end
+    local unreserved, tenants = entry_unreserved(ledger, entry)
+    record.unreserved = unreserved
+    for key, tenant in pairs(tenants) do
+      h.tenants[key] = h.tenants[key] or tenant
+      h.tenants[key].seen = ledger.at
     end
     ::next_entry::
   end
   forget(h.gpus, at, M.MAX_GPUS)
   forget(h.jobs, at, M.MAX_JOBS)
+  forget(h.tenants, at, M.MAX_TENANTS)
 end
 
 -- Sets entry.stateSince on each GPU of the ledger whose state the history
@@ -378,6 +464,19 @@ function M.sorted_gpus(h)
     end
     return a.uuid < b.uuid
   end)
+  return list
+end
+
+-- The records of a section (h.tenants) sorted by their keys.
+function M.sorted(records)
+  local keys, list = {}, {}
+  for key in pairs(records) do
+    keys[#keys + 1] = key
+  end
+  table.sort(keys)
+  for i, key in ipairs(keys) do
+    list[i] = records[key]
+  end
   return list
 end
 

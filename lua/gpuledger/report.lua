@@ -1,8 +1,8 @@
 -- The arithmetic of `gpuledger report` (docs/contract.md#report): GPU-hours
--- per job (reserved, held, idle, idle share; most idle first) and per node
--- and GPU state, from the samples of Prometheus' two queries. Pure: the
--- values come in, the report goes out; render/table.lua and render/json.lua
--- print it.
+-- per job (reserved, held, idle, idle share; most idle first), per node
+-- and GPU state, and per tenant used without a reservation (most first),
+-- from the samples of Prometheus' queries. Pure: the values come in, the
+-- report goes out; render/table.lua and render/json.lua print it.
 local json = require "gpuledger.json"
 
 local M = {}
@@ -11,6 +11,17 @@ M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
 
 local function hours(seconds)
   return seconds / 3600
+end
+
+-- list sorted by its entries' field, most first, then by name_of(entry).
+local function most_first(list, field, name_of)
+  table.sort(list, function(a, b)
+    if a[field] ~= b[field] then
+      return a[field] > b[field]
+    end
+    return name_of(a) < name_of(b)
+  end)
+  return list
 end
 
 -- The jobs of the per-job samples ({metric = {namespace, nomad_job, use},
@@ -36,13 +47,7 @@ local function jobs_of(samples)
     entry.reservedHours = entry.heldHours + entry.idleHours
     entry.idleShare = entry.reservedHours > 0 and entry.idleHours / entry.reservedHours or 0
   end
-  table.sort(list, function(a, b)
-    if a.idleHours ~= b.idleHours then
-      return a.idleHours > b.idleHours
-    end
-    return a.namespace .. "/" .. a.job < b.namespace .. "/" .. b.job
-  end)
-  return list
+  return most_first(list, "idleHours", function(entry) return entry.namespace .. "/" .. entry.job end)
 end
 
 -- The nodes of the per-node samples ({metric = {node, state}, value =
@@ -69,19 +74,46 @@ local function nodes_of(samples)
   return list
 end
 
--- The report (its JSON in docs/json.md) of the two answers ({jobs = samples, nodes =
--- samples}) over the window `since`, made at `at` (RFC 3339).
-function M.build(answers, since, at)
-  return { schema = 1, since = since, at = at, jobs = jobs_of(answers.jobs), nodes = nodes_of(answers.nodes) }
+-- The tenants of the per-tenant samples ({metric = {node, kind, namespace,
+-- nomad_job, task, container, tenant, use}, value = seconds}) that used a
+-- GPU without a reservation over the window: those with GPU-hours, most
+-- first, then by node and tenant.
+local function unreserved_of(samples)
+  local list = json.array()
+  for _, sample in ipairs(samples) do
+    local m = sample.metric
+    if sample.value > 0 then
+      list[#list + 1] = {
+        node = m.node or "", kind = m.kind or "", use = m.use or "", namespace = m.namespace or "",
+        job = m.nomad_job or "", task = m.task or "", container = m.container or "", tenant = m.tenant or "",
+        hours = hours(sample.value),
+      }
+    end
+  end
+  return most_first(list, "hours", function(entry) return entry.node .. "\0" .. entry.tenant end)
 end
 
--- Totals over the report's jobs: reserved, held and idle GPU-hours.
+-- The report (its JSON in docs/json.md) of the answers ({jobs = samples, nodes =
+-- samples, unreserved = samples}) over the window `since`, made at `at` (RFC 3339).
+function M.build(answers, since, at)
+  return {
+    schema = 1, since = since, at = at, jobs = jobs_of(answers.jobs), nodes = nodes_of(answers.nodes),
+    unreserved = unreserved_of(answers.unreserved or {}),
+  }
+end
+
+-- Totals over the report: the jobs' reserved, held and idle GPU-hours, and
+-- the GPU-hours used without a reservation.
 function M.totals(report)
   local total = { reservedHours = 0, heldHours = 0, idleHours = 0 }
   for _, entry in ipairs(report.jobs) do
     for key in pairs(total) do
       total[key] = total[key] + entry[key]
     end
+  end
+  total.unreservedHours = 0
+  for _, entry in ipairs(report.unreserved) do
+    total.unreservedHours = total.unreservedHours + entry.hours
   end
   return total
 end

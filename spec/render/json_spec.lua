@@ -61,6 +61,10 @@ local REPORT = {
     { node = "gpud", hours = { held = 12, ["reserved-idle"] = 8, unaccounted = 0, free = 0 } },
     { node = "gpue", hours = { held = 0, ["reserved-idle"] = 0, unaccounted = 0, free = 4.25 } },
   },
+  unreserved = json.array {
+    { node = "gpud", kind = "docker", use = "unmanaged", namespace = "", job = "", task = "", container = "ffmpeg-manual",
+      tenant = "ffmpeg-manual", hours = 6 },
+  },
 }
 
 describe("render.json: report", function()
@@ -70,8 +74,12 @@ describe("render.json: report", function()
     assert.equal("7d", decoded.since)
     assert.equal("worker", decoded.jobs[1].job)
     assert.equal(8, decoded.nodes[1].hours["reserved-idle"])
-    local empty = render_json.report { schema = 1, since = "1h", at = "t", jobs = json.array(), nodes = json.array() }
+    assert.same(REPORT.unreserved[1], decoded.unreserved[1])
+    local empty = render_json.report {
+      schema = 1, since = "1h", at = "t", jobs = json.array(), nodes = json.array(), unreserved = json.array(),
+    }
     assert.truthy(empty:find('"jobs":[]', 1, true))
     assert.truthy(empty:find('"nodes":[]', 1, true))
+    assert.truthy(empty:find('"unreserved":[]', 1, true))
   end)
 end)

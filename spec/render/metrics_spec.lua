@@ -16,7 +16,7 @@ local FAMILIES = {
   "gpuledger_gpu_health_level", "gpuledger_gpu_xid_events", "gpuledger_gpu_remapped_rows", "gpuledger_gpu_ecc_errors",
   "gpuledger_gpu_pcie_link", "gpuledger_gpu_power_limit_watts",
   "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
-  "gpuledger_job_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
+  "gpuledger_job_gpu_seconds_total", "gpuledger_tenant_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
   "gpuledger_gpu_finding", "gpuledger_source_up", "gpuledger_refresh_duration_seconds",
   "gpuledger_last_refresh_timestamp_seconds", "gpuledger_build_info",
 }
@@ -232,6 +232,27 @@ describe("render.metrics", function()
       'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="held"} 45.5',
       'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="idle"} 0',
     }, samples(text, "gpuledger_job_gpu_seconds_total"))
+  end)
+
+  it("has one counter per tenant used without a reservation, by its kind, job or container and name", function()
+    local h = history.new()
+    local function at(t)
+      local clock = require "gpuledger.clock"
+      return H.ledger({ H.gpu { index = 0, tenants = {
+        H.nomad_tenant { jobName = "encode", taskName = "enc", allocId = "9eab414d", reserved = false },
+        H.docker_tenant(), H.host_tenant { owner = "user", uid = 1000, user = "alice" }, H.nomad_tenant(),
+      } } }, { at = clock.format_time(clock.parse_time(H.AT) + t) })
+    end
+    history.observe(h, at(0), 45)
+    history.observe(h, at(20), 45)
+    assert.same({
+      'gpuledger_tenant_gpu_seconds_total{node="gpud",kind="docker",namespace="",nomad_job="",task="",'
+        .. 'container="ffmpeg-manual",tenant="ffmpeg-manual",use="unmanaged"} 20',
+      'gpuledger_tenant_gpu_seconds_total{node="gpud",kind="host",namespace="",nomad_job="",task="",'
+        .. 'container="",tenant="user alice (uid 1000)",use="unmanaged"} 20',
+      'gpuledger_tenant_gpu_seconds_total{node="gpud",kind="nomad",namespace="video",nomad_job="encode",task="enc",'
+        .. 'container="",tenant="encode/enc",use="unreserved"} 20',
+    }, samples(render(at(20), h), "gpuledger_tenant_gpu_seconds_total"))
   end)
 
   it("names each finding's card: one series per GPU, code and level, the count of such findings", function()

@@ -370,7 +370,8 @@ describe("render.table: fleet check --summary", function()
   end)
 end)
 
--- A report as report.build gives it: two jobs, most idle first, two nodes.
+-- A report as report.build gives it: two jobs, most idle first, two nodes,
+-- two tenants without a reservation, most first.
 local REPORT = {
   schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",
   jobs = {
@@ -381,16 +382,34 @@ local REPORT = {
     { node = "gpud", hours = { held = 12, ["reserved-idle"] = 8, unaccounted = 0, free = 0 } },
     { node = "gpue", hours = { held = 0, ["reserved-idle"] = 0, unaccounted = 0, free = 4.25 } },
   },
+  unreserved = {
+    { node = "gpud", kind = "docker", use = "unmanaged", namespace = "", job = "", task = "", container = "ffmpeg-manual",
+      tenant = "ffmpeg-manual", hours = 6 },
+    { node = "gpue", kind = "nomad", use = "unreserved", namespace = "video", job = "encode", task = "enc", container = "",
+      tenant = "encode/enc", hours = 1.5 },
+  },
 }
 
 describe("render.table: report", function()
   it("the header with totals, the job table, the node table (%.1f, %.0f%%)", function()
     local text = render.report(REPORT)
-    contains("gpuledger report · the last 7d · 2 job(s), 20.0 GPU-hours reserved, 8.0 idle (40%)\n", text)
+    contains("gpuledger report · the last 7d · 2 job(s), 20.0 GPU-hours reserved, 8.0 idle (40%)"
+      .. " · 7.5 GPU-hours used without a reservation\n", text)
     contains("│ video/worker     │ 10.0           │ 2.0        │ 8.0        │ 80%  │", text)
     contains("GPU-hours per node and state", text)
     contains("│ gpue │ 0.0  │ 0.0           │ 0.0         │ 4.2  │", text)
     assert.truthy(text:find("worker", 1, true) < text:find("restreamer", 1, true))
+  end)
+
+  it("the third table: GPU-hours used without a reservation, by tenant, most first", function()
+    local text = render.report(REPORT)
+    contains("\nGPU-hours used without a reservation\n"
+      .. "│ tenant        │ kind   │ verdict    │ node │ GPU-h │\n"
+      .. "├───────────────┼────────┼────────────┼──────┼───────┤\n"
+      .. "│ ffmpeg-manual │ docker │ unmanaged  │ gpud │ 6.0   │\n"
+      .. "│ encode/enc    │ nomad  │ unreserved │ gpue │ 1.5   │\n", text)
+    local reserved_only = render.report { schema = 1, since = "7d", at = "", jobs = REPORT.jobs, nodes = {}, unreserved = {} }
+    assert.falsy(reserved_only:find("without a reservation", 1, true))
   end)
 
   it("hours below 0.1 keep two significant digits, so a short window is not all 0.0", function()
@@ -398,13 +417,14 @@ describe("render.table: report", function()
       schema = 1, since = "10m", at = "",
       jobs = { { namespace = "video", job = "worker", reservedHours = 0.0042, heldHours = 0.05, idleHours = 0, idleShare = 0 } },
       nodes = { { node = "gpud", hours = { held = 0.00000001, ["reserved-idle"] = 0.123, unaccounted = 0, free = 0 } } },
+      unreserved = {},
     }
     contains("│ video/worker │ 0.0042         │ 0.050      │ 0.0        │ 0%   │", text)
     contains("│ gpud │ <0.000001 │ 0.1           │ 0.0         │ 0.0  │", text)
   end)
 
   it("an empty report: one line saying why", function()
-    local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {} }
+    local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {}, unreserved = {} }
     assert.equal(1, select(2, text:gsub("\n", "")))
     contains("no gpuledger counters in Prometheus over the last 1h", text)
     contains("increase() needs two scrapes", text)

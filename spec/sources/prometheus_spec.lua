@@ -14,10 +14,15 @@ describe("gpuledger.sources.prometheus", function()
     end
   end)
 
-  it("queries: report's two, over the window", function()
+  it("queries: report's three, over the window, one per answer", function()
     local q = prometheus.queries("7d")
     assert.equal("sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[7d]))", q.jobs)
     assert.equal("sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[7d]))", q.nodes)
+    assert.equal("sum by (node, kind, namespace, nomad_job, task, container, tenant, use) "
+      .. "(increase(gpuledger_tenant_gpu_seconds_total[7d]))", q.unreserved)
+    for _, name in ipairs(prometheus.ANSWERS) do
+      assert.is_string(q[name])
+    end
   end)
 
   it("query_path: the query percent-encoded", function()

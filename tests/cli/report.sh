@@ -61,13 +61,23 @@ expect_in "report: restreamer's hours" "$out" "│ video/restreamer │ 10.0    
 expect_in "report: the node table" "$out" "GPU-hours per node and state"
 expect_in "report: gpud's states (NaN left out)" "$out" "│ gpud │ 12.0 │ 8.0           │ 0.0         │ 0.0  │"
 expect_in "report: gpue free 4.25 h" "$out" "│ gpue │ 0.0  │ 0.0           │ 0.0         │ 4.2  │"
+expect_in "report: the header counts the hours used without a reservation" "$out" \
+    "8.0 idle (40%) · 3.1 GPU-hours used without a reservation"
+expect_in "report: the third table, most first, none of 0 h" "$out" "GPU-hours used without a reservation
+│ tenant                          │ kind   │ verdict    │ node │ GPU-h │
+├─────────────────────────────────┼────────┼────────────┼──────┼───────┤
+│ ffmpeg-manual                   │ docker │ unmanaged  │ gpud │ 2.5   │
+│ encode/encode                   │ nomad  │ unreserved │ gpud │ 0.5   │
+│ process python3 of root (uid 0) │ host   │ unmanaged  │ gpue │ 0.1   │"
 log=$(cat "$WORK/plain.log")
 expect_in "report: asks the per-job query" "$log" \
     '"query": "sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[7d]))"'
 expect_in "report: asks the per-node query" "$log" \
     '"query": "sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[7d]))"'
-expect_eq "report: two GET requests of /api/v1/query" \
-    "$(grep -c '"method": "GET", "path": "/ok/api/v1/query"' "$WORK/plain.log")" 2
+expect_in "report: asks the per-tenant query" "$log" \
+    '"query": "sum by (node, kind, namespace, nomad_job, task, container, tenant, use) (increase(gpuledger_tenant_gpu_seconds_total[7d]))"'
+expect_eq "report: three GET requests of /api/v1/query" \
+    "$(grep -c '"method": "GET", "path": "/ok/api/v1/query"' "$WORK/plain.log")" 3
 
 run report --prometheus "$PROM/ok/" --json --since 2w
 expect_rc "report --json: exit 0" 0
@@ -78,6 +88,13 @@ expect_lua "report --json: worker first, its hours and share" "$out" \
 expect_lua "report --json: restreamer's share is 0" "$out" 'j.jobs[2].job == "restreamer" and j.jobs[2].idleShare == 0'
 expect_lua "report --json: nodes sorted, hours per state" "$out" \
     'j.nodes[1].node == "gpud" and j.nodes[1].hours.held == 12 and j.nodes[1].hours["reserved-idle"] == 8 and j.nodes[2].hours.free == 4.25'
+expect_lua "report --json: unreserved, most first, each tenant's fields and hours" "$out" '
+    local u = j.unreserved
+    return #u == 3 and u[1].kind == "docker" and u[1].use == "unmanaged" and u[1].container == "ffmpeg-manual"
+      and u[1].tenant == "ffmpeg-manual" and u[1].node == "gpud" and u[1].hours == 2.5
+      and u[2].kind == "nomad" and u[2].use == "unreserved" and u[2].namespace == "video" and u[2].job == "encode"
+      and u[2].task == "encode" and u[2].container == "" and u[2].hours == 0.5
+      and u[3].kind == "host" and u[3].tenant == "process python3 of root (uid 0)" and u[3].hours == 0.1'
 expect_in "report --since 2w: the window in the queries" "$(cat "$WORK/plain.log")" "gpuledger_job_gpu_seconds_total[2w]"
 
 PROMETHEUS_URL=$PROM/ok run report
@@ -92,6 +109,7 @@ run report --prometheus "$PROM/empty" --json
 expect_lua "empty answer --json: [] jobs and nodes" "$out" \
     'type(j.jobs) == "table" and next(j.jobs) == nil and type(j.nodes) == "table" and next(j.nodes) == nil'
 expect_in "empty answer --json: jobs is []" "$out" '"jobs":[]'
+expect_in "empty answer --json: unreserved is []" "$out" '"unreserved":[]'
 
 # --- --since is refused before any request -----------------------------------------
 before=$(requests plain)

@@ -6,7 +6,8 @@ would pick a server:
 
     /ok          success: the --answers file's vector for each query
                  ("jobs" for gpuledger_job_gpu_seconds_total, "nodes" for
-                 gpuledger_gpu_state_seconds_total)
+                 gpuledger_gpu_state_seconds_total, "unreserved" for
+                 gpuledger_tenant_gpu_seconds_total)
     /empty       success with "result": []
     /bad_data    400 {"status":"error","errorType":"bad_data",...}
     /execution   422 errorType execution
@@ -33,6 +34,7 @@ Any other path: 404 "404 page not found". Other methods: 405.
 import argparse
 import json
 import os
+import re
 import threading
 import time
 import urllib.parse
@@ -47,6 +49,12 @@ ERRORS = {
     "execution": (422, "vector cannot contain metrics with the same labelset"),
     "timeout": (503, "query timed out in expression evaluation"),
     "internal": (500, "write /prometheus/wal/00000012: no space left on device"),
+}
+# The answer of the --answers file for each counter a query asks about.
+ANSWERS = {
+    "gpuledger_job_gpu_seconds_total": "jobs",
+    "gpuledger_gpu_state_seconds_total": "nodes",
+    "gpuledger_tenant_gpu_seconds_total": "unreserved",
 }
 HTML = ("<!DOCTYPE html>\n<html><head><title>Sign in</title></head>"
         "<body><form method=\"post\">Sign in to continue</form></body></html>\n")
@@ -91,7 +99,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, query):
         """The configured vector for the query; stamped with the time now."""
-        name = "jobs" if "gpuledger_job_gpu_seconds_total" in query else "nodes"
+        counter = re.search(r"increase\((\w+)\[", query)
+        name = ANSWERS.get(counter.group(1) if counter else "", "")
         now = round(time.time(), 3)
         return [{"metric": s["metric"], "value": [now, s["value"]]} for s in self.answers.get(name, [])]
 

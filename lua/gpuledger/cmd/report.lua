@@ -1,6 +1,7 @@
--- `gpuledger report`: GPU-hours per job and per node and state over
--- --since, from Prometheus. --since is checked before any request; any
--- failure of Prometheus is one line and exit 1.
+-- `gpuledger report`: GPU-hours per job, per node and state, and per tenant
+-- used without a reservation over --since, from Prometheus. --since is
+-- checked before any request; any failure of Prometheus is one line and
+-- exit 1.
 local clock = require "gpuledger.clock"
 local cmd = require "gpuledger.cmd"
 local collect = require "gpuledger.collect.prometheus"

@@ -1,4 +1,4 @@
--- The one impure part of `report`: the two instant queries (docs/contract.md#report) sent
+-- The one impure part of `report`: the instant queries (docs/contract.md#report) sent
 -- to Prometheus through core.http_get (TLS like the Nomad client, a bearer
 -- token from the variable a flag names, never seen by Lua).
 local http = require "gpuledger.collect.http"
@@ -14,8 +14,9 @@ M.MAX_BYTES = 8 * 1024 * 1024
 -- bearer token; timeout_ms, nil for 30 s; the TLS fields ca_cert, ca_path,
 -- client_cert, client_key, tls_server_name), for the counters over window
 -- (validated by sources.prometheus.window).
--- Returns {jobs = samples, nodes = samples}, or nil and one message that
--- names Prometheus, its address and the cause.
+-- Returns the samples of each answer of prometheus.ANSWERS ({jobs =
+-- samples, nodes = samples, …}), or nil and one message that names
+-- Prometheus, its address and the cause.
 function M.query(core, config, window)
   local endpoint, why = http.endpoint(config.prometheus)
   if not endpoint then
@@ -27,9 +28,9 @@ function M.query(core, config, window)
     client_key = config.client_key, tls_server_name = config.tls_server_name,
     token_header = "Authorization", token_prefix = "Bearer ", token_env = config.token_env,
   }
-  local answers = {}
-  for _, name in ipairs { "jobs", "nodes" } do
-    local query = prometheus.queries(window)[name]
+  local answers, queries = {}, prometheus.queries(window)
+  for _, name in ipairs(prometheus.ANSWERS) do
+    local query = queries[name]
     local status, body, content_type = http.get(core, "prometheus", endpoint, prometheus.query_path(query),
       request, prometheus.QUERY_PATH)
     if not status then

@@ -421,6 +421,15 @@ function M.node(report, h, refresh, build)
       end
     end
   end
+  w.family("gpuledger_tenant_gpu_seconds_total", "counter",
+    "GPU-seconds each tenant used without a reservation: a Nomad task on a GPU it was not allocated (use=unreserved), "
+      .. "a container or process outside Nomad (use=unmanaged).")
+  if h then
+    for _, t in ipairs(history.sorted(h.tenants)) do
+      w.sample({ { "node", node }, { "kind", t.kind }, { "namespace", t.namespace }, { "nomad_job", t.job },
+        { "task", t.task }, { "container", t.container }, { "tenant", t.tenant }, { "use", t.use } }, t.seconds)
+    end
+  end
 
   w.family("gpuledger_rules_loaded", "gauge", "Finding rules in the effective rule set.")
   if rules then

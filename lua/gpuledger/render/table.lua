@@ -616,11 +616,11 @@ local function percent(share)
   return string.format("%.0f%%", share * 100)
 end
 
--- `report` (report.lua's report): a header with the totals, the jobs, then
--- the nodes; or, when Prometheus had no counters over the window, one line
--- saying so and why.
+-- `report` (report.lua's report): a header with the totals, the jobs, the
+-- nodes, then the tenants that used GPUs without a reservation; or, when
+-- Prometheus had no counters over the window, one line saying so and why.
 function M.report(report)
-  if #report.jobs == 0 and #report.nodes == 0 then
+  if #report.jobs == 0 and #report.nodes == 0 and #report.unreserved == 0 then
     return string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
       .. "(increase() needs two scrapes of a counter inside the window: is gpuledger serve scraped, "
       .. "and for longer than one scrape interval?)\n", report.since)
@@ -628,9 +628,11 @@ function M.report(report)
   local report_mod = require "gpuledger.report"
   local total = report_mod.totals(report)
   local share = total.reservedHours > 0 and total.idleHours / total.reservedHours or 0
+  local unreserved = #report.unreserved > 0
+    and string.format(" · %s GPU-hours used without a reservation", hours(total.unreservedHours)) or ""
   local out = {
-    string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)\n",
-      report.since, #report.jobs, hours(total.reservedHours), hours(total.idleHours), percent(share)),
+    string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)%s\n",
+      report.since, #report.jobs, hours(total.reservedHours), hours(total.idleHours), percent(share), unreserved),
   }
   if #report.jobs > 0 then
     local rows = {}
@@ -655,6 +657,14 @@ function M.report(report)
       header[#header + 1] = state
     end
     out[#out + 1] = "\nGPU-hours per node and state\n" .. M.draw(header, rows)
+  end
+  if #report.unreserved > 0 then
+    local rows = {}
+    for i, entry in ipairs(report.unreserved) do
+      rows[i] = { entry.tenant, entry.kind, entry.use, entry.node, hours(entry.hours) }
+    end
+    out[#out + 1] = "\nGPU-hours used without a reservation\n"
+      .. M.draw({ "tenant", "kind", "verdict", "node", "GPU-h" }, rows)
   end
   return table.concat(out)
 end

@@ -1,5 +1,5 @@
 -- Prometheus' HTTP API as `report` reads it (docs/sources.md#prometheus-report):
--- the --since window, the two instant queries over gpuledger's counters,
+-- the --since window, the instant queries over gpuledger's counters,
 -- the request path, and the answer turned into samples or one clear error.
 -- Pure: the request itself is collect/prometheus.lua's.
 local json = require "gpuledger.json"
@@ -22,13 +22,19 @@ function M.window(since)
   return since
 end
 
--- The two queries of `report` over window: GPU-seconds per job and use, and
--- per node and GPU state. Both sum away instance and job, so a Prometheus
--- that scrapes many nodes, fleet ledgers or a federation answers the same.
+-- The answers `report` reads, in the order it asks for them.
+M.ANSWERS = { "jobs", "nodes", "unreserved" }
+
+-- The queries of `report` over window, by answer: GPU-seconds per job and
+-- use, per node and GPU state, and per tenant used without a reservation
+-- (on its node). Each sums away instance and job, so a Prometheus that
+-- scrapes many nodes, fleet ledgers or a federation answers the same.
 function M.queries(window)
   return {
     jobs = string.format("sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[%s]))", window),
     nodes = string.format("sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[%s]))", window),
+    unreserved = string.format("sum by (node, kind, namespace, nomad_job, task, container, tenant, use) "
+      .. "(increase(gpuledger_tenant_gpu_seconds_total[%s]))", window),
   }
 end
 
