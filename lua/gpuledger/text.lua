@@ -29,7 +29,11 @@ end
 -- (escape sequences, newlines, DEL, C1) and the bidirectional controls that
 -- reorder what follows (U+202A–U+202E, U+2066–U+2069) replaced by U+FFFD.
 function M.printable(s)
-  s = M.valid_utf8(tostring(s))
+  s = tostring(s)
+  if not s:find("[%c\127-\255]") then
+    return s -- printable ASCII, the common case: nothing to replace
+  end
+  s = M.valid_utf8(s)
   s = s:gsub("[%c\127]", REPLACEMENT)
   s = s:gsub("\xE2\x80[\xAA-\xAE]", REPLACEMENT):gsub("\xE2\x81[\xA6-\xA9]", REPLACEMENT)
   return (s:gsub("\xC2[\x80-\x9F]", REPLACEMENT))
