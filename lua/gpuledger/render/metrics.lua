@@ -22,7 +22,10 @@ M.CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 -- requires, and no other control or bidirectional character).
 function M.escape(value)
   local s = tostring(value == nil and "" or value)
-  return text.printable((s:gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" })))
+  if s:find('[\\"\n]') then
+    s = s:gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" })
+  end
+  return text.printable(s)
 end
 
 -- A sample value: integers plain, floats in their shortest exact form
@@ -44,6 +47,7 @@ end
 -- Collects the lines of the document, family by family.
 local function writer()
   local lines = {}
+  local escaped = {} -- label value → M.escape of it: a node's, a GPU's labels recur in many samples
   local w = {}
   -- Starts a family: its HELP and TYPE lines.
   function w.family(name, kind, help)
@@ -55,10 +59,18 @@ local function writer()
   function w.sample(labels, value)
     local parts = {}
     for i, label in ipairs(labels) do
-      parts[i] = string.format('%s="%s"', label[1], M.escape(label[2]))
+      local raw = label[2]
+      local text_value = escaped[raw]
+      if not text_value then
+        text_value = M.escape(raw)
+        if type(raw) == "string" then
+          escaped[raw] = text_value
+        end
+      end
+      parts[i] = label[1] .. '="' .. text_value .. '"'
     end
     local set = #parts > 0 and ("{" .. table.concat(parts, ",") .. "}") or ""
-    lines[#lines + 1] = string.format("%s%s %s", w.name, set, M.number(value))
+    lines[#lines + 1] = w.name .. set .. " " .. M.number(value)
   end
   function w.text()
     return table.concat(lines, "\n") .. "\n"
