@@ -33,37 +33,39 @@ end
 local EMPTY_ARRAY_MARK = "\u{F8FF}gpuledger-empty-array"
 local EMPTY_ARRAY_TEXT = '["' .. EMPTY_ARRAY_MARK .. '"]'
 
+-- s with each backslash and the character it escapes made two \1 bytes
+-- (so that every quote left opens or closes a string); the same length.
+local function unescaped(s)
+  local parts, from = {}, 1
+  local at = s:find("\\", 1, true)
+  while at do
+    parts[#parts + 1] = s:sub(from, at - 1) .. (at < #s and "\1\1" or "\1")
+    from = at + 2
+    at = s:find("\\", from, true)
+  end
+  parts[#parts + 1] = s:sub(from)
+  return table.concat(parts)
+end
+
 -- s with every empty array outside a string written as EMPTY_ARRAY_TEXT.
+-- Whether one is in a string is told by the number of quotes before it
+-- (escaped ones aside), counted in C, not string by string.
 local function mark_empty_arrays(s)
   if not s:find("%[%s*%]") then
     return s
   end
-  local parts, from, i = {}, 1, 1
-  while true do
-    i = s:find('["%[]', i)
-    if not i then
-      break
+  local plain = unescaped(s)
+  local parts, from, counted, in_string = {}, 1, 1, false
+  local open, close = plain:find("%[%s*%]")
+  while open do
+    local _, quotes = plain:sub(counted, open - 1):gsub('[^"]*"', "")
+    in_string = in_string ~= (quotes % 2 == 1)
+    counted = open
+    if not in_string then
+      parts[#parts + 1] = s:sub(from, open - 1) .. EMPTY_ARRAY_TEXT
+      from = close + 1
     end
-    if s:byte(i) == 34 then -- a string: to its closing quote, past escapes
-      local escaped
-      repeat
-        i = s:find('["\\]', i + 1)
-        escaped = i and s:byte(i) == 92
-        if escaped then
-          i = i + 1 -- the escaped character, a quote maybe
-        end
-      until not escaped
-      if not i then
-        break -- unterminated: cjson says so
-      end
-    else
-      local close = s:match("^%[%s*()%]", i)
-      if close then
-        parts[#parts + 1] = s:sub(from, i - 1) .. EMPTY_ARRAY_TEXT
-        from, i = close + 1, close
-      end
-    end
-    i = i + 1
+    open, close = plain:find("%[%s*%]", close + 1)
   end
   parts[#parts + 1] = s:sub(from)
   return table.concat(parts)
@@ -77,10 +79,12 @@ local function normalise(value)
   for k, v in pairs(value) do
     if v == cjson.null then
       value[k] = nil
-    elseif type(v) == "table" and #v == 1 and v[1] == EMPTY_ARRAY_MARK and next(v, next(v)) == nil then
-      value[k] = M.array()
-    else
-      normalise(v)
+    elseif type(v) == "table" then -- a string, number or boolean has nothing in it
+      if #v == 1 and v[1] == EMPTY_ARRAY_MARK and next(v, next(v)) == nil then
+        value[k] = M.array()
+      else
+        normalise(v)
+      end
     end
   end
   return value
