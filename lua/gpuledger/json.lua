@@ -164,7 +164,8 @@ end
 
 local encode_value
 
-local function encode_table(t, indent, depth, seen, omit)
+-- names: each object key met so far in this document, encoded with its colon.
+local function encode_table(t, indent, depth, seen, omit, names)
   if seen[t] then
     error("json: cannot encode a table that contains itself", 0)
   end
@@ -181,7 +182,7 @@ local function encode_table(t, indent, depth, seen, omit)
   if M.is_array(t) or is_sequence(t) then
     open, close = "[", "]"
     for i = 1, #t do
-      parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen, omit)
+      parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen, omit, names)
     end
   else
     open, close = "{", "}"
@@ -197,7 +198,12 @@ local function encode_table(t, indent, depth, seen, omit)
       if v == nil then
         v = t[tonumber(k)]
       end
-      parts[i] = inner_pad .. encode_string(k) .. colon .. encode_value(v, indent, depth + 1, seen, omit)
+      local name = names[k]
+      if not name then
+        name = encode_string(k) .. colon
+        names[k] = name
+      end
+      parts[i] = inner_pad .. name .. encode_value(v, indent, depth + 1, seen, omit, names)
     end
   end
   seen[t] = nil
@@ -207,7 +213,7 @@ local function encode_table(t, indent, depth, seen, omit)
   return open .. newline .. table.concat(parts, "," .. newline) .. newline .. pad .. close
 end
 
-encode_value = function(v, indent, depth, seen, omit)
+encode_value = function(v, indent, depth, seen, omit, names)
   local kind = type(v)
   if kind == "string" then
     return encode_string(v)
@@ -218,7 +224,7 @@ encode_value = function(v, indent, depth, seen, omit)
   elseif kind == "nil" then
     return "null"
   elseif kind == "table" then
-    return encode_table(v, indent, depth, seen, omit)
+    return encode_table(v, indent, depth, seen, omit, names)
   end
   error("json: cannot encode a " .. kind, 0)
 end
@@ -226,7 +232,7 @@ end
 -- Encodes value as compact JSON, or indented by the string `indent` per
 -- level. omit: a set of object keys to leave out (default none).
 function M.encode(value, indent, omit)
-  return encode_value(value, indent, 0, {}, omit or {})
+  return encode_value(value, indent, 0, {}, omit or {}, {})
 end
 
 return M
