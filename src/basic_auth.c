@@ -2,11 +2,9 @@
  * crypt_r, compared in constant time. Contract in basic_auth.h. */
 #include "basic_auth.h"
 
+#include <crypt.h>
 #include <stdlib.h>
 #include <string.h>
-#ifndef GPULEDGER_NO_CRYPT
-#include <crypt.h>
-#endif
 
 /* 1 when a and b are equal, in a time that depends on their lengths only. */
 static int same_text(const char *a, const char *b)
@@ -18,25 +16,6 @@ static int same_text(const char *a, const char *b)
     return differ == 0;
 }
 
-int basic_auth_supported(void)
-{
-#ifdef GPULEDGER_NO_CRYPT
-    return 0;
-#else
-    return 1;
-#endif
-}
-
-#ifdef GPULEDGER_NO_CRYPT
-/* No crypt in this build's C library (the static release's musl): no
- * password ever matches. */
-static int hash_matches(const char *password, const char *hash)
-{
-    (void)password;
-    (void)hash;
-    return 0;
-}
-#else
 /* crypt_r(password, hash) compared with hash: 1 when they are the same. */
 static int hash_matches(const char *password, const char *hash)
 {
@@ -48,7 +27,6 @@ static int hash_matches(const char *password, const char *hash)
     free(data);
     return same;
 }
-#endif
 
 int basic_auth_check(const struct basic_auth_user *users, size_t n, const char *user,
                      const char *password)
@@ -69,10 +47,6 @@ int basic_auth_check(const struct basic_auth_user *users, size_t n, const char *
 
 int basic_auth_hash_usable(const char *hash)
 {
-#ifdef GPULEDGER_NO_CRYPT
-    (void)hash;
-    return 0;
-#else
     struct crypt_data *data = calloc(1, sizeof *data);
     if (!data)
         return 0;
@@ -80,5 +54,4 @@ int basic_auth_hash_usable(const char *hash)
     int usable = got && got[0] != '*' && strncmp(got, hash, 7) == 0;
     free(data);
     return usable;
-#endif
 }

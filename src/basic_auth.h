@@ -10,10 +10,6 @@ struct basic_auth_user {
     const char *hash; /* "$2y$10$…": bcrypt, checked by the C library's crypt */
 };
 
-/* 1 when this build can check passwords, 0 when its C library has no
- * crypt (the static release: Debian's musl is built without it). */
-int basic_auth_supported(void);
-
 /* 1 when user and password match one of the n users, else 0. The C
  * library's crypt_r does the bcrypt (libxcrypt, musl); the names and the
  * hashes are compared in constant time, and a password is hashed even for

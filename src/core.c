@@ -115,7 +115,6 @@ static const luaL_Reg core_functions[] = {
     {"run_isolated", core_run_isolated},   /* isolate.c */
     {"serve", serve_loop_run},             /* serve_loop.c */
     {"serve_tls_supported", serve_loop_tls_supported},
-    {"serve_basic_auth_supported", serve_loop_basic_auth_supported},
     {"now", core_now},
     {"monotonic_ms", core_monotonic_ms},
     {"children_cpu_ms", core_children_cpu_ms},

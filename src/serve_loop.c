@@ -4,8 +4,6 @@
  * signals that reload the rules or stop it. */
 #include "serve_loop.h"
 
-#include "basic_auth.h"
-
 #include <signal.h>
 #include <stdio.h>
 
@@ -168,13 +166,6 @@ static void read_access(lua_State *L, struct http_access *access)
 int serve_loop_tls_supported(lua_State *L)
 {
     lua_pushboolean(L, http_server_tls_supported());
-    return 1;
-}
-
-/* As serve_loop.h says. */
-int serve_loop_basic_auth_supported(lua_State *L)
-{
-    lua_pushboolean(L, basic_auth_supported());
     return 1;
 }
 

@@ -23,8 +23,4 @@ int serve_loop_run(lua_State *L);
  * build's libmicrohttpd was built with GnuTLS), else false. */
 int serve_loop_tls_supported(lua_State *L);
 
-/* core.serve_basic_auth_supported() → true when core.serve can check
- * basic_auth_users' passwords (this build's C library has crypt). */
-int serve_loop_basic_auth_supported(lua_State *L);
-
 #endif

@@ -59,10 +59,6 @@ function M.access(core, path)
     return nil, bad
   end
   local access = { users = config.users }
-  if config.users and #config.users > 0 and not core.serve_basic_auth_supported() then
-    return nil, "basic_auth_users: this build cannot check passwords (its C library has no crypt, as in the "
-      .. "static release); put the password check in a proxy in front of it, or use the .deb build"
-  end
   if config.tls then
     if not core.serve_tls_supported() then
       return nil, "tls_server_config: this build's HTTP server (libmicrohttpd without GnuTLS, as in the static release) "
