@@ -21,6 +21,12 @@ return {
   allow_unmanaged = false,
   -- idle findings (OK) for GPUs nobody holds or reserved.
   idle = true,
+  -- A GPU's memory nearly full, as a share of its total in use: the page's
+  -- memory bar turns amber at memory_high_ratio and red at
+  -- memory_full_ratio, where the example rule memory-nearly-full
+  -- (rules/examples/memory_nearly_full.lua) fires.
+  memory_high_ratio = 0.85,
+  memory_full_ratio = 0.95,
   -- What one rule may spend on one evaluation before it is stopped with a
   -- rule-error: Lua VM instructions and heap growth in bytes.
   rule_instructions = 20000000,

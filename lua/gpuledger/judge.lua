@@ -217,7 +217,9 @@ end
 -- policy choices given (config.policy), as M.rules does, with extra_errors
 -- (text, nil for none) among the set's errors. h: nil, or {record =
 -- history, max_gap = seconds, observe = bool} or {error = why}. Returns the
--- report {ledger, findings, worst, counts, codes, rules = {loaded, errors}}.
+-- report {ledger, findings, worst, counts, codes, rules = {loaded, errors},
+-- policy (the thresholds with the choices given over them, as the rules
+-- saw them)}.
 function M.judge(core, input, sources, given, h, extra_errors)
   local data = sources and M.data(core, sources) -- the site's Xid catalogue grades the ledger
   local ledger = M.ledger_of(input, data and data[1].xid_catalogue)
@@ -230,6 +232,7 @@ function M.judge(core, input, sources, given, h, extra_errors)
     report.findings = found[1]
     report.codes = ruleset.codes(set)
     report.rules = { loaded = #set.rules, errors = #set.errors }
+    report.policy = M.policy(data[1], given)
   end
   report.worst = findings.worst(report.findings)
   report.counts = findings.counts(report.findings)

@@ -134,9 +134,43 @@ describe("render.html", function()
   it("draws utilisation and memory as bars, and counts the findings per level in the header", function()
     local text = page(node())
     assert.truthy(text:find('<meter class="util" min="0" max="100" value="72"></meter> 72%', 1, true))
-    assert.truthy(text:find('<meter class="memory" min="0" max="8192" value="2048"></meter> 2048/8192 MiB', 1, true))
+    assert.truthy(text:find('<meter class="memory" min="0" max="8192" low="6963" high="7782" optimum="0" value="2048"></meter>'
+      .. ' 2048/8192 MiB', 1, true))
     assert.truthy(text:find('<p class="counts"><span class="count"><span class="level ERROR">ERROR</span> 0</span>', 1, true))
     assert.truthy(text:find('<span class="count"><span class="level BAD">BAD</span> 1</span>', 1, true))
+  end)
+
+  it("marks the memory bar amber and red at the policy's memory_high_ratio and memory_full_ratio", function()
+    local function meter(policy)
+      local ledger = H.ledger { H.gpu { index = 0, memoryUsedMiB = 9700, memoryTotalMiB = 10000 } }
+      local _, _, report = H.run_rules(ledger)
+      report.policy = policy or report.policy
+      return html.node(report, { interval = 15 }):match('<meter class="memory"[^>]*>')
+    end
+    assert.equal('<meter class="memory" min="0" max="10000" low="8500" high="9500" optimum="0" value="9700">', meter())
+    assert.equal('<meter class="memory" min="0" max="10000" low="8000" high="9000" optimum="0" value="9700">',
+      meter { memory_high_ratio = 0.8, memory_full_ratio = 0.9 })
+    assert.equal('<meter class="memory" min="0" max="10000" low="7000" high="7000" optimum="0" value="9700">',
+      meter { memory_high_ratio = 0.9, memory_full_ratio = 0.7 }, "amber no higher than red")
+    assert.equal('<meter class="memory" min="0" max="10000" value="9700">', meter { memory_full_ratio = "full" })
+  end)
+
+  it("shows a GPU's health codes one per line, and under them its other findings, one per line", function()
+    local ledger = H.ledger { H.gpu { index = 0, memoryUsedMiB = 9700, memoryTotalMiB = 10000,
+      tenants = { H.docker_tenant { container = "a" }, H.docker_tenant { container = "b" } } } }
+    ledger.entries[1].healthVerdict = nil
+    local example = assert(io.open("rules/examples/memory_nearly_full.lua")):read("a")
+    local _, _, report = H.run_rules(ledger, nil, H.site_rules { ["memory_nearly_full.lua"] = example })
+    local row = html.node(report, { interval = 15 }):match('<tr id="gpu%-' .. H.UUID0:gsub("%-", "%%-") .. '".-</tr>')
+    local cell = row:match('<td data%-label="health">(.-)</td>')
+    assert.truthy(cell:find('^<ul class="codes"><li><span class="none">%-</span></li>'), cell)
+    assert.truthy(cell:find('<li><span class="level BAD">BAD</span> unmanaged-tenant ×2</li>', 1, true), cell)
+    assert.truthy(cell:find('<li><span class="level WARN">WARN</span> contended</li>', 1, true), cell)
+    assert.truthy(cell:find('<li><span class="level WARN">WARN</span> memory-nearly-full</li>', 1, true), cell)
+    local health = { index = 0, uuid = H.UUID0, healthVerdict = { level = "BAD", codes = { "xid-fatal", "row-remap-pending" } } }
+    local lone = html.node({ ledger = H.ledger { health }, findings = {}, worst = "OK", counts = {} }, { interval = 15 })
+    assert.truthy(lone:find('<td data-label="health"><ul class="codes"><li><span class="level BAD">BAD</span></li><li>xid-fatal</li>'
+      .. '<li>row-remap-pending</li></ul></td>', 1, true))
   end)
 
   it("refreshes at least every second", function()

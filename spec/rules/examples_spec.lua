@@ -50,7 +50,7 @@ describe("rules/examples", function()
     for _, rule in ipairs(set.rules) do
       assert.is_nil(rule.code:match("nearly") or rule.code:match("long"), rule.code)
     end
-    assert.is_nil(set.thresholds.memory_full_ratio)
+    assert.is_nil(set.thresholds.reserved_idle_long_hours)
   end)
 
   describe("fleet_reserved_idle.lua", function()

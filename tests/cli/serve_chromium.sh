@@ -5,7 +5,8 @@
 # container name as text, the console shows no Content Security Policy
 # violation; the GPU rows with a BAD or ERROR finding stand out, each finding
 # links to its GPU's row, memory and utilisation are bars, the header counts
-# the findings per level; at 420, 800 and 1400 px nothing needs sideways
+# the findings per level, a health code or another finding on its GPU's row one
+# per line, a nearly full memory bar marked; at 420, 800 and 1400 px nothing needs sideways
 # scrolling (measured in the browser); and screenshots at 1400 and 420 px,
 # light and dark, are kept as artifacts in $GPULEDGER_BUILD_DIR/artifacts/.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
@@ -27,6 +28,7 @@ mkdir -p "$ARTIFACTS"
 lua5.4 -e 'local cjson = require "cjson"
 local s = cjson.decode(io.read("a"))
 s.sources.docker.containers[3].Name = "/<script>alert(\"x\")</script>"
+s.sources.nvidia.query_gpu.rows[2][5] = "22500" -- gpu1 at 98 % of its memory: its bar red
 io.write(cjson.encode(s))' <"$WORK/demo.json" >"$WORK/hostile.json"
 
 if ! start_serve page --replay "$WORK/hostile.json" --listen 127.0.0.1:0 --interval 5s --rules "$WORK/rules"; then
@@ -42,6 +44,10 @@ expect_in "gpu2, with an ERROR finding, stands out" "$dom" \
 expect_in "gpu0, with none worse than OK, does not" "$dom" '<tr id="gpu-GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01" class="gpu">'
 expect_in "a finding links to its GPU's row" "$dom" '<a href="#gpu-GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52">gpu2 GPU-c41b9e27</a>'
 expect_eq "utilisation and memory as bars, one each per GPU" "$(grep -o '<meter class="\(util\|memory\)"' <<<"$dom" | wc -l)" 8
+expect_in "gpu1's memory bar marked amber at 85 % and red at 95 % (rules/thresholds.lua)" "$dom" \
+    '<meter class="memory" min="0" max="23034" low="19578" high="21882" optimum="0" value="22500"></meter> 22500/23034 MiB'
+expect_in "gpu1's health codes one per line, its reserved-idle under them" "$dom" \
+    '<li>row-remap-pending</li><li>nomad-schedules-failing-gpu</li><li>xid-memory</li><li><span class="level WARN">WARN</span> reserved-idle</li>'
 expect_in "the header counts the findings per level" "$dom" '<span class="count"><span class="level ERROR">ERROR</span> 1</span>'
 expect_in "the header counts BAD (the demo's health findings among them)" "$dom" '<span class="count"><span class="level BAD">BAD</span> 8</span>'
 for gpu in "NVIDIA L4" "NVIDIA GeForce RTX 4090" "Tesla T4"; do

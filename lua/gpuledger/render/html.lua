@@ -43,18 +43,35 @@ local function state_cell(ledger, gpu)
   return out
 end
 
--- The health cell: the level badge of the judge's health verdict and its
--- codes, or a dash where nothing of the GPU's health was read.
-local function health_cell(gpu)
+-- The health and findings cell: the level badge of the judge's health
+-- verdict and its codes, one per line (a dash where nothing of the GPU's
+-- health was read); under them the GPU's other findings (found, worst
+-- first) that are not OK, one per line, each its level badge and code (and
+-- how many, where a code is there more than once).
+local function health_cell(gpu, found)
   local verdict = gpu.healthVerdict
-  if not verdict then
-    return '<span class="none">-</span>'
+  local lines = { verdict and level_badge(verdict.level) or '<span class="none">-</span>' }
+  local health = {}
+  for _, code in ipairs(verdict and verdict.codes or {}) do
+    health[code] = true
+    lines[#lines + 1] = M.escape(code)
   end
-  local codes = {}
-  for i, code in ipairs(verdict.codes) do
-    codes[i] = M.escape(code)
+  local items, count = {}, {}
+  for _, finding in ipairs(found or {}) do
+    local key = finding.level .. " " .. finding.code
+    if finding.level ~= "OK" and not health[finding.code] then
+      if not count[key] then
+        items[#items + 1] = finding
+      end
+      count[key] = (count[key] or 0) + 1
+    end
   end
-  return level_badge(verdict.level) .. (#codes > 0 and (" " .. table.concat(codes, "<br>")) or "")
+  for _, finding in ipairs(items) do
+    local times = count[finding.level .. " " .. finding.code]
+    lines[#lines + 1] = string.format("%s %s%s", level_badge(finding.level), M.escape(finding.code),
+      times > 1 and string.format(" ×%d", times) or "")
+  end
+  return '<ul class="codes"><li>' .. table.concat(lines, "</li><li>") .. "</li></ul>"
 end
 
 -- "restreamer/restreamer" per reservation, or a dash.
@@ -92,10 +109,29 @@ local function tenants_cell(gpu)
 end
 
 -- A bar of value out of max (a <meter>, drawn by the browser: no inline
--- style), with the text after it.
-local function bar(class, value, max, label)
-  return string.format('<meter class="%s" min="0" max="%d" value="%d"></meter> %s', class, math.max(max, 1),
-    math.max(0, math.min(value, math.max(max, 1))), label)
+-- style), with the text after it. With marks {low, high} (shares of max),
+-- the browser draws it amber above low and red above high.
+local function bar(class, value, max, label, marks)
+  max = math.max(max, 1)
+  local levels = marks and string.format(' low="%d" high="%d" optimum="0"', math.floor(max * marks[1]),
+    math.floor(max * marks[2])) or ""
+  return string.format('<meter class="%s" min="0" max="%d"%s value="%d"></meter> %s', class, max, levels,
+    math.max(0, math.min(value, max)), label)
+end
+
+-- The memory bar's marks from the policy the rules judged by: {amber, red}
+-- at memory_high_ratio and memory_full_ratio (where memory-nearly-full
+-- fires), the amber no higher than the red; nil when memory_full_ratio is
+-- no share from 0 to 1 (a site's thresholds.lua may set anything).
+local function memory_marks(policy)
+  local function share(value)
+    return type(value) == "number" and value > 0 and value <= 1 and value or nil
+  end
+  local full = share((policy or {}).memory_full_ratio)
+  if not full then
+    return nil
+  end
+  return { math.min(share(policy.memory_high_ratio) or full, full), full }
 end
 
 -- What tells a GPU's row apart, for a GPU or a finding about one: its uuid,
@@ -110,16 +146,18 @@ local function row_key(gpu)
   return "index-" .. tostring(gpu.index)
 end
 
--- The worst level of the findings on each GPU (by row_key), for the rows to
--- stand out.
-local function worst_by_gpu(findings)
-  local worst = {}
+-- The findings on each GPU (by row_key), worst first as findings are: the
+-- first one's level makes the row stand out.
+local function findings_by_gpu(findings)
+  local by_gpu = {}
   for _, finding in ipairs(findings or {}) do
-    if finding.index ~= nil and not worst[row_key(finding)] then -- worst first
-      worst[row_key(finding)] = finding.level
+    if finding.index ~= nil then
+      local key = row_key(finding)
+      by_gpu[key] = by_gpu[key] or {}
+      table.insert(by_gpu[key], finding)
     end
   end
-  return worst
+  return by_gpu
 end
 
 -- The anchor of the row of a GPU (or of a finding's GPU), which findings
@@ -153,7 +191,7 @@ local function slice_row(ledger, gpu, slice)
     state_cell(ledger, view), reserved_cell(view), tenants_cell(view))
 end
 
-local function gpu_table(ledger, findings, out, grafana_url)
+local function gpu_table(ledger, findings, policy, out, grafana_url)
   local entries = ledger.entries or {}
   if #entries == 0 then
     if ledger.sources and ledger.sources.nvidia == "failed" or (ledger.errors and #ledger.errors > 0) then
@@ -165,10 +203,11 @@ local function gpu_table(ledger, findings, out, grafana_url)
   end
   out[#out + 1] = "<table class=\"gpus\">"
   out[#out + 1] = "<thead><tr><th>gpu</th><th>model</th><th>util</th><th>memory</th><th>temp</th>"
-    .. "<th>enc</th><th>state</th><th>health</th><th>reserved by</th><th>tenants</th></tr></thead>"
+    .. "<th>enc</th><th>state</th><th>health · findings</th><th>reserved by</th><th>tenants</th></tr></thead>"
   out[#out + 1] = "<tbody>"
-  local worst = worst_by_gpu(findings)
+  local by_gpu, marks = findings_by_gpu(findings), memory_marks(policy)
   for _, gpu in ipairs(entries) do
+    local found = by_gpu[row_key(gpu)]
     local used, total = gpu.memoryUsedMiB or 0, gpu.memoryTotalMiB or 0
     local util = gpu.utilizationPct and bar("util", gpu.utilizationPct, 100, string.format("%d%%", gpu.utilizationPct))
       or '<span class="none">unknown</span>' -- none under MIG
@@ -176,12 +215,13 @@ local function gpu_table(ledger, findings, out, grafana_url)
       '<tr id="%s" class="%s"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
         .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'
         .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
-        .. '<td data-label="state">%s</td><td data-label="health">%s</td><td data-label="reserved by">%s</td>'
-        .. '<td data-label="tenants">%s</td></tr>',
-      gpu_anchor(gpu), ROW_CLASS[worst[row_key(gpu)]] or "gpu",
+        .. '<td data-label="state">%s</td><td data-label="health">%s</td>'
+        .. '<td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
+      gpu_anchor(gpu), ROW_CLASS[found and found[1].level] or "gpu",
       linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gl.index_text(gpu))), M.escape(gpu.model),
-      util, bar("memory", used, total, string.format("%d/%d MiB", used, total)),
-      gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu), reserved_cell(gpu), tenants_cell(gpu))
+      util, bar("memory", used, total, string.format("%d/%d MiB", used, total), marks),
+      gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu, found),
+      reserved_cell(gpu), tenants_cell(gpu))
     for _, slice in ipairs(gpu.migDevices or {}) do
       out[#out + 1] = slice_row(ledger, gpu, slice)
     end
@@ -251,7 +291,8 @@ local function page_foot(out, version)
 end
 
 -- The node page of a report (judge.lua: the annotated ledger of this
--- refresh, its findings worst first and their worst level). opts: interval
+-- refresh, its findings worst first and their worst level, the policy its
+-- memory bars are marked by). opts: interval
 -- (seconds; the page refreshes at that pace, at least every second),
 -- version, and grafana_url (the checked --grafana-url: the node and each
 -- GPU link to the dashboard).
@@ -288,7 +329,7 @@ function M.node(report, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>GPUs</h2>"
-  gpu_table(ledger, findings, out, opts.grafana_url)
+  gpu_table(ledger, findings, report.policy, out, opts.grafana_url)
   out[#out + 1] = "</section>"
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"
