@@ -97,6 +97,7 @@ static int core_terminal_columns(lua_State *L)
 
 static const luaL_Reg core_functions[] = {
     {"spawn", core_spawn},
+    {"spawn_all", core_spawn_all},
     {"parse_csv", core_parse_csv},
     {"proc_cgroups", core_proc_cgroups},
     {"read_kmsg", core_read_kmsg},

@@ -8,6 +8,7 @@
 
 /* core_process.c: commands, nvidia-smi's CSV, /proc, the kernel log. */
 int core_spawn(lua_State *L);
+int core_spawn_all(lua_State *L);
 int core_parse_csv(lua_State *L);
 int core_proc_cgroups(lua_State *L);
 int core_read_kmsg(lua_State *L);

@@ -17,6 +17,36 @@
 #include "procfs.h"
 #include "spawn_capture.h"
 
+/* Reads the argv table at index (1 to argv_cap - 1 strings, which the table
+ * keeps alive) into argv, NULL-terminated; raises naming argument arg when
+ * it is not one. */
+static void read_argv(lua_State *L, int index, int arg, const char **argv, lua_Integer argv_cap)
+{
+    luaL_checktype(L, index, LUA_TTABLE);
+    lua_Integer argc = luaL_len(L, index);
+    if (argc < 1 || argc >= argv_cap)
+        luaL_argerror(L, arg, lua_pushfstring(L, "want 1 to %d arguments", (int)(argv_cap - 1)));
+    for (lua_Integer i = 1; i <= argc; i++) {
+        lua_geti(L, index, i);
+        argv[i - 1] = luaL_checkstring(L, -1); /* kept alive by the argv table */
+        lua_pop(L, 1);
+    }
+    argv[argc] = NULL;
+}
+
+/* The limits of a spawn from its options table at index: deadline_ms, an
+ * instant of core.monotonic_ms() (0: none); timeout_ms after the start
+ * (default 10000 without a deadline); max_bytes (default 4 MiB). */
+static void read_limits(lua_State *L, int index, long long *deadline_ms, int *timeout_ms,
+                        size_t *max_bytes)
+{
+    *deadline_ms = (long long)opt_int_field(L, index, "deadline_ms", 0);
+    *timeout_ms = (int)opt_int_field(L, index, "timeout_ms", *deadline_ms > 0 ? 0 : 10000);
+    luaL_argcheck(L, *timeout_ms > 0 || *deadline_ms > 0, index,
+                  "timeout_ms or deadline_ms must be more than 0");
+    *max_bytes = (size_t)opt_int_field(L, index, "max_bytes", 4 << 20);
+}
+
 /* core.spawn(argv, {timeout_ms=, deadline_ms=, max_bytes=}) → stdout,
  * stderr, exit_status (exit_status is nil when a signal ended it), or nil,
  * cause. Runs argv[1] without a shell (spawn_capture.c) until timeout_ms
@@ -24,26 +54,17 @@
  * instant of core.monotonic_ms(), whichever comes first. */
 int core_spawn(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_Integer argc = luaL_len(L, 1);
-    luaL_argcheck(L, argc >= 1 && argc < 256, 1, "want 1 to 255 arguments");
     const char *argv[256];
-    for (lua_Integer i = 1; i <= argc; i++) {
-        lua_geti(L, 1, i);
-        argv[i - 1] = luaL_checkstring(L, -1); /* kept alive by the argv table */
-        lua_pop(L, 1);
-    }
-    argv[argc] = NULL;
-    lua_Integer deadline_ms = opt_int_field(L, 2, "deadline_ms", 0);
-    int timeout_ms = (int)opt_int_field(L, 2, "timeout_ms", deadline_ms > 0 ? 0 : 10000);
-    luaL_argcheck(L, timeout_ms > 0 || deadline_ms > 0, 2,
-                  "timeout_ms or deadline_ms must be more than 0");
-    size_t max_bytes = (size_t)opt_int_field(L, 2, "max_bytes", 4 << 20);
+    read_argv(L, 1, 1, argv, 256);
+    long long deadline_ms;
+    int timeout_ms;
+    size_t max_bytes;
+    read_limits(L, 2, &deadline_ms, &timeout_ms, &max_bytes);
 
     struct spawn_result result = {0};
     char cause[256];
-    if (spawn_capture((char *const *)argv, timeout_ms, (long long)deadline_ms, max_bytes, &result,
-                      cause, sizeof cause) != 0)
+    if (spawn_capture((char *const *)argv, timeout_ms, deadline_ms, max_bytes, &result, cause,
+                      sizeof cause) != 0)
         return push_cause(L, cause);
     lua_pushlstring(L, result.out, result.out_len);
     lua_pushlstring(L, result.err, result.err_len);
@@ -53,6 +74,58 @@ int core_spawn(lua_State *L)
         lua_pushnil(L);
     spawn_result_free(&result);
     return 3;
+}
+
+/* The most arguments of one command of core.spawn_all. */
+#define SPAWN_ALL_ARGS 32
+
+/* core.spawn_all(commands, {timeout_ms=, deadline_ms=, max_bytes=}) →
+ * results: runs the commands (argv tables, at most SPAWN_ALL_MAX, each of
+ * fewer than SPAWN_ALL_ARGS arguments) at the same time (spawn_capture_all),
+ * each under the limits core.spawn takes, so that one deadline bounds them
+ * all, and returns when every one has ended. results[i] is the i-th
+ * command's {out=, err=, status=} (status nil when a signal ended it), or
+ * {error=cause}. */
+int core_spawn_all(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_Integer count = luaL_len(L, 1);
+    luaL_argcheck(L, count <= SPAWN_ALL_MAX, 1, "too many commands at once");
+    luaL_checkstack(L, (int)count + 8, "core.spawn_all");
+    const char *argvs[SPAWN_ALL_MAX][SPAWN_ALL_ARGS];
+    struct spawn_job jobs[SPAWN_ALL_MAX];
+    for (lua_Integer i = 1; i <= count; i++) {
+        lua_geti(L, 1, i); /* stays on the stack, so its strings stay alive */
+        read_argv(L, -1, 1, argvs[i - 1], SPAWN_ALL_ARGS);
+        jobs[i - 1].argv = (char *const *)argvs[i - 1];
+    }
+    long long deadline_ms;
+    int timeout_ms;
+    size_t max_bytes;
+    read_limits(L, 2, &deadline_ms, &timeout_ms, &max_bytes);
+
+    spawn_capture_all(jobs, (size_t)count, timeout_ms, deadline_ms, max_bytes);
+    lua_createtable(L, (int)count, 0);
+    for (lua_Integer i = 0; i < count; i++) {
+        struct spawn_job *job = &jobs[i];
+        lua_createtable(L, 0, 3);
+        if (job->rc != 0) {
+            lua_pushstring(L, job->cause);
+            lua_setfield(L, -2, "error");
+        } else {
+            lua_pushlstring(L, job->result.out, job->result.out_len);
+            lua_setfield(L, -2, "out");
+            lua_pushlstring(L, job->result.err, job->result.err_len);
+            lua_setfield(L, -2, "err");
+            if (job->result.exit_status >= 0) {
+                lua_pushinteger(L, job->result.exit_status);
+                lua_setfield(L, -2, "status");
+            }
+            spawn_result_free(&job->result);
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
 }
 
 /* core.parse_csv(text) → rows (an array of arrays of strings), or nil, cause

@@ -482,6 +482,51 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     return 0;
 }
 
+/* What a thread of spawn_capture_all runs: one job, and the limits they share. */
+struct job_thread {
+    struct spawn_job *job;
+    int timeout_ms;
+    long long deadline_ms;
+    size_t max_bytes;
+    pthread_t thread;
+    int started;
+};
+
+/* Runs one job of spawn_capture_all (a pthread start routine). */
+static void *run_job(void *arg)
+{
+    struct job_thread *t = arg;
+    t->job->rc = spawn_capture(t->job->argv, t->timeout_ms, t->deadline_ms, t->max_bytes,
+                               &t->job->result, t->job->cause, sizeof t->job->cause);
+    return NULL;
+}
+
+/* As spawn_capture.h says. */
+void spawn_capture_all(struct spawn_job *jobs, size_t n, int timeout_ms, long long deadline_ms,
+                       size_t max_bytes)
+{
+    struct job_thread threads[SPAWN_ALL_MAX];
+    for (size_t i = SPAWN_ALL_MAX; i < n; i++) {
+        memset(&jobs[i].result, 0, sizeof jobs[i].result);
+        jobs[i].rc = cause_set(jobs[i].cause, sizeof jobs[i].cause,
+                               "not started: more than %d commands at once", SPAWN_ALL_MAX);
+    }
+    if (n > SPAWN_ALL_MAX)
+        n = SPAWN_ALL_MAX;
+    for (size_t i = 0; i < n; i++) {
+        threads[i] = (struct job_thread){&jobs[i], timeout_ms, deadline_ms, max_bytes, 0, 0};
+        threads[i].started = pthread_create(&threads[i].thread, NULL, run_job, &threads[i]) == 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!threads[i].started)
+            run_job(&threads[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (threads[i].started)
+            pthread_join(threads[i].thread, NULL);
+    }
+}
+
 /* As spawn_capture.h says. */
 enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, size_t max_bytes,
                                      char **data, size_t *len, int *status, int *error_number)

@@ -33,6 +33,29 @@ struct spawn_result {
 int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
                   struct spawn_result *result, char *cause, size_t cause_cap);
 
+/* The most commands spawn_capture_all runs at once. */
+#define SPAWN_ALL_MAX 16
+
+/* One command of spawn_capture_all: argv in; rc, result and cause out, as
+ * spawn_capture leaves them for that command. */
+struct spawn_job {
+    char *const *argv;
+    int rc;
+    struct spawn_result result; /* filled when rc is 0 (spawn_result_free) */
+    char cause[256];
+};
+
+/* Runs the n jobs at the same time, each as spawn_capture runs one alone with
+ * these timeout_ms, deadline_ms and max_bytes: one deadline bounds them all,
+ * and each job's failure is its own (one that times out, overflows or is not
+ * found leaves the others running to their ends). Returns when every job
+ * has ended, each child reaped (or abandoned as spawn_capture abandons one).
+ * Each job runs in a thread of its own; one whose thread cannot be started
+ * runs in the caller's thread once the others have started. At most
+ * SPAWN_ALL_MAX jobs run: those past it fail, not started. */
+void spawn_capture_all(struct spawn_job *jobs, size_t n, int timeout_ms, long long deadline_ms,
+                       size_t max_bytes);
+
 /* Why a child was killed, or not started, for a pending stop signal. */
 #define SPAWN_STOPPED_MESSAGE     "stopped: gpuledger is stopping (SIGTERM or SIGINT)"
 #define SPAWN_NOT_STARTED_MESSAGE "not started: gpuledger is stopping (SIGTERM or SIGINT)"

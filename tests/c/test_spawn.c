@@ -1,5 +1,6 @@
 /* spawn_capture: capture, exit status, exec failures, timeouts that kill the
- * whole process group, the output cap, and no zombie or descriptor left. */
+ * whole process group, the output cap, and no zombie or descriptor left;
+ * spawn_capture_all: several at once under one deadline. */
 #include "check.h"
 #include "clock.h"
 #include "process_checks.h"
@@ -304,6 +305,63 @@ static void test_shared_deadline(void)
     CHECK(no_child_left());
 }
 
+/* Several commands at once: each waits for the other to have started, so
+ * they can only end if they run together; one deadline bounds them all; each
+ * failure is its own. */
+static void test_all_at_once(void)
+{
+    char wait_a[400], wait_b[400];
+    snprintf(wait_a, sizeof wait_a, "touch %s/a; while [ ! -e %s/b ]; do sleep 0.01; done; echo a",
+             tmpdir, tmpdir);
+    snprintf(wait_b, sizeof wait_b,
+             "touch %s/b; while [ ! -e %s/a ]; do sleep 0.01; done; echo b >&2; exit 3", tmpdir,
+             tmpdir);
+    int before = count_open_fds();
+    struct spawn_job together[2] = {{.argv = (char *[]){"sh", "-c", wait_a, NULL}},
+                                    {.argv = (char *[]){"sh", "-c", wait_b, NULL}}};
+    spawn_capture_all(together, 2, 5000, 0, MIB);
+    if (CHECK_INT(together[0].rc, 0)) {
+        CHECK_STR(together[0].result.out, "a\n");
+        CHECK_INT(together[0].result.exit_status, 0);
+    }
+    if (CHECK_INT(together[1].rc, 0)) {
+        CHECK_STR(together[1].result.err, "b\n");
+        CHECK_INT(together[1].result.exit_status, 3);
+    }
+    spawn_result_free(&together[0].result);
+    spawn_result_free(&together[1].result);
+
+    double start = seconds_now();
+    struct spawn_job mixed[4] = {{.argv = (char *[]){"sleep", "30", NULL}},
+                                 {.argv = (char *[]){"gpuledger-no-such-binary", NULL}},
+                                 {.argv = (char *[]){"head", "-c", "5000", "/dev/zero", NULL}},
+                                 {.argv = (char *[]){"sleep", "30", NULL}}};
+    spawn_capture_all(mixed, 4, 10000, monotonic_ms() + 800, 4096);
+    CHECK(seconds_now() - start < 2.0); /* not 2 × 800 ms in turn, nor 10 s */
+    CHECK_INT(mixed[0].rc, -1);
+    CHECK(strstr(mixed[0].cause, "ms: its deadline passed") != NULL);
+    CHECK_INT(mixed[1].rc, -1);
+    CHECK_STR(mixed[1].cause, "not found");
+    CHECK_INT(mixed[2].rc, -1);
+    CHECK_STR(mixed[2].cause, "output exceeds 4 KiB");
+    CHECK_INT(mixed[3].rc, -1);
+    CHECK(strstr(mixed[3].cause, "ms: its deadline passed") != NULL);
+
+    struct spawn_job too_many[SPAWN_ALL_MAX + 1];
+    char *const true_argv[] = {"true", NULL};
+    for (int i = 0; i <= SPAWN_ALL_MAX; i++)
+        too_many[i] = (struct spawn_job){.argv = true_argv};
+    spawn_capture_all(too_many, SPAWN_ALL_MAX + 1, 5000, 0, MIB);
+    for (int i = 0; i < SPAWN_ALL_MAX; i++) {
+        CHECK_INT(too_many[i].rc, 0);
+        spawn_result_free(&too_many[i].result);
+    }
+    CHECK_INT(too_many[SPAWN_ALL_MAX].rc, -1);
+    CHECK_STR(too_many[SPAWN_ALL_MAX].cause, "not started: more than 16 commands at once");
+    CHECK_INT(count_open_fds(), before);
+    CHECK(no_child_left());
+}
+
 static void test_output_cap(void)
 {
     struct spawn_result r;
@@ -385,7 +443,7 @@ static void test_descriptors(void)
 static int remove_tmpdir(void)
 {
     char path[300];
-    static const char *const names[] = {"not-executable", "not-a-program", "group.pid"};
+    static const char *const names[] = {"not-executable", "not-a-program", "group.pid", "a", "b"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", tmpdir, names[i]);
         unlink(path);
@@ -405,6 +463,7 @@ int main(void)
     test_exec_failures();
     test_timeouts();
     test_shared_deadline();
+    test_all_at_once();
     test_output_cap();
     test_descriptors();
     CHECK_INT(remove_tmpdir(), 0);
