@@ -64,11 +64,29 @@ function H.testdata(path)
   return assert(core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/" .. path, 4 << 20))
 end
 
+-- A spawn_all for a fake core whose spawn(argv, opts) answers one
+-- command: runs each command through fake.spawn, in order, and records
+-- each round (the argv[2] of its commands) in fake.rounds.
+function H.spawn_all_over(fake)
+  fake.rounds = fake.rounds or {}
+  return function(commands, opts)
+    local round, results = {}, {}
+    for i, argv in ipairs(commands) do
+      round[i] = argv[2]
+      local out, err, status = fake.spawn(argv, opts)
+      results[i] = out and { out = out, err = err, status = status } or { error = err }
+    end
+    fake.rounds[#fake.rounds + 1] = round
+    return results
+  end
+end
+
 -- A fake core for the nvidia-smi collectors: its spawn answers by the key
 -- key_of(argv) gives, from answers (stdout text, or {out, err, status};
 -- a key with no answer fails to start), and records each key asked (calls),
--- the deadline each got (deadlines) and the last argv and options; its
--- clock stands at 5000 ms, and it parses CSV as the real core does.
+-- the deadline each got (deadlines) and the last argv and options;
+-- spawn_all asks spawn (H.spawn_all_over, recording rounds); its clock
+-- stands at 5000 ms, and it parses CSV as the real core does.
 function H.fake_nvidia_core(key_of, answers)
   local fake = { calls = {}, deadlines = {} }
   function fake.monotonic_ms()
@@ -87,6 +105,7 @@ function H.fake_nvidia_core(key_of, answers)
     end
     return answer, "", 0
   end
+  fake.spawn_all = H.spawn_all_over(fake)
   fake.parse_csv = core.parse_csv
   return fake
 end

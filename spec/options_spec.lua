@@ -538,8 +538,8 @@ describe("gpuledger.options", function()
     end)
 
     it("gives the health query and the kernel log their sections", function()
-      assert.same({ enabled = true, binary = "nvidia-smi" }, config({ "ls" }).health)
-      assert.same({ enabled = false, binary = "/opt/smi" }, config({ "ls", "--no-health", "--nvidia-smi", "/opt/smi" }).health)
+      assert.same({ enabled = true }, config({ "ls" }).health)
+      assert.same({ enabled = false }, config({ "ls", "--no-health", "--nvidia-smi", "/opt/smi" }).health)
       assert.same({ mode = "auto", proc_root = "/proc" }, config({ "ls" }).kernel_log)
       assert.same({ mode = "/var/log/kern.log.1", proc_root = "/host/proc" },
         config({ "ls", "--kernel-log", "/var/log/kern.log.1", "--proc", "/host/proc" }).kernel_log)

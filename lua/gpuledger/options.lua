@@ -621,7 +621,7 @@ function M.config(opts, getenv, terminal_columns)
       node_given = opts.set.node == true,
     },
     nvidia = { binary = opts["nvidia-smi"] },
-    health = { enabled = not opts["no-health"], binary = opts["nvidia-smi"] },
+    health = { enabled = not opts["no-health"] },
     kernel_log = { mode = opts["kernel-log"], proc_root = opts.proc },
     proc = { enabled = asks_engines, root = opts.proc, cgroup_parents = opts.cgroup_parents },
     docker = { enabled = asks_engines, endpoint = opts.docker },

@@ -1,32 +1,29 @@
--- Asking nvidia-smi for the MIG slices, through a fake core: -L and -q only
--- when a GPU is in MIG mode, within nvidia-smi's deadline, a failure named.
+-- Asking nvidia-smi for the MIG slices, through a fake core: -L and -q
+-- together, only when a GPU is in MIG mode, within nvidia-smi's deadline,
+-- a failure named.
 local H = require "helper"
 local collect = require "gpuledger.collect.mig"
 
 local DIR = "nvidia/h100-mig-590.48.01/"
 local H100 = "GPU-00000000-0000-0000-0000-000000000000"
 
--- A fake core answering "-L", "-q" and the mode query ("mode") from answers
--- (H.fake_nvidia_core).
+-- A fake core answering "-L" and "-q" from answers (H.fake_nvidia_core).
 local function fake_core(answers)
-  return H.fake_nvidia_core(function(argv)
-    return argv[2]:find("mig.mode.current", 1, true) and "mode" or argv[2]
-  end, answers)
+  return H.fake_nvidia_core(function(argv) return argv[2] end, answers)
 end
 
--- A health source whose answer says the H100 is (or is not) in MIG mode.
-local function health(mode)
-  return { ok = true, health = { fields = { "index", "uuid", "mig.mode.current", "mig.mode.pending" },
-    rows = { { "0", H100, mode, "Enabled" } } } }
+-- The MIG mode's answer saying the H100 is (or is not) in MIG mode.
+local function mode(current)
+  return { fields = { "uuid", "mig.mode.current" }, rows = { { H100, current } } }
 end
 
 local CAPTURE = { ["-L"] = H.testdata(DIR .. "list.txt"), ["-q"] = H.testdata(DIR .. "query.txt") }
 
 describe("gpuledger.collect.mig (with a fake core)", function()
-  it("asks -L and -q by nvidia-smi's deadline when the health answer says a GPU is in MIG mode", function()
+  it("asks -L and -q together by nvidia-smi's deadline when a GPU is in MIG mode", function()
     local core = fake_core(CAPTURE)
-    local source = collect.collect(core, "nvidia-smi", health("Enabled"), 7000)
-    assert.are.same({ "-L", "-q" }, core.calls)
+    local source = collect.collect(core, "nvidia-smi", mode("Enabled"), 7000)
+    assert.are.same({ { "-L", "-q" } }, core.rounds)
     assert.are.same({ 7000, 7000 }, core.deadlines)
     assert.is_true(source.ok)
     assert.are.same({ H100 }, source.enabled)
@@ -35,36 +32,34 @@ describe("gpuledger.collect.mig (with a fake core)", function()
       source.gpus[1].processes[3].pid })
   end)
 
-  it("asks nothing when no GPU is in MIG mode, or the driver's health query knows no MIG", function()
+  it("asks nothing when no GPU is in MIG mode, or the driver knows no MIG", function()
     local core = fake_core(CAPTURE)
-    assert.is_nil(collect.collect(core, "nvidia-smi", health("Disabled"), 7000))
-    assert.is_nil(collect.collect(core, "nvidia-smi", { ok = true, health = { fields = { "uuid" }, rows = { { H100 } } } }, 7000))
+    assert.is_nil(collect.collect(core, "nvidia-smi", mode("Disabled"), 7000))
+    assert.is_nil(collect.collect(core, "nvidia-smi", nil, 7000))
     assert.are.same({}, core.calls)
   end)
 
-  it("asks the mode itself when the health query was not read, and nothing more of a driver that does not know it", function()
-    local core = fake_core(H.merge(CAPTURE, { mode = H100 .. ", Enabled\n" }))
-    assert.is_true(collect.collect(core, "nvidia-smi", nil, 7000).ok)
-    assert.are.same({ "mode", "-L", "-q" }, core.calls)
-    local old = fake_core { mode = { 'Field "mig.mode.current" is not a valid field to query.\n\n', "", 2 } }
-    assert.is_nil(collect.collect(old, "nvidia-smi", { ok = false, error = "x" }, 7000))
-    assert.are.same({ "mode" }, old.calls)
+  it("a mode that could not be read is the source's error", function()
+    local core = fake_core(CAPTURE)
+    assert.are.same({ ok = false, binary = "nvidia-smi", error = "nvidia-smi mig-mode: nvidia-smi: timed out after 10s" },
+      collect.collect(core, "nvidia-smi", { error = "nvidia-smi mig-mode: nvidia-smi: timed out after 10s" }, 7000))
+    assert.are.same({}, core.calls)
   end)
 
   it("names -q's failure, and its hang, as the source's error, keeping which GPUs are in MIG mode", function()
     local failing = fake_core(H.merge(CAPTURE, { ["-q"] = { "Unable to determine the device handle for GPU0000:00:09.0: Unknown Error\n", "", 15 } }))
-    local source = collect.collect(failing, "nvidia-smi", health("Enabled"), 7000)
+    local source = collect.collect(failing, "nvidia-smi", mode("Enabled"), 7000)
     assert.is_false(source.ok)
     assert.are.same({ H100 }, source.enabled)
     assert.are.equal("nvidia-smi -q: nvidia-smi: exit status 15: Unable to determine the device handle for GPU0000:00:09.0: Unknown Error",
       source.error)
     local hanging = fake_core(H.merge(CAPTURE, { ["-q"] = { nil, "timed out after 10000 ms" } }))
     assert.are.equal("nvidia-smi -q: nvidia-smi: timed out after 10000 ms",
-      collect.collect(hanging, "nvidia-smi", health("Enabled"), 7000).error)
+      collect.collect(hanging, "nvidia-smi", mode("Enabled"), 7000).error)
   end)
 
   it("names an answer it cannot read", function()
     local core = fake_core(H.merge(CAPTURE, { ["-L"] = "No devices were found\n" }))
-    assert.are.equal("nvidia-smi -L: unexpected answer: no GPU listed", collect.collect(core, "nvidia-smi", health("Enabled"), 7000).error)
+    assert.are.equal("nvidia-smi -L: unexpected answer: no GPU listed", collect.collect(core, "nvidia-smi", mode("Enabled"), 7000).error)
   end)
 end)

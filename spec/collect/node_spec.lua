@@ -9,7 +9,8 @@ local options = require "gpuledger.options"
 local MAIN = "0, " .. H.UUID0 .. ", NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
 local APPS = H.UUID0 .. ", 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n" .. H.UUID0 .. ", 6060, 48, python3\n"
 
--- A fake core: nvidia-smi answers main and apps, every other query fails;
+-- A fake core: nvidia-smi answers main and apps, lists no optional field,
+-- every other query fails;
 -- /proc knows pid 4242; every HTTP request is refused.
 local function fake_core(overrides)
   local fake = { spawned = {}, cgroup_calls = {}, http = {} }
@@ -19,6 +20,8 @@ local function fake_core(overrides)
     fake.spawned[#fake.spawned + 1] = argv[2]
     if argv[2]:find("compute-apps", 1, true) then
       return APPS, "", 0
+    elseif argv[2] == "--help-query-gpu" then
+      return "", "", 0
     elseif argv[2]:find("uuid", 1, true) then
       return MAIN, "", 0
     end
@@ -41,6 +44,7 @@ local function fake_core(overrides)
   for k, v in pairs(overrides or {}) do
     fake[k] = v
   end
+  fake.spawn_all = H.spawn_all_over(fake)
   return fake
 end
 
@@ -180,23 +184,15 @@ describe("gpuledger.collect.node", function()
       assert.same({ "read", "read", "read" }, { l.sources.health, l.sources.kernel_log, l.sources.nomad_devices })
     end)
 
-    it("asks nvidia-smi what matters most first: the main query, the process list, the health query, then the thermal ones", function()
-      local fake, asked = health_core(), {}
-      local spawn = fake.spawn
-      function fake.spawn(argv, opts)
-        asked[#asked + 1] = argv[2]
-        return spawn(argv, opts)
-      end
+    it("asks nvidia-smi in two rounds: the main query, the process list and the field list, then the optional query", function()
+      local fake = health_core()
       collect.collect(fake, options.config(assert(options.parse(
-        { "ls", "--no-docker", "--no-nomad", "--kernel-log", "off" }, function() end)), function() end))
-      local kinds = {}
-      for _, arg in ipairs(asked) do
-        if arg ~= "--help-query-gpu" then -- asked once per driver: an earlier spec may have asked it
-          kinds[#kinds + 1] = arg:find("compute-apps", 1, true) and "apps" or arg:find("tlimit", 1, true) and "tlimit"
-            or arg:find("reasons", 1, true) and "slowdown" or arg:find("remapped_rows", 1, true) and "health" or "main"
-        end
-      end
-      assert.same({ "main", "apps", "health", "tlimit", "slowdown" }, { table.unpack(kinds, 1, 5) })
+        { "ls", "--no-docker", "--no-nomad", "--kernel-log", "off", "--nvidia-smi", "/opt/smi-rounds" }, function() end)),
+        function() end))
+      assert.same({ 2, 3 }, { #fake.rounds, #fake.rounds[1] })
+      assert.matches("^%-%-query%-compute%-apps=", fake.rounds[1][2])
+      assert.same({ "--help-query-gpu", "--query-gpu=index,uuid,pci.bus_id,remapped_rows.pending" },
+        { fake.rounds[1][3], fake.rounds[2][1] })
     end)
 
     it("asks no health of an nvidia-smi whose main query failed, and no devices of a Nomad that failed", function()

@@ -1,193 +1,300 @@
--- nvidia-smi's queries, run through a fake core: what is asked, how, and
--- what reaches the snapshot (docs/sources.md#nvidia-smi).
+-- nvidia-smi's queries, run through a fake core: what is asked, in which
+-- rounds, and what reaches the snapshot (docs/sources.md#nvidia-smi).
 local H = require "helper"
 local collect = require "gpuledger.collect.nvidia"
+local health = require "gpuledger.sources.health"
 local json = require "gpuledger.json"
 local nvidia = require "gpuledger.sources.nvidia"
 
--- The key of the query argv asks (main, tlimit, clocks_event_reasons,
--- clocks_throttle_reasons, apps), for H.fake_nvidia_core.
-local function query_key(argv)
-  local query = argv[2]
-  if query:find("compute-apps", 1, true) then
-    return "apps"
-  elseif query:find("tlimit", 1, true) then
-    return "tlimit"
-  elseif query:find("clocks_event_reasons", 1, true) then
-    return "clocks_event_reasons"
-  elseif query:find("clocks_throttle_reasons", 1, true) then
-    return "clocks_throttle_reasons"
+local UUID_A = "GPU-aaaa1111-0000-4000-8000-000000000000"
+local UUID_B = "GPU-bbbb2222-0000-4000-8000-000000000000"
+local MAIN = "0, " .. UUID_A .. ", NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
+  .. "1, " .. UUID_B .. ", Tesla T4, 00000000:02:00.0, 0, 15360, 0, 0, 31, 9.87, 0, 0\n"
+local APPS = UUID_A .. ", 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n"
+  .. UUID_A .. ", 5151, 1024, ffmpeg -i /data/clients/acme/match.mp4\n"
+  .. UUID_B .. ", 6060, 48, /usr/local/bin/python3\n"
+
+-- Each optional field's cells, GPU 0's then GPU 1's: what this fake
+-- driver knows beyond the main query and the process list.
+local CELLS = {
+  index = { "0", "1" }, uuid = { UUID_A, UUID_B }, ["pci.bus_id"] = { "00000000:01:00.0", "00000000:02:00.0" },
+  driver_version = { "590.48.01", "590.48.01" }, persistence_mode = { "Enabled", "Disabled" },
+  ["remapped_rows.pending"] = { "No", "Yes" }, ["temperature.gpu.tlimit"] = { "4", "[N/A]" },
+  ["clocks_event_reasons.hw_thermal_slowdown"] = { "Not Active", "Not Active" },
+  ["clocks_event_reasons.sw_thermal_slowdown"] = { "Active", "Not Active" },
+  ["clocks_throttle_reasons.hw_thermal_slowdown"] = { "Active", "Not Active" },
+  ["clocks_throttle_reasons.sw_thermal_slowdown"] = { "Not Active", "Not Active" },
+  ["mig.mode.current"] = { "Disabled", "Disabled" },
+}
+
+-- The fields the optional query asks of a driver that knows every name of CELLS.
+local OPTIONAL = "index,uuid,pci.bus_id,driver_version,persistence_mode,remapped_rows.pending,mig.mode.current,"
+  .. "temperature.gpu.tlimit,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown"
+
+-- A fake nvidia-smi behind a fake core (H.fake_nvidia_core): the main
+-- query and the process list from state.main and state.apps; the help
+-- lists the names of state.cells (default CELLS) but those of state.hidden;
+-- any other --query-gpu answers their cells, or fails as the real one when
+-- it names a field it does not know; state.answers overrides an answer by
+-- key (main, apps, help, optional, remapped, -L, -q).
+local function smi(state)
+  local cells = state.cells or CELLS
+  local function known(name)
+    return cells[name] and not (state.hidden and state.hidden[name])
   end
-  return "main"
+  local function help()
+    local lines = {}
+    for name in pairs(cells) do
+      if known(name) then
+        lines[#lines + 1] = '"' .. name .. '"\nA field.\n'
+      end
+    end
+    table.sort(lines)
+    return table.concat(lines, "\n")
+  end
+  local function optional(argv)
+    local names, rows = {}, { {}, {} }
+    for name in argv[2]:match("=(.*)$"):gmatch("[^,]+") do
+      if not known(name) then
+        return { 'Field "' .. name .. '" is not a valid field to query.\n\n', "", 2 }
+      end
+      names[#names + 1] = name
+      for gpu = 1, 2 do
+        rows[gpu][#names] = cells[name][gpu]
+      end
+    end
+    return table.concat(rows[1], ", ") .. "\n" .. table.concat(rows[2], ", ") .. "\n"
+  end
+  local function key_of(argv)
+    local flag = argv[2]
+    if flag == "--help-query-gpu" then
+      return "help"
+    elseif flag:find("^%-%-query%-compute%-apps") then
+      return "apps"
+    elseif flag:find("^%-%-query%-remapped%-rows") then
+      return "remapped"
+    elseif flag == "--query-gpu=" .. table.concat(nvidia.GPU_FIELDS, ",") then
+      return "main"
+    elseif flag:find("^%-%-query%-gpu=") then
+      return "optional"
+    end
+    return flag
+  end
+  local fake = H.fake_nvidia_core(key_of, state.answers or {})
+  local given = fake.spawn
+  local defaults = {
+    main = function() return state.main or MAIN end,
+    apps = function() return state.apps or APPS end,
+    help = help,
+    optional = optional,
+  }
+  function fake.spawn(argv, opts)
+    local key = key_of(argv)
+    if (state.answers or {})[key] ~= nil or not defaults[key] then
+      return given(argv, opts)
+    end
+    fake.deadlines[#fake.deadlines + 1] = opts.deadline_ms
+    if key == "optional" then
+      fake.optional_argv = argv
+    end
+    local answer = defaults[key](argv)
+    if type(answer) == "table" then
+      return table.unpack(answer, 1, 3)
+    end
+    return answer, "", 0
+  end
+  return fake
 end
 
--- A fake core answering each query from answers (H.fake_nvidia_core).
-local function fake_core(answers)
-  return H.fake_nvidia_core(query_key, answers)
+-- What collect gives for binary, with the health query unless told
+-- otherwise, by one deadline of collect.TIMEOUT_MS from now (as
+-- collect/node.lua gives it).
+local function collected(core, binary, with_health)
+  return collect.collect(core, binary, with_health ~= false, core.monotonic_ms() + collect.TIMEOUT_MS)
 end
 
-local MAIN = "0, GPU-aaaa1111-0000-4000-8000-000000000000, NVIDIA L4, 00000000:01:00.0, 2048, 23034, 41, 12, 61, 38.42, 3, 59.9\n"
-  .. "1, GPU-bbbb2222-0000-4000-8000-000000000000, Tesla T4, 00000000:02:00.0, 0, 15360, 0, 0, 31, 9.87, 0, 0\n"
-local APPS = "GPU-aaaa1111-0000-4000-8000-000000000000, 4242, 2048, /usr/bin/HandBrakeCLI -i secret.mkv\n"
-  .. "GPU-aaaa1111-0000-4000-8000-000000000000, 5151, 1024, ffmpeg -i /data/clients/acme/match.mp4\n"
-  .. "GPU-bbbb2222-0000-4000-8000-000000000000, 6060, 48, /usr/local/bin/python3\n"
-
--- What the node asks of nvidia-smi, the health query aside: the main query
--- and the process list, then the thermal queries, by one deadline of
--- collect.TIMEOUT_MS from now (as collect/node.lua gives them).
-local function nvidia_answers(core, binary)
-  local deadline_ms = core.monotonic_ms() + collect.TIMEOUT_MS
-  local source = collect.collect(core, binary, deadline_ms)
-  collect.collect_thermal(core, source, deadline_ms)
-  return source
+-- The rounds a fake saw, each as the keys of its queries.
+local function rounds(fake)
+  local keyed = {}
+  for r, round in ipairs(fake.rounds) do
+    keyed[r] = {}
+    for i, flag in ipairs(round) do
+      keyed[r][i] = flag == "--help-query-gpu" and "help" or flag:find("compute%-apps") and "apps"
+        or flag:find("remapped%-rows") and "remapped" or flag:find("encoder.stats", 1, true) and "main"
+        or flag:find("^%-%-query%-gpu") and "optional" or flag
+    end
+  end
+  return keyed
 end
 
 describe("gpuledger.collect.nvidia (with a fake core)", function()
-  it("runs main, compute-apps (who holds the GPUs before any optional query), tlimit and clocks_event_reasons, in that order", function()
-    local fake = fake_core {
-      main = MAIN, tlimit = "0, 4\n1, [N/A]\n",
-      clocks_event_reasons = "0, Not Active, Active\n1, Not Active, Not Active\n", apps = APPS,
-    }
-    local collected = nvidia_answers(fake, "/opt/nvidia-smi")
-    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons" }, fake.calls)
-    assert.is_true(collected.ok)
-    local gpus, processes, errors = nvidia.read(collected)
+  it("asks in two rounds: main, process list and field list together, then one optional query", function()
+    local fake = smi {}
+    local sources = collected(fake, "/opt/smi-two-rounds")
+    assert.same({ { "main", "apps", "help" }, { "optional" } }, rounds(fake))
+    assert.equal("--query-gpu=" .. OPTIONAL, fake.optional_argv[2])
+    assert.equal("--format=csv,noheader,nounits", fake.optional_argv[3])
+    local gpus, processes, errors = nvidia.read(sources.nvidia)
     assert.same({}, errors)
-    assert.equal(2, #gpus)
-    assert.equal(4, gpus[1].thermalMarginC)
-    assert.is_true(gpus[1].thermalSlowdown)
+    assert.same({ 4, nil }, { gpus[1].thermalMarginC, gpus[2].thermalMarginC })
+    assert.same({ true, false }, { gpus[1].thermalSlowdown, gpus[2].thermalSlowdown })
     assert.same({ "HandBrakeCLI", "ffmpeg", "python3" }, { processes[1].process, processes[2].process, processes[3].process })
+    assert.same({ "index", "temperature.gpu.tlimit" }, sources.nvidia.tlimit.fields)
+    assert.same({ "index", "uuid", "pci.bus_id", "driver_version", "persistence_mode", "remapped_rows.pending", "mig.mode.current" },
+      sources.health.health.fields)
+    local records = health.read(sources.health.health, sources.health.remapped_rows)
+    assert.same({ false, true }, { records[1].remappedRowsPending, records[2].remappedRowsPending })
+    assert.is_nil(sources.mig) -- no GPU in MIG mode
   end)
 
-  it("asks each query with the binary, no shell, CSV without header or units, one 10 s deadline for all", function()
-    local fake = fake_core { main = "" }
-    nvidia_answers(fake, "/opt/nvidia-smi")
-    assert.equal("/opt/nvidia-smi", fake.last_argv[1])
-    assert.equal("--format=csv,noheader,nounits", fake.last_argv[3])
-    assert.equal(5000 + 10000, fake.last_opts.deadline_ms)
-    assert.is_nil(fake.last_opts.timeout_ms)
+  it("asks a known driver everything in one round, all by the one deadline", function()
+    local fake = smi {}
+    collected(fake, "/opt/smi-one-round")
+    fake.rounds, fake.deadlines = {}, {}
+    local sources = collected(fake, "/opt/smi-one-round")
+    assert.same({ { "main", "apps", "optional" } }, rounds(fake))
+    assert.same({ 15000, 15000, 15000 }, fake.deadlines)
+    assert.is_true(sources.health.ok)
+    assert.equal(true, nvidia.read(sources.nvidia)[1].thermalSlowdown)
   end)
 
-  it("takes a bare name found nowhere in PATH for a node without a driver: no GPU, no error", function()
-    local fake = fake_core { main = { nil, "not found" } }
-    local absent = nvidia_answers(fake, "nvidia-smi")
-    assert.is_true(absent.ok)
-    assert.is_false(absent.installed)
-    assert.is_nil(absent.error)
-    assert.same({}, absent.query_gpu.rows)
-    assert.same({}, absent.compute_apps.rows)
-    assert.same({ "main" }, fake.calls)
+  it("asks the field list again when the driver changed under it, or refuses a field", function()
+    local cells = H.merge(CELLS, {})
+    local fake = smi { cells = cells }
+    collected(fake, "/opt/smi-changes")
+    cells.driver_version = { "595.71.05", "595.71.05" }
+    fake.rounds = {}
+    local sources = collected(fake, "/opt/smi-changes")
+    assert.same({ { "main", "apps", "optional" }, { "help" }, { "optional" } }, rounds(fake))
+    assert.equal("595.71.05", sources.health.health.rows[1][4])
+    local hidden = { ["temperature.gpu.tlimit"] = true }
+    local older = smi { cells = cells, hidden = hidden }
+    hidden["temperature.gpu.tlimit"] = nil
+    collected(older, "/opt/smi-refuses")
+    hidden["temperature.gpu.tlimit"] = true
+    older.rounds = {}
+    sources = collected(older, "/opt/smi-refuses")
+    assert.same({ { "main", "apps", "optional" }, { "help" }, { "optional" } }, rounds(older))
+    assert.is_nil(sources.nvidia.tlimit)
+    assert.is_true(sources.health.ok)
+  end)
+
+  it("takes the slowdown flags by the legacy name where the driver lists only that", function()
+    local fake = smi { hidden = { ["clocks_event_reasons.hw_thermal_slowdown"] = true,
+      ["clocks_event_reasons.sw_thermal_slowdown"] = true } }
+    local sources = collected(fake, "/opt/smi-legacy")
+    assert.matches("clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown$", fake.optional_argv[2])
+    assert.same({ true, false }, { nvidia.read(sources.nvidia)[1].thermalSlowdown, nvidia.read(sources.nvidia)[2].thermalSlowdown })
+  end)
+
+  it("asks an older driver its remapped rows beside the optional query; one without that query has none", function()
+    local old = { ["remapped_rows.pending"] = true }
+    local fake = smi { hidden = old, answers = { remapped = "00000000:02:00.0, " .. UUID_B .. ", 0, 2, Yes, No\n" } }
+    local sources = collected(fake, "/opt/smi-old")
+    assert.same({ { "main", "apps", "help" }, { "optional", "remapped" } }, rounds(fake))
+    local records = health.read(sources.health.health, sources.health.remapped_rows)
+    assert.same({ nil, true }, { records[1].remappedRowsPending, records[2].remappedRowsPending })
+    local older = smi { hidden = old, answers = { remapped = { "ERROR: Option --query-remapped-rows is not recognized.\n", "", 2 } } }
+    assert.is_nil(collected(older, "/opt/smi-older").health.remapped_rows)
+  end)
+
+  it("without the health query, asks only the thermal fields and the MIG mode", function()
+    local fake = smi {}
+    local sources = collected(fake, "/opt/smi-no-health", false)
+    assert.equal("--query-gpu=index,temperature.gpu.tlimit,clocks_event_reasons.hw_thermal_slowdown,"
+      .. "clocks_event_reasons.sw_thermal_slowdown,uuid,mig.mode.current,driver_version", fake.optional_argv[2])
+    assert.is_nil(sources.health)
+    assert.equal(4, nvidia.read(sources.nvidia)[1].thermalMarginC)
+  end)
+
+  it("asks -L and -q together, in a round of their own, where a GPU is in MIG mode", function()
+    local fake = smi { cells = H.merge(CELLS, { ["mig.mode.current"] = { "Enabled", "Disabled" } }),
+      answers = { ["-L"] = H.testdata("nvidia/h100-mig-590.48.01/list.txt"), ["-q"] = H.testdata("nvidia/h100-mig-590.48.01/query.txt") } }
+    local sources = collected(fake, "/opt/smi-mig")
+    assert.same({ { "main", "apps", "help" }, { "optional" }, { "-L", "-q" } }, rounds(fake))
+    assert.same({ UUID_A }, sources.mig.enabled)
+  end)
+
+  it("names each part of a failed optional query as the query it stands for", function()
+    local fake = smi { answers = { optional = { nil, "timed out after 9.99s: its deadline passed" } } }
+    local sources = collected(fake, "nvidia-smi")
+    local why = ": nvidia-smi: timed out after 9.99s: its deadline passed"
+    assert.same({ ok = false, binary = "nvidia-smi", error = "nvidia-smi health" .. why }, sources.health)
+    assert.equal("nvidia-smi tlimit" .. why, sources.nvidia.tlimit.error)
+    assert.equal("nvidia-smi clocks_event_reasons" .. why, sources.nvidia.slowdown.error)
+    assert.same({ ok = false, binary = "nvidia-smi", error = "nvidia-smi mig-mode" .. why }, sources.mig)
+    local _, _, errors = nvidia.read(sources.nvidia)
+    assert.same({ "nvidia-smi tlimit" .. why, "nvidia-smi clocks_event_reasons" .. why }, errors)
+  end)
+
+  it("a field list that cannot be had is the health and MIG sources' error; nothing optional is asked", function()
+    local fake = smi { answers = { help = { nil, "not found" } } }
+    local sources = collected(fake, "/opt/smi-e")
+    assert.same({ { "main", "apps", "help" } }, rounds(fake))
+    assert.same({ ok = false, binary = "/opt/smi-e", error = "nvidia-smi help-query-gpu: /opt/smi-e: not found" }, sources.health)
+    assert.same({ ok = false, binary = "/opt/smi-e", error = "nvidia-smi help-query-gpu: /opt/smi-e: not found" }, sources.mig)
+    assert.is_nil(sources.nvidia.tlimit)
+  end)
+
+  it("takes a bare name found nowhere in PATH for a node without a driver: no GPU, no error, nothing more", function()
+    local absent = collected(smi { answers = { main = { nil, "not found" } } }, "nvidia-smi")
+    assert.is_true(absent.nvidia.ok)
+    assert.is_false(absent.nvidia.installed)
+    assert.is_nil(absent.nvidia.error)
+    assert.same({}, absent.nvidia.query_gpu.rows)
+    assert.same({}, absent.nvidia.compute_apps.rows)
+    assert.is_nil(absent.health)
+    assert.is_nil(absent.mig)
   end)
 
   it("says where it looked when a named binary is not found", function()
-    local _, in_path = collect.query(fake_core { main = { nil, "not found" } }, "nvidia-smi", "query-gpu", "--query-gpu", { "index" }, 0)
-    assert.equal("nvidia-smi query-gpu: nvidia-smi: not found in PATH (--nvidia-smi names the binary)", in_path)
-    local by_path = nvidia_answers(fake_core { main = { nil, "not found" } }, "/opt/bin/nvidia-smi")
-    assert.equal("nvidia-smi query-gpu: /opt/bin/nvidia-smi: not found", by_path.error)
+    local in_path = collected(smi { answers = { main = { nil, "not found" }, apps = { nil, "not found" } } }, "/opt/bin/nvidia-smi")
+    assert.equal("nvidia-smi query-gpu: /opt/bin/nvidia-smi: not found", in_path.nvidia.error)
   end)
 
   it("asks the main query for the 12 fields in their order", function()
-    local fake = fake_core {}
-    local argv
-    fake.spawn = function(a) argv = a return nil, "no" end
-    nvidia_answers(fake, "nvidia-smi")
+    local fake = smi {}
+    collected(fake, "/opt/smi-main")
     assert.equal("--query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total,utilization.gpu,"
-      .. "utilization.memory,temperature.gpu,power.draw,encoder.stats.sessionCount,encoder.stats.averageFps", argv[2])
+      .. "utilization.memory,temperature.gpu,power.draw,encoder.stats.sessionCount,encoder.stats.averageFps", fake.rounds[1][1])
   end)
 
-  it("falls back to clocks_throttle_reasons when clocks_event_reasons gives nothing usable", function()
-    local fake = fake_core { main = MAIN, clocks_throttle_reasons = "0, Active, Not Active\n1, Not Active, Not Active\n", apps = "" }
-    local collected = nvidia_answers(fake, "/opt/smi-legacy")
-    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
-    local gpus, _, errors = nvidia.read(collected)
-    assert.same({}, errors)
-    assert.is_true(gpus[1].thermalSlowdown)
-    assert.is_nil(gpus[1].thermalMarginC)
+  it("a main failure is the only answer: an error naming query-gpu, no health, no MIG", function()
+    local fake = smi { answers = { main = { "NVIDIA-SMI has failed because it couldn't communicate with the driver\nmore\n", "", 9 } } }
+    local sources = collected(fake, "/opt/smi-fails")
+    assert.same({ { "main", "apps", "help" } }, rounds(fake))
+    assert.is_false(sources.nvidia.ok)
+    assert.equal("nvidia-smi query-gpu: /opt/smi-fails: exit status 9: NVIDIA-SMI has failed because it couldn't communicate with the driver",
+      sources.nvidia.error)
+    assert.is_nil(sources.health)
+    assert.is_nil(sources.mig)
   end)
 
-  it("falls back too when clocks_event_reasons has the wrong shape", function()
-    local fake = fake_core { main = MAIN, clocks_event_reasons = "0, Active\n", clocks_throttle_reasons = "", apps = "" }
-    nvidia_answers(fake, "/opt/smi-short")
-    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons", "clocks_throttle_reasons" }, fake.calls)
-  end)
-
-  it("asks a binary's slowdown flags by the name that answered last, both again once it stops", function()
-    local legacy = "0, Active, Not Active\n1, Not Active, Not Active\n"
-    local fake = fake_core { main = MAIN, clocks_throttle_reasons = legacy, apps = "" }
-    nvidia_answers(fake, "/opt/smi-remembers")
-    fake.calls = {}
-    nvidia_answers(fake, "/opt/smi-remembers")
-    assert.same({ "main", "apps", "tlimit", "clocks_throttle_reasons" }, fake.calls)
-    -- a new driver: the legacy name is gone, the current one answers
-    local new_driver = fake_core { main = MAIN, clocks_event_reasons = legacy, apps = "" }
-    local collected = nvidia_answers(new_driver, "/opt/smi-remembers")
-    assert.same({ "main", "apps", "tlimit", "clocks_throttle_reasons", "clocks_event_reasons" }, new_driver.calls)
-    assert.is_true(nvidia.read(collected)[1].thermalSlowdown)
-    new_driver.calls = {}
-    nvidia_answers(new_driver, "/opt/smi-remembers")
-    assert.same({ "main", "apps", "tlimit", "clocks_event_reasons" }, new_driver.calls)
-  end)
-
-  it("ignores failed optional queries", function()
-    local fake = fake_core { main = MAIN, tlimit = { "Field not supported\n", "", 2 }, apps = APPS }
-    local collected = nvidia_answers(fake, "nvidia-smi")
-    local gpus, processes, errors = nvidia.read(collected)
-    assert.same({}, errors)
-    assert.equal(2, #gpus)
-    assert.equal(3, #processes)
-    assert.is_nil(gpus[1].thermalMarginC)
-    assert.is_nil(gpus[1].thermalSlowdown)
-  end)
-
-  it("a main failure stops everything: one query, an error naming query-gpu", function()
-    local fake = fake_core { main = { nil, "posix_spawn: No such file or directory" } }
-    local collected = nvidia_answers(fake, "nvidia-smi")
-    assert.same({ "main" }, fake.calls)
-    assert.is_false(collected.ok)
-    local gpus, _, errors = nvidia.read(collected)
-    assert.same({}, gpus)
-    assert.matches("^nvidia%-smi query%-gpu: ", errors[1])
-    assert.matches("No such file", errors[1])
-  end)
-
-  it("a main query that exits non-zero is an error with its first line", function()
-    local fake = fake_core { main = { "NVIDIA-SMI has failed because it couldn't communicate with the driver\nmore\n", "", 9 } }
-    local collected = nvidia_answers(fake, "nvidia-smi")
-    assert.is_false(collected.ok)
-    assert.matches("^nvidia%-smi query%-gpu: ", collected.error)
-    assert.matches("exit status 9", collected.error)
-    assert.matches("couldn't communicate", collected.error)
-    assert.is_nil(collected.error:find("more", 1, true))
-  end)
-
-  it("a short row stops after the main query and reads as an error with no GPUs", function()
-    local fake = fake_core { main = "0, GPU-a, L4\n", apps = APPS }
-    local collected = nvidia_answers(fake, "nvidia-smi")
-    assert.same({ "main" }, fake.calls)
-    local gpus, _, errors = nvidia.read(collected)
+  it("a short row reads as an error with no GPUs; no process list, no thermal fields", function()
+    local sources = collected(smi { main = "0, GPU-a, L4\n" }, "/opt/smi-short")
+    assert.is_nil(sources.nvidia.compute_apps)
+    assert.is_nil(sources.nvidia.tlimit)
+    local gpus, _, errors = nvidia.read(sources.nvidia)
     assert.same({}, gpus)
     assert.matches("expected 12 fields, got 3", errors[1])
   end)
 
   it("a compute-apps failure keeps the GPUs", function()
-    local fake = fake_core { main = MAIN, apps = { nil, "timed out after 10000 ms" } }
-    local gpus, processes, errors = nvidia.read(nvidia_answers(fake, "nvidia-smi"))
+    local sources = collected(smi { answers = { apps = { nil, "timed out after 10s" } } }, "/opt/smi-apps")
+    local gpus, processes, errors = nvidia.read(sources.nvidia)
     assert.equal(2, #gpus)
     assert.same({}, processes)
-    assert.equal(1, #errors)
-    assert.matches("^nvidia%-smi query%-compute%-apps: ", errors[1])
+    assert.same({ "nvidia-smi query-compute-apps: /opt/smi-apps: timed out after 10s" }, errors)
   end)
 
   it("empty compute-apps is zero processes", function()
-    local fake = fake_core { main = MAIN, apps = "" }
-    local _, processes, errors = nvidia.read(nvidia_answers(fake, "nvidia-smi"))
+    local _, processes, errors = nvidia.read(collected(smi { apps = "" }, "/opt/smi-empty").nvidia)
     assert.same({}, processes)
     assert.same({}, errors)
   end)
 
   it("process arguments never reach the snapshot", function()
-    local fake = fake_core { main = MAIN, apps = APPS }
-    local encoded = json.encode(nvidia_answers(fake, "nvidia-smi"))
+    local encoded = json.encode(collected(smi {}, "/opt/smi-args"))
     assert.is_nil(encoded:find("secret.mkv", 1, true))
     assert.is_nil(encoded:find("acme", 1, true))
     assert.is_nil(encoded:find("/usr/bin", 1, true))
@@ -195,9 +302,8 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   end)
 
   it("a CSV syntax error of the main query is an error", function()
-    local fake = fake_core { main = '0, "GPU-a\n' }
-    local collected = nvidia_answers(fake, "nvidia-smi")
-    assert.is_false(collected.ok)
-    assert.matches("query%-gpu csv", collected.error)
+    local sources = collected(smi { main = '0, "GPU-a\n' }, "/opt/smi-csv")
+    assert.is_false(sources.nvidia.ok)
+    assert.matches("query%-gpu csv", sources.nvidia.error)
   end)
 end)

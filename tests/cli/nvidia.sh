@@ -168,21 +168,61 @@ expect_lua "arguments: no name holds a space or a slash" "$out" 'for _, e in ipa
 smi "$secret" snapshot
 expect_in "arguments: the snapshot keeps the binary" "$out" '"HandBrakeCLI"'
 
-# --- the order of the queries -----------------------------------------------
+# --- the queries, and the rounds they run in ---------------------------------
 log=$WORK/smi.log
+spans=$WORK/smi.spans
 main_q=--query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total,utilization.gpu,utilization.memory,temperature.gpu,power.draw,encoder.stats.sessionCount,encoder.stats.averageFps
-tlimit_q=--query-gpu=index,temperature.gpu.tlimit
-event_q=--query-gpu=index,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown
-throttle_q=--query-gpu=index,clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown
 apps_q=--query-compute-apps=gpu_uuid,pid,used_memory,process_name
-# then the health query, its fields chosen from this R590 driver's help
 help_q=--help-query-gpu
-health_q=--query-gpu=index,uuid,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,ecc.mode.pending,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total,retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_power_cap,pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,enforced.power.limit,power.default_limit,mig.mode.current,mig.mode.pending,gpu_recovery_action
+# the optional query: the health fields this R590 driver's help lists, then
+# the thermal margin and the slowdown flags (the MIG mode is a health field)
+health_fields=index,uuid,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,ecc.mode.pending,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total,retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_power_cap,pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,enforced.power.limit,power.default_limit,mig.mode.current,mig.mode.pending,gpu_recovery_action
+optional_q=--query-gpu=$health_fields,temperature.gpu.tlimit,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown
 
+# span_marks [FROM TO]: the start and end marks of the fake's runs, in the
+# order they were written, as one line (the runs FROM to TO, by start).
+span_marks() {
+    awk -v from="${1:-1}" -v to="${2:-999999}" '$1 == "start" { n++ } n >= from && n <= to { printf "%s ", $1 }' "$spans"
+}
+
+# The fake holds each run until every run of its round has started, so
+# overlapping runs show as overlapping however loaded the machine is; runs
+# one after another would each wait 5 s in vain and show as start, end,
+# start, end.
+rounds_h100=$WORK/rounds-h100
+cp -r "$H100" "$rounds_h100"
+echo "3 1" >"$rounds_h100/rounds"
 : >"$log"
-FAKE_SMI_LOG=$log smi "$H100" ls
-expect_eq "query order: main, compute-apps, the health query, then tlimit and event reasons (no legacy when event answered)" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q")"
+: >"$spans"
+FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$rounds_h100" check --json
+expect_rc "rounds: check exits 0" 0
+expect_eq "rounds: check starts 4 nvidia-smi processes: main, process list and field list, then one optional query" \
+    "$(sort "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$optional_q" | sort)"
+expect_eq "rounds: the optional query is asked last, alone" "$(tail -1 "$log")" "$optional_q"
+expect_eq "rounds: two rounds, the first three queries running at the same time" \
+    "$(span_marks)" "start start start end end end start end "
+expect_lua "rounds: the optional answers are read (margin, slowdown, health)" "$out" \
+    'return j.findings ~= nil'
+FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$H100" ls --json
+expect_lua "rounds: margin, slowdown and health read from the one optional query" "$out" \
+    'local e = j.entries[1]; return e.thermalMarginC == 26 and e.thermalSlowdown == false and e.health.persistenceMode == true'
+
+# An older driver (no remapped_rows.* fields, no tlimit, only the legacy
+# throttle names): five processes, the remapped rows beside the optional query.
+old_driver=$WORK/old-driver
+cp -r "$TESTDATA/nvidia/bad/old-driver" "$old_driver"
+echo "3 2" >"$old_driver/rounds"
+: >"$log"
+: >"$spans"
+FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$old_driver" ls --json
+expect_rc "rounds, older driver: ls exits 0" 0
+expect_eq "rounds, older driver: 5 nvidia-smi processes" "$(wc -l <"$log")" 5
+expect_eq "rounds, older driver: two rounds (three queries, then the optional query and the remapped rows together)" \
+    "$(span_marks)" "start start start end end end start start end end "
+expect_in "rounds, older driver: the slowdown flags by their legacy name" "$(tail -2 "$log")" \
+    "clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown"
+expect_lua "rounds, older driver: slowdown read, no error" "$out" \
+    'return j.entries[2].thermalSlowdown == true and (j.errors == nil or #j.errors == 0)'
 
 # Children get PATH and LC_ALL=C only: the Nomad token in gpuledger's
 # environment (and every other variable of it) never reaches nvidia-smi.
@@ -194,58 +234,28 @@ expect_eq "children's environment: PATH and LC_ALL=C only" \
 expect_eq "children's environment: LC_ALL=C" "$(tr '\0' '\n' <"$WORK/smi.env" | grep '^LC_ALL=')" "LC_ALL=C"
 expect_not_in "children's environment: no token" "$(tr '\0' '\n' <"$WORK/smi.env")" "s3cret-nomad-token"
 
-# The event query fails (a driver that does not know the field): the legacy
-# throttle query comes next, and its answer is used.
-no_event=$WORK/no-event
-cp -r "$H100" "$no_event"
-printf '%s\n' clocks_event_reasons.hw_thermal_slowdown clocks_event_reasons.sw_thermal_slowdown >"$no_event/unknown-fields"
-printf '0, Not Active, Active\n' >"$no_event/clocks_throttle_reasons.csv"
-: >"$log"
-FAKE_SMI_LOG=$log smi "$no_event" ls --json
-expect_eq "query order: event fails -> throttle next" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
-expect_lua "event fails: slowdown read from the throttle reasons" "$out" 'j.entries[1].thermalSlowdown == true and j.entries[1].thermalMarginC == 26'
-expect_lua "event fails: no error" "$out" 'j.errors == nil or #j.errors == 0'
-
-# The event query exits non-zero with nothing: same fallback.
-exit_event=$WORK/exit-event
-cp -r "$H100" "$exit_event"
-rm "$exit_event/clocks_event_reasons.csv"
-echo 2 >"$exit_event/clocks_event_reasons.exit"
-: >"$log"
-FAKE_SMI_LOG=$log smi "$exit_event" ls --json
-expect_eq "query order: event exits 2 -> throttle asked" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
-expect_lua "event exits 2: slowdown false from throttle, no error" "$out" 'j.entries[1].thermalSlowdown == false and (j.errors == nil or #j.errors == 0)'
-
-# Wrong shape (3 fields asked, 2 answered): discarded, legacy asked.
-short_event=$WORK/short-event
-cp -r "$H100" "$short_event"
-printf '0, Active\n' >"$short_event/clocks_event_reasons.csv"
-: >"$log"
-FAKE_SMI_LOG=$log smi "$short_event" ls --json
-expect_eq "query order: event of the wrong shape -> throttle asked" \
-    "$(cat "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
-expect_lua "event wrong shape: slowdown from throttle (false)" "$out" 'j.entries[1].thermalSlowdown == false'
-
-# serve remembers which name of the slowdown flags the driver answers: from
-# its second refresh on it asks the legacy query alone (and the help no more).
+# serve remembers the driver's field list: from its second refresh on, a
+# refresh is one round of three processes (main, process list, optional query).
 # refreshes COUNT: serve has started COUNT refreshes or more (main queries).
 # shellcheck disable=SC2317 # called through wait_for
 refreshes() { [ "$(grep -cxF -- "$main_q" "$log")" -ge "$1" ]; }
+serve_driver=$WORK/serve-driver
+cp -r "$H100" "$serve_driver"
+echo "3 1 3 3 3 3 3 3 3 3 3 3" >"$serve_driver/rounds"
 : >"$log"
-if FAKE_SMI_DIR=$no_event FAKE_SMI_LOG=$log start_serve remembers --listen 127.0.0.1:0 --interval 1s \
-    "${HOST[@]}" --kernel-log off; then
-    wait_for "serve on a driver without event reasons: a third refresh starts" 60 refreshes 3
+: >"$spans"
+if FAKE_SMI_DIR=$serve_driver FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans start_serve remembers --listen 127.0.0.1:0 \
+    --interval 1s "${HOST[@]}" --kernel-log off; then
+    wait_for "serve: a third refresh starts" 60 refreshes 3
     stop_serve TERM
-    expect_eq "serve, first refresh: event fails -> throttle next" \
-        "$(awk -v q="$main_q" '$0 == q { n++ } n == 1' "$log")" \
-        "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$health_q" "$tlimit_q" "$event_q" "$throttle_q")"
-    expect_eq "serve, second refresh: five queries, the throttle reasons alone" \
-        "$(awk -v q="$main_q" '$0 == q { n++ } n == 2' "$log")" \
-        "$(printf '%s\n' "$main_q" "$apps_q" "$health_q" "$tlimit_q" "$throttle_q")"
+    expect_eq "serve, first refresh: 4 processes in two rounds" "$(span_marks 1 4)" \
+        "start start start end end end start end "
+    expect_eq "serve, second refresh: main, process list and optional query" \
+        "$(awk '$1 == "start" { n++ } $1 == "start" && n >= 5 && n <= 7 { print $2 }' "$spans" | sort)" \
+        "$(printf '%s\n' "$main_q" "$apps_q" "$optional_q" | sort)"
+    expect_eq "serve, second refresh: 3 processes in one round" "$(span_marks 5 7)" "start start start end end end "
 else
-    fail "serve on a driver without event reasons starts" "$(cat "$SERVE_LOG")"
+    fail "serve on the H100 driver starts" "$(cat "$SERVE_LOG")"
 fi
 
 finish

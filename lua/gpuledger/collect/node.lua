@@ -4,9 +4,7 @@
 local clock = require "gpuledger.clock"
 local docker = require "gpuledger.collect.docker"
 local gather = require "gpuledger.collect.gather"
-local health = require "gpuledger.collect.health"
 local kernel_log = require "gpuledger.collect.kernel_log"
-local mig = require "gpuledger.collect.mig"
 local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
 local nvidia_parse = require "gpuledger.sources.nvidia"
@@ -91,26 +89,20 @@ end
 -- Collects this node's snapshot with core, as config (options.config:
 -- node, nvidia, health, kernel_log, proc, docker, podman, nomad) says.
 -- Each source has one deadline for all it is asked: nvidia-smi's queries
--- share nvidia.TIMEOUT_MS, the most useful first (the main query and the
--- process list, then the health query, then the MIG slices where a GPU is
--- in MIG mode, then the thermal ones); then, at once,
+-- share nvidia.TIMEOUT_MS, asked in rounds (collect/nvidia.lua: the main
+-- query, the process list and the driver's field list, then the optional
+-- query, then the MIG slices where a GPU is in MIG mode); then, at once,
 -- each engine's list and inspects share docker.DEADLINE_MS and Nomad's
 -- calls nomad.DEADLINE_MS; the journal has kernel_log.TIMEOUT_MS.
 function M.collect(core, config)
   local at = core.now()
   local sources = {}
-  local nvidia_deadline = core.monotonic_ms() + nvidia.TIMEOUT_MS
-  sources.nvidia = nvidia.collect(core, config.nvidia.binary, nvidia_deadline)
+  local nvidia_sources = nvidia.collect(core, config.nvidia.binary, config.health.enabled,
+    core.monotonic_ms() + nvidia.TIMEOUT_MS)
+  sources.nvidia, sources.health, sources.mig = nvidia_sources.nvidia, nvidia_sources.health, nvidia_sources.mig
   -- Without an NVIDIA driver there is no GPU to ask about: only Nomad is
   -- asked (a GPU it fingerprinted here is then reported as lost).
   local driver = sources.nvidia.installed ~= false
-  if config.health.enabled and sources.nvidia.ok and driver then -- a driver that failed the main query has no health to tell
-    sources.health = health.collect(core, config.health.binary, nvidia_deadline)
-  end
-  if sources.nvidia.ok and driver then
-    sources.mig = mig.collect(core, config.nvidia.binary, sources.health, nvidia_deadline)
-  end
-  nvidia.collect_thermal(core, sources.nvidia, nvidia_deadline)
   if driver then
     sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
   end

@@ -1,132 +1,204 @@
--- nvidia-smi (docs/sources.md#nvidia-smi), the impure half: runs the queries through the
--- core and keeps their raw rows for the snapshot (gpuledger.sources.nvidia
--- reads them).
+-- nvidia-smi (docs/sources.md#nvidia-smi), the impure half: asks its queries through the
+-- core in rounds, the queries of a round at the same time (core.spawn_all), all of them by one
+-- deadline, and keeps their raw rows for the snapshot (gpuledger.sources.nvidia,
+-- sources.health and sources.mig read them). Round one: the main query, the process list and
+-- the driver's field list (--help-query-gpu); round two: the optional query built from that
+-- list (sources/nvidia_optional.lua) and, for an older driver, --query-remapped-rows. The field
+-- list is remembered per binary, so a serve asks both rounds' queries in one from its second
+-- refresh on; a GPU in MIG mode adds a round (collect/mig.lua).
 local json = require "gpuledger.json"
+local health = require "gpuledger.sources.health"
+local mig = require "gpuledger.collect.mig"
+local optional = require "gpuledger.sources.nvidia_optional"
 local parse = require "gpuledger.sources.nvidia"
-local text = require "gpuledger.text"
+local run = require "gpuledger.collect.nvidia_run"
 
 local M = {}
 
 M.TIMEOUT_MS = 10000 -- for all of one collect's queries together
-M.MAX_BYTES = 4 * 1024 * 1024
 
--- First line of a failed command's output, trimmed and kept short.
-local function first_line(s)
-  local line = text.trim(s):match("^[^\n]*") or ""
-  if #line > 200 then
-    line = line:sub(1, 200) .. "…"
-  end
-  return line
+local FORMAT = "--format=csv,noheader,nounits"
+
+-- The ask of a CSV query: key, its kind (its name in errors), and args.
+local function query(key, kind, flag, fields)
+  return { key = key, kind = kind, fields = fields, args = { flag .. "=" .. table.concat(fields, ","), FORMAT } }
 end
 
--- Runs nvidia-smi with args by deadline_ms (core.monotonic_ms). Returns
--- its output, or nil and an error naming the kind of query, the binary and
--- the cause; third, the exit status when it ran; fourth, true when binary
--- is a bare name found nowhere in PATH.
-function M.run(core, binary, kind, args, deadline_ms)
-  local argv = { binary, table.unpack(args) }
-  local out, err, status = core.spawn(argv, { deadline_ms = deadline_ms, max_bytes = M.MAX_BYTES })
-  local prefix = string.format("nvidia-smi %s: %s", kind, binary)
-  if not out then
-    local not_in_path = err == "not found" and not binary:find("/", 1, true)
-    if not_in_path then
-      err = "not found in PATH (--nvidia-smi names the binary)"
-    end
-    return nil, string.format("%s: %s", prefix, err), nil, not_in_path
-  end
-  if status ~= 0 then
-    local said = first_line(out) ~= "" and first_line(out) or first_line(err)
-    local ended = status and ("exit status " .. status) or "killed by a signal"
-    return nil, string.format("%s: %s%s", prefix, ended, said ~= "" and (": " .. said) or ""), status
-  end
-  return out
-end
+local MAIN = query("main", "query-gpu", "--query-gpu", parse.GPU_FIELDS)
+local APPS = query("apps", "query-compute-apps", "--query-compute-apps", parse.APP_FIELDS)
+local REMAPPED = query("remapped", "remapped-rows", "--query-remapped-rows", health.REMAPPED_ROWS_FIELDS)
+local HELP = { key = "help", args = { "--help-query-gpu" } }
 
--- Runs one query by deadline_ms (core.monotonic_ms). Returns {fields=,
--- rows=}, or nil and an error as M.run does (and its third and fourth).
-function M.query(core, binary, kind, flag, fields, deadline_ms)
-  local out, err, status, not_in_path = M.run(core, binary, kind,
-    { flag .. "=" .. table.concat(fields, ","), "--format=csv,noheader,nounits" }, deadline_ms)
-  if not out then
-    return nil, err, status, not_in_path
+-- The rows of a CSV query's result, or nil and its error (run.failure, or
+-- "nvidia-smi <kind> csv: …").
+local function rows_of(core, binary, kind, result)
+  local why = run.failure(binary, kind, result)
+  if why then
+    return nil, why
   end
-  local rows, why = core.parse_csv(out)
+  local rows, bad = core.parse_csv(result.out)
   if not rows then
-    return nil, string.format("nvidia-smi %s csv: %s", kind, why)
+    return nil, string.format("nvidia-smi %s csv: %s", kind, bad)
   end
-  return { fields = json.array(fields), rows = json.array(rows) }
+  return rows
 end
 
--- Runs one query by deadline_ms as M.query does: its answer, or {error=}.
-local function answer_or_error(core, binary, kind, flag, fields, deadline_ms)
-  local answer, why = M.query(core, binary, kind, flag, fields, deadline_ms)
-  return answer or { error = why }
+-- The answer {fields, rows} of ask's result, or {error=}.
+local function answer_or_error(core, binary, ask, result)
+  local rows, why = rows_of(core, binary, ask.kind, result)
+  return rows and { fields = json.array(ask.fields), rows = json.array(rows) } or { error = why }
 end
 
--- Collects nvidia-smi's main query and who holds the GPUs (the process
--- list) with core (core.spawn, core.parse_csv) by deadline_ms
--- (core.monotonic_ms), the deadline that the health query and then the
--- thermal queries (M.collect_thermal) share (collect/node.lua sets it
--- M.TIMEOUT_MS from the start): what matters most is asked first.
--- Returns the snapshot's "nvidia" source: {ok=true, binary, query_gpu,
--- compute_apps} (compute_apps {fields, rows} or {error=}), or {ok=false,
--- binary, error} when the main query failed. A bare name (not a path) that
--- is nowhere in PATH is a node without an NVIDIA driver, not a failure:
--- {ok=true, binary, installed=false} with no GPU and no process.
-function M.collect(core, binary, deadline_ms)
-  local main, err, _, not_in_path = M.query(core, binary, "query-gpu", "--query-gpu", parse.GPU_FIELDS, deadline_ms)
-  if not_in_path then
-    local none = { fields = json.array(parse.GPU_FIELDS), rows = json.array() }
-    return { ok = true, binary = binary, installed = false, query_gpu = none,
+-- The snapshot's "nvidia" source from the main query's and the process
+-- list's results: {ok=true, binary, query_gpu, compute_apps} (compute_apps
+-- {fields, rows} or {error=}; absent after a short row, which read()
+-- reports), or {ok=false, binary, error} when the main query failed. A bare
+-- name (not a path) that is nowhere in PATH is a node without an NVIDIA
+-- driver, not a failure: {ok=true, binary, installed=false} with no GPU and
+-- no process.
+local function main_source(core, binary, results)
+  if run.not_in_path(binary, results.main) then
+    return { ok = true, binary = binary, installed = false,
+      query_gpu = { fields = json.array(parse.GPU_FIELDS), rows = json.array() },
       compute_apps = { fields = json.array(parse.APP_FIELDS), rows = json.array() } }
   end
-  if not main then
-    return { ok = false, binary = binary, error = err }
+  local main = answer_or_error(core, binary, MAIN, results.main)
+  if main.error then
+    return { ok = false, binary = binary, error = main.error }
   end
   local source = { ok = true, binary = binary, query_gpu = main }
-  if parse.short_row(main) then
-    return source -- read() reports it; nothing more is asked of a driver that answers so
-  end
-  source.compute_apps = answer_or_error(core, binary, "query-compute-apps", "--query-compute-apps", parse.APP_FIELDS, deadline_ms)
-  for _, row in ipairs(source.compute_apps.rows or {}) do
-    if row[4] then
-      row[4] = parse.process_binary(row[4])
+  if not parse.short_row(main) then
+    source.compute_apps = answer_or_error(core, binary, APPS, results.apps)
+    for _, row in ipairs(source.compute_apps.rows or {}) do
+      if row[4] then
+        row[4] = parse.process_binary(row[4])
+      end
     end
   end
   return source
 end
 
--- binary → the slowdown group its driver answered last, asked alone until
--- it stops answering (a serve asks every refresh; the driver may change).
-local slowdown_groups = {}
-
--- The slowdown flags of binary by deadline_ms: the first group of
--- SLOWDOWN_GROUPS (clocks_event_reasons, else the legacy throttle reasons)
--- that answers, {fields, rows}, or the last one's {error=}.
-local function collect_slowdown(core, binary, deadline_ms)
-  local known = slowdown_groups[binary]
-  local answer
-  for _, group in ipairs(known and { known } or parse.SLOWDOWN_GROUPS) do
-    answer = answer_or_error(core, binary, group, "--query-gpu", parse.slowdown_fields(group), deadline_ms)
-    if parse.usable_optional(answer) then
-      slowdown_groups[binary] = group
-      return answer
-    end
+-- The queries of round two for plan (optional.plan): the optional query
+-- (none when the driver lists no optional field) and the remapped rows.
+local function optional_asks(plan)
+  local asks = {}
+  if #plan.fields > 0 then
+    asks[1] = query("optional", "optional", "--query-gpu", plan.fields)
   end
-  slowdown_groups[binary] = nil
-  return known and collect_slowdown(core, binary, deadline_ms) or answer
+  if plan.remapped_rows then
+    asks[#asks + 1] = REMAPPED
+  end
+  return asks
 end
 
--- Adds the optional thermal answers to source (an "nvidia" source of
--- M.collect), asked by deadline_ms (M.collect's): tlimit and the
--- slowdown flags (collect_slowdown), each {fields, rows} or {error=}.
--- Nothing is asked of a source that failed or answered short rows.
-function M.collect_thermal(core, source, deadline_ms)
-  if not source.ok or source.installed == false or parse.short_row(source.query_gpu) then
+-- binary → {known = the field names its help lists, driver = the driver
+-- version its optional query last reported}: asked again when the driver
+-- changes, or refuses a field after all.
+local drivers = {}
+
+-- Whether the optional query's result says the remembered field list of
+-- driver is out of date: a field refused, or another driver version.
+local function stale(core, binary, driver, plan, result)
+  if not result then
+    return false
+  end
+  local why = run.failure(binary, "optional", result)
+  if why then
+    return result.status == 2 and why:find("is not a valid field", 1, true) ~= nil
+  end
+  local rows = core.parse_csv(result.out)
+  return rows ~= nil and optional.driver(plan, rows) ~= driver.driver
+end
+
+-- The answers of the optional query's result under plan: key → {fields,
+-- rows} (optional.split), or key → {error} naming each part's own kind.
+local function optional_answers(core, binary, plan, result)
+  if #plan.fields == 0 then
+    return {}
+  end
+  local rows = rows_of(core, binary, "optional", result)
+  if rows then
+    return optional.split(plan, rows), rows
+  end
+  local answers = {}
+  for _, part in ipairs(plan.parts) do
+    local _, why = rows_of(core, binary, part.kind, result)
+    answers[part.key] = { error = why }
+  end
+  return answers
+end
+
+-- Fills sources (nvidia's and, with_health, the health source; the MIG
+-- mode's answer) from the optional answers and the remapped rows' result.
+local function fill_optional(core, binary, sources, answers, remapped, with_health)
+  local source = sources.nvidia
+  if source.compute_apps then -- (no thermal fields after a short row)
+    source.tlimit, source.slowdown = answers.tlimit, answers.slowdown
+  end
+  if not with_health then
     return
   end
-  source.tlimit = answer_or_error(core, source.binary, "tlimit", "--query-gpu", parse.TLIMIT_FIELDS, deadline_ms)
-  source.slowdown = collect_slowdown(core, source.binary, deadline_ms)
+  local answer = answers.health or { fields = json.array(), rows = json.array() } -- (no health field listed)
+  if answer.error then
+    sources.health = { ok = false, binary = binary, error = answer.error }
+    return
+  end
+  sources.health = { ok = true, binary = binary, health = answer }
+  if remapped then
+    local rows = answer_or_error(core, binary, REMAPPED, remapped)
+    if not rows.error or remapped.status ~= 2 then -- 2: this driver has no such query; nothing to read
+      sources.health.remapped_rows = rows
+    end
+  end
+end
+
+-- Collects everything nvidia-smi is asked with core (core.spawn_all,
+-- core.parse_csv), from binary, by deadline_ms (core.monotonic_ms; the one
+-- deadline of all of nvidia-smi's queries: collect/node.lua sets it
+-- M.TIMEOUT_MS from the start). Returns the snapshot's sources {nvidia,
+-- health, mig}: nvidia always (main_source, with the optional tlimit and
+-- slowdown answers, each {fields, rows} or {error=}); with_health, the
+-- health source ({ok=true, binary, health = {fields, rows},
+-- remapped_rows?}, or {ok=false, binary, error}); mig where the field list
+-- says a GPU is in MIG mode (collect/mig.lua), or {ok=false, binary, error}
+-- when that cannot be told. Nothing but nvidia after a failed main query,
+-- or on a node without the driver.
+function M.collect(core, binary, with_health, deadline_ms)
+  local driver = drivers[binary]
+  local plan = driver and optional.plan(driver.known, with_health)
+  local asks = { MAIN, APPS }
+  for _, ask in ipairs(plan and optional_asks(plan) or { HELP }) do
+    asks[#asks + 1] = ask
+  end
+  local results = run.run_all(core, binary, asks, deadline_ms)
+  local sources = { nvidia = main_source(core, binary, results) }
+  if not sources.nvidia.ok or sources.nvidia.installed == false then
+    return sources
+  end
+  if driver and stale(core, binary, driver, plan, results.optional) then
+    drivers[binary], driver = nil, nil
+    run.run_all(core, binary, { HELP }, deadline_ms, results)
+  end
+  if not driver then
+    local why = run.failure(binary, "help-query-gpu", results.help)
+    if why then
+      sources.health = with_health and { ok = false, binary = binary, error = why } or nil
+      sources.mig = { ok = false, binary = binary, error = why }
+      return sources
+    end
+    driver = { known = health.known_fields(results.help.out) }
+    plan = optional.plan(driver.known, with_health)
+    results.optional, results.remapped = nil, nil -- (a stale plan's)
+    run.run_all(core, binary, optional_asks(plan), deadline_ms, results)
+  end
+  local answers, rows = optional_answers(core, binary, plan, results.optional)
+  if rows then -- (a list that asks nothing is asked again: it costs no round)
+    driver.driver = optional.driver(plan, rows)
+    drivers[binary] = driver
+  end
+  fill_optional(core, binary, sources, answers, results.remapped, with_health)
+  sources.mig = mig.collect(core, binary, answers.mig_mode, deadline_ms)
+  return sources
 end
 
 return M
