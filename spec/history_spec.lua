@@ -425,6 +425,16 @@ describe("history of a GPU in MIG mode", function()
     assert.equal(0, h.jobs["video/worker"].idle)
   end)
 
+  it("counts each job's GPU-seconds per slice too, as the slice's share", function()
+    local h = observe_all { mig_at(0), mig_at(35) }
+    assert.same({
+      index = 0, uuid = H.UUID0, migUuid = "MIG-a", profile = "3g.40gb", namespace = "video", job = "worker",
+      held = 35 * 3 / 7, idle = 0, seen = mig_at(35).at,
+    }, h.slices["MIG-a video/worker"])
+    assert.near(35 * 2 / 7, h.slices["MIG-b video/infer"].idle, 1e-9)
+    assert.equal(0, h.slices["MIG-b video/infer"].held)
+  end)
+
   it("counts a tenant without a reservation on a slice as the slice's share", function()
     local function on_slice(t)
       local l = mig_at(t)

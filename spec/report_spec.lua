@@ -70,10 +70,27 @@ describe("gpuledger.report", function()
     assert.equal(3.5, report.totals(built).unreservedHours)
   end)
 
-  it("no samples: jobs, nodes and unreserved are JSON arrays, written []", function()
-    local empty = report.build({ jobs = {}, nodes = {}, unreserved = {} }, "1h", "t")
+  it("slices: each job's hours per MIG slice (in GPU-hours, as counted), by node, GPU, slice and job", function()
+    local function slice(mig, job_name, use, seconds)
+      return { metric = { node = "gpuh", gpu = "0", uuid = "GPU-h", mig_uuid = mig, mig_profile = "3g.40gb",
+        namespace = "train", nomad_job = job_name, use = use }, value = seconds }
+    end
+    local r = report.build({ jobs = {}, nodes = {}, slices = {
+      slice("MIG-b", "infer", "idle", 3600), slice("MIG-a", "trainer", "held", 9000), slice("MIG-a", "trainer", "idle", 1800),
+    } }, "1d", "")
+    assert.same({
+      { node = "gpuh", gpu = "0", uuid = "GPU-h", migUuid = "MIG-a", profile = "3g.40gb", namespace = "train", job = "trainer",
+        reservedHours = 3, heldHours = 2.5, idleHours = 0.5, idleShare = 0.5 / 3 },
+      { node = "gpuh", gpu = "0", uuid = "GPU-h", migUuid = "MIG-b", profile = "3g.40gb", namespace = "train", job = "infer",
+        reservedHours = 1, heldHours = 0, idleHours = 1, idleShare = 1 },
+    }, r.slices)
+  end)
+
+  it("no samples: jobs, nodes, unreserved and slices are JSON arrays, written []", function()
+    local empty = report.build({ jobs = {}, nodes = {}, unreserved = {}, slices = {} }, "1h", "t")
     assert.is_true(json.is_array(empty.jobs))
     assert.is_true(json.is_array(empty.nodes))
     assert.is_true(json.is_array(empty.unreserved))
+    assert.is_true(json.is_array(empty.slices))
   end)
 end)

@@ -1,6 +1,7 @@
 -- The history (docs/contract.md#history): per GPU, its state and since when,
 -- and counters of seconds per state; per Nomad job, seconds it held its GPUs
--- and seconds it left them reserved and idle; per tenant on a GPU without a reservation (an unreserved Nomad task, a
+-- and seconds it left them reserved and idle, and the same per MIG slice;
+-- per tenant on a GPU without a reservation (an unreserved Nomad task, a
 -- container or process outside Nomad), the GPU-seconds it used. Pure:
 -- observe() and annotate() take the ledger (whose `at` is the time), so
 -- specs feed literal ledgers. serve observes every refresh and saves the
@@ -8,6 +9,7 @@
 -- (1-space indent):
 --   {"schema":1,"gpus":{uuid: {node,index,state,since,seen,seconds{state: s},uses,unreserved}},
 --    "jobs":{"ns/job": {namespace,job,held,idle,seen}},
+--    "slices":{key: {index,uuid,migUuid,profile,namespace,job,held,idle,seen}},
 --    "tenants":{key: {kind,use,namespace,job,task,container,tenant,seconds,seen}}}
 -- plus, on a GPU, "interrupted": the time of a read that could not vouch
 -- for it, until the next good read starts its clock again.
@@ -23,11 +25,12 @@ M.RETAIN = 7 * 86400
 M.MAX_BYTES = 64 * 1024 * 1024
 M.MAX_GPUS = 4096 -- records kept; past them, those seen longest ago go
 M.MAX_JOBS = 16384
+M.MAX_SLICES = 16384
 M.MAX_TENANTS = 16384
 
 -- An empty history.
 function M.new()
-  return { schema = M.SCHEMA, gpus = {}, jobs = {}, tenants = {} }
+  return { schema = M.SCHEMA, gpus = {}, jobs = {}, slices = {}, tenants = {} }
 end
 
 -- A count of seconds from the file: a number from 0 to the retention
@@ -45,7 +48,8 @@ end
 -- The sections of the file: the name, what one record is called, the
 -- field of M holding the most records kept.
 local SECTIONS = {
-  { "gpus", "gpu", "MAX_GPUS" }, { "jobs", "job", "MAX_JOBS" }, { "tenants", "tenant", "MAX_TENANTS" },
+  { "gpus", "gpu", "MAX_GPUS" }, { "jobs", "job", "MAX_JOBS" }, { "slices", "slice", "MAX_SLICES" },
+  { "tenants", "tenant", "MAX_TENANTS" },
 }
 
 -- The uses of a GPU record (the jobs reserving it, or one of its MIG
@@ -57,6 +61,7 @@ local function record_lists(record)
       local share = type(use.share) == "number" and use.share > 0 and use.share <= 1 and use.share or nil
       uses[#uses + 1] = {
         namespace = text_or(use.namespace, "default"), job = use.job, held = use.held == true, share = share,
+        slice = text_or(use.slice, nil), profile = text_or(use.profile, nil),
       }
     end
   end
@@ -120,6 +125,14 @@ local function normalise(doc)
       held = number_or_zero(job.held), idle = number_or_zero(job.idle), seen = job.seen,
     }
   end
+  for key, slice in pairs(sections.slices) do
+    h.slices[key] = {
+      index = math.tointeger(slice.index) or 0, uuid = text_or(slice.uuid, ""), migUuid = text_or(slice.migUuid, ""),
+      profile = text_or(slice.profile, ""), namespace = text_or(slice.namespace, "default"),
+      job = text_or(slice.job, ""), held = number_or_zero(slice.held), idle = number_or_zero(slice.idle),
+      seen = slice.seen,
+    }
+  end
   for key, tenant in pairs(sections.tenants) do
     h.tenants[key] = {
       kind = text_or(tenant.kind, ""), use = text_or(tenant.use, ""), namespace = text_or(tenant.namespace, ""),
@@ -141,7 +154,7 @@ end
 
 -- The file's text: pretty JSON, 1-space indent, schema 1.
 function M.encode(h)
-  local doc = { schema = M.SCHEMA, gpus = {}, jobs = {}, tenants = h.tenants }
+  local doc = { schema = M.SCHEMA, gpus = {}, jobs = {}, slices = h.slices, tenants = h.tenants }
   for uuid, record in pairs(h.gpus) do
     local seconds = {}
     for state, s in pairs(record.seconds) do
@@ -249,7 +262,8 @@ local function units_of(entry)
   local units = { { tenants = entry.tenants, reservations = entry.reservations } }
   for _, slice in ipairs(entry.migDevices or {}) do
     units[#units + 1] = {
-      tenants = slice.tenants, reservations = slice.reservations, share = M.slice_share(slice.profile, entry.model),
+      tenants = slice.tenants, reservations = slice.reservations, slice = slice.uuid, profile = slice.profile,
+      share = M.slice_share(slice.profile, entry.model),
     }
   end
   return units
@@ -257,8 +271,9 @@ end
 
 -- The jobs reserving an entry now: one per unit and ns/job, empty
 -- namespace "default", held when a tenant with one of the job's
--- allocations is reserved; on a MIG slice, with the slice's share of the
--- GPU, so that a job's GPU-seconds count a slice as its fraction of a GPU.
+-- allocations is reserved; on a MIG slice, with the slice (its uuid and
+-- profile) and its share of the GPU, so that a job's GPU-seconds count a
+-- slice as its fraction of a GPU.
 local function entry_uses(entry)
   local uses = json.array()
   for _, unit in ipairs(units_of(entry)) do
@@ -274,7 +289,10 @@ local function entry_uses(entry)
       local key = namespace .. "/" .. (reservation.jobId or "")
       local use = by_key[key]
       if not use then
-        use = { namespace = namespace, job = reservation.jobId or "", held = false, share = unit.share }
+        use = {
+          namespace = namespace, job = reservation.jobId or "", held = false, share = unit.share,
+          slice = unit.slice, profile = unit.profile,
+        }
         by_key[key] = use
         uses[#uses + 1] = use
       end
@@ -284,6 +302,11 @@ local function entry_uses(entry)
     end
   end
   return uses
+end
+
+-- The key of a job's record on a MIG slice (use of entry_uses).
+local function slice_key(use)
+  return use.slice .. " " .. use.namespace .. "/" .. use.job
 end
 
 -- What the history keeps of a tenant on a GPU without a reservation (its
@@ -350,8 +373,8 @@ local function forget(records, at, most)
 end
 
 -- Accrues dt seconds of a GPU's record to what it was at its last read:
--- each job reserving it (held or idle, a MIG slice's share of dt) and each
--- tenant using it without a reservation.
+-- each job reserving it (held or idle, a MIG slice's share of dt, on the
+-- slice too) and each tenant using it without a reservation.
 local function accrue(h, record, dt)
   record.seconds[record.state] = (record.seconds[record.state] or 0) + dt
   for _, use in ipairs(record.uses) do
@@ -360,6 +383,10 @@ local function accrue(h, record, dt)
     local job = h.jobs[use.namespace .. "/" .. use.job]
     if job then
       job[field] = job[field] + seconds
+    end
+    local slice = use.slice and h.slices[slice_key(use)]
+    if slice then
+      slice[field] = slice[field] + seconds
     end
   end
   for _, item in ipairs(record.unreserved or {}) do
@@ -417,6 +444,15 @@ function M.observe(h, ledger, max_gap)
       local key = use.namespace .. "/" .. use.job
       h.jobs[key] = h.jobs[key] or { namespace = use.namespace, job = use.job, held = 0, idle = 0 }
       h.jobs[key].seen = ledger.at
+      if use.slice then
+        key = slice_key(use)
+        h.slices[key] = h.slices[key] or {
+          index = entry.index, uuid = entry.uuid, migUuid = use.slice, profile = use.profile or "",
+          namespace = use.namespace, job = use.job, held = 0, idle = 0,
+        }
+        h.slices[key].index = entry.index
+        h.slices[key].seen = ledger.at
+      end
     end
     local unreserved, tenants = entry_unreserved(ledger, entry)
     record.unreserved = unreserved
@@ -428,6 +464,7 @@ function M.observe(h, ledger, max_gap)
   end
   forget(h.gpus, at, M.MAX_GPUS)
   forget(h.jobs, at, M.MAX_JOBS)
+  forget(h.slices, at, M.MAX_SLICES)
   forget(h.tenants, at, M.MAX_TENANTS)
 end
 
@@ -467,7 +504,7 @@ function M.sorted_gpus(h)
   return list
 end
 
--- The records of a section (h.tenants) sorted by their keys.
+-- The records of a section (h.slices, h.tenants) sorted by their keys.
 function M.sorted(records)
   local keys, list = {}, {}
   for key in pairs(records) do

@@ -65,6 +65,10 @@ local REPORT = {
     { node = "gpud", kind = "docker", use = "unmanaged", namespace = "", job = "", task = "", container = "ffmpeg-manual",
       tenant = "ffmpeg-manual", hours = 6 },
   },
+  slices = json.array {
+    { node = "gpuh", gpu = "0", uuid = "GPU-h", migUuid = "MIG-a", profile = "3g.40gb", namespace = "train", job = "trainer",
+      reservedHours = 3, heldHours = 2.5, idleHours = 0.5, idleShare = 1 / 6 },
+  },
 }
 
 describe("render.json: report", function()
@@ -75,11 +79,14 @@ describe("render.json: report", function()
     assert.equal("worker", decoded.jobs[1].job)
     assert.equal(8, decoded.nodes[1].hours["reserved-idle"])
     assert.same(REPORT.unreserved[1], decoded.unreserved[1])
+    assert.same(REPORT.slices[1], decoded.slices[1])
     local empty = render_json.report {
       schema = 1, since = "1h", at = "t", jobs = json.array(), nodes = json.array(), unreserved = json.array(),
+      slices = json.array(),
     }
     assert.truthy(empty:find('"jobs":[]', 1, true))
     assert.truthy(empty:find('"nodes":[]', 1, true))
     assert.truthy(empty:find('"unreserved":[]', 1, true))
+    assert.truthy(empty:find('"slices":[]', 1, true))
   end)
 end)

@@ -16,7 +16,7 @@ local FAMILIES = {
   "gpuledger_gpu_health_level", "gpuledger_gpu_xid_events", "gpuledger_gpu_remapped_rows", "gpuledger_gpu_ecc_errors",
   "gpuledger_gpu_pcie_link", "gpuledger_gpu_power_limit_watts",
   "gpuledger_tenant_memory_bytes", "gpuledger_tenant_reserved", "gpuledger_gpu_state_seconds_total",
-  "gpuledger_job_gpu_seconds_total", "gpuledger_tenant_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
+  "gpuledger_job_gpu_seconds_total", "gpuledger_mig_job_gpu_seconds_total", "gpuledger_tenant_gpu_seconds_total", "gpuledger_rules_loaded", "gpuledger_rule_errors",
   "gpuledger_gpu_finding", "gpuledger_source_up", "gpuledger_refresh_duration_seconds",
   "gpuledger_last_refresh_timestamp_seconds", "gpuledger_build_info",
 }
@@ -232,6 +232,25 @@ describe("render.metrics", function()
       'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="held"} 45.5',
       'gpuledger_job_gpu_seconds_total{node="gpud",namespace="video",nomad_job="worker",use="idle"} 0',
     }, samples(text, "gpuledger_job_gpu_seconds_total"))
+  end)
+
+  it("has two counters per job and MIG slice, in GPU-seconds (the slice's share of its GPU)", function()
+    local h = history.new()
+    local function at(t)
+      local clock = require "gpuledger.clock"
+      return H.ledger({ H.gpu { index = 0, model = "NVIDIA H100 80GB HBM3", migDevices = {
+        { uuid = "MIG-a", index = 0, profile = "3g.40gb", state = "held", memoryUsedMiB = 1024, memoryTotalMiB = 40192,
+          reservations = { H.reservation() }, tenants = { H.nomad_tenant() } },
+      } } }, { at = clock.format_time(clock.parse_time(H.AT) + t) })
+    end
+    history.observe(h, at(0), 45)
+    history.observe(h, at(14), 45)
+    assert.same({
+      string.format('gpuledger_mig_job_gpu_seconds_total{node="gpud",gpu="0",uuid="%s",mig_uuid="MIG-a",'
+        .. 'mig_profile="3g.40gb",namespace="video",nomad_job="worker",use="held"} 6', H.UUID0),
+      string.format('gpuledger_mig_job_gpu_seconds_total{node="gpud",gpu="0",uuid="%s",mig_uuid="MIG-a",'
+        .. 'mig_profile="3g.40gb",namespace="video",nomad_job="worker",use="idle"} 0', H.UUID0),
+    }, samples(render(at(14), h), "gpuledger_mig_job_gpu_seconds_total"))
   end)
 
   it("has one counter per tenant used without a reservation, by its kind, job or container and name", function()

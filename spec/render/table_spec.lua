@@ -371,7 +371,7 @@ describe("render.table: fleet check --summary", function()
 end)
 
 -- A report as report.build gives it: two jobs, most idle first, two nodes,
--- two tenants without a reservation, most first.
+-- two tenants without a reservation, most first, a job on a MIG slice.
 local REPORT = {
   schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",
   jobs = {
@@ -387,6 +387,10 @@ local REPORT = {
       tenant = "ffmpeg-manual", hours = 6 },
     { node = "gpue", kind = "nomad", use = "unreserved", namespace = "video", job = "encode", task = "enc", container = "",
       tenant = "encode/enc", hours = 1.5 },
+  },
+  slices = {
+    { node = "gpuh", gpu = "0", uuid = "GPU-h", migUuid = "MIG-5e9b4a9c-0000-4000-8000-000000000001", profile = "3g.40gb",
+      namespace = "train", job = "trainer", reservedHours = 3, heldHours = 2.5, idleHours = 0.5, idleShare = 1 / 6 },
   },
 }
 
@@ -408,8 +412,20 @@ describe("render.table: report", function()
       .. "├───────────────┼────────┼────────────┼──────┼───────┤\n"
       .. "│ ffmpeg-manual │ docker │ unmanaged  │ gpud │ 6.0   │\n"
       .. "│ encode/enc    │ nomad  │ unreserved │ gpue │ 1.5   │\n", text)
-    local reserved_only = render.report { schema = 1, since = "7d", at = "", jobs = REPORT.jobs, nodes = {}, unreserved = {} }
+    local reserved_only = render.report {
+      schema = 1, since = "7d", at = "", jobs = REPORT.jobs, nodes = {}, unreserved = {}, slices = {},
+    }
     assert.falsy(reserved_only:find("without a reservation", 1, true))
+    assert.falsy(reserved_only:find("MIG slice", 1, true))
+  end)
+
+  it("the jobs per MIG slice, last, each slice named by its GPU, uuid and profile", function()
+    local text = render.report(REPORT)
+    contains("\nGPU-hours per job and MIG slice (a slice counts its share of its GPU's compute slices)\n"
+      .. "│ job           │ node │ slice                     │ reserved GPU-h │ held GPU-h │ idle GPU-h │\n"
+      .. "├───────────────┼──────┼───────────────────────────┼────────────────┼────────────┼────────────┤\n"
+      .. "│ train/trainer │ gpuh │ gpu0 MIG-5e9b4a9c 3g.40gb │ 3.0            │ 2.5        │ 0.5        │\n", text)
+    assert.truthy(text:find("without a reservation\n", 1, true) < text:find("MIG slice", 1, true))
   end)
 
   it("hours below 0.1 keep two significant digits, so a short window is not all 0.0", function()
@@ -417,14 +433,14 @@ describe("render.table: report", function()
       schema = 1, since = "10m", at = "",
       jobs = { { namespace = "video", job = "worker", reservedHours = 0.0042, heldHours = 0.05, idleHours = 0, idleShare = 0 } },
       nodes = { { node = "gpud", hours = { held = 0.00000001, ["reserved-idle"] = 0.123, unaccounted = 0, free = 0 } } },
-      unreserved = {},
+      unreserved = {}, slices = {},
     }
     contains("│ video/worker │ 0.0042         │ 0.050      │ 0.0        │ 0%   │", text)
     contains("│ gpud │ <0.000001 │ 0.1           │ 0.0         │ 0.0  │", text)
   end)
 
   it("an empty report: one line saying why", function()
-    local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {}, unreserved = {} }
+    local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {}, unreserved = {}, slices = {} }
     assert.equal(1, select(2, text:gsub("\n", "")))
     contains("no gpuledger counters in Prometheus over the last 1h", text)
     contains("increase() needs two scrapes", text)

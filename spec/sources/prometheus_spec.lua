@@ -14,12 +14,14 @@ describe("gpuledger.sources.prometheus", function()
     end
   end)
 
-  it("queries: report's three, over the window, one per answer", function()
+  it("queries: report's four, over the window, one per answer", function()
     local q = prometheus.queries("7d")
     assert.equal("sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[7d]))", q.jobs)
     assert.equal("sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[7d]))", q.nodes)
     assert.equal("sum by (node, kind, namespace, nomad_job, task, container, tenant, use) "
       .. "(increase(gpuledger_tenant_gpu_seconds_total[7d]))", q.unreserved)
+    assert.equal("sum by (node, gpu, uuid, mig_uuid, mig_profile, namespace, nomad_job, use) "
+      .. "(increase(gpuledger_mig_job_gpu_seconds_total[7d]))", q.slices)
     for _, name in ipairs(prometheus.ANSWERS) do
       assert.is_string(q[name])
     end

@@ -69,6 +69,11 @@ expect_in "report: the third table, most first, none of 0 h" "$out" "GPU-hours u
 │ ffmpeg-manual                   │ docker │ unmanaged  │ gpud │ 2.5   │
 │ encode/encode                   │ nomad  │ unreserved │ gpud │ 0.5   │
 │ process python3 of root (uid 0) │ host   │ unmanaged  │ gpue │ 0.1   │"
+expect_in "report: the jobs per MIG slice, by node, GPU, slice" "$out" "GPU-hours per job and MIG slice (a slice counts its share of its GPU's compute slices)
+│ job           │ node │ slice                     │ reserved GPU-h │ held GPU-h │ idle GPU-h │
+├───────────────┼──────┼───────────────────────────┼────────────────┼────────────┼────────────┤
+│ train/trainer │ gpuh │ gpu0 MIG-00000000 3g.40gb │ 2.0            │ 1.5        │ 0.5        │
+│ infer/server  │ gpuh │ gpu0 MIG-00000001 2g.20gb │ 1.0            │ 0.0        │ 1.0        │"
 log=$(cat "$WORK/plain.log")
 expect_in "report: asks the per-job query" "$log" \
     '"query": "sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[7d]))"'
@@ -76,8 +81,10 @@ expect_in "report: asks the per-node query" "$log" \
     '"query": "sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[7d]))"'
 expect_in "report: asks the per-tenant query" "$log" \
     '"query": "sum by (node, kind, namespace, nomad_job, task, container, tenant, use) (increase(gpuledger_tenant_gpu_seconds_total[7d]))"'
-expect_eq "report: three GET requests of /api/v1/query" \
-    "$(grep -c '"method": "GET", "path": "/ok/api/v1/query"' "$WORK/plain.log")" 3
+expect_in "report: asks the per-slice query" "$log" \
+    '"query": "sum by (node, gpu, uuid, mig_uuid, mig_profile, namespace, nomad_job, use) (increase(gpuledger_mig_job_gpu_seconds_total[7d]))"'
+expect_eq "report: four GET requests of /api/v1/query" \
+    "$(grep -c '"method": "GET", "path": "/ok/api/v1/query"' "$WORK/plain.log")" 4
 
 run report --prometheus "$PROM/ok/" --json --since 2w
 expect_rc "report --json: exit 0" 0
@@ -95,6 +102,11 @@ expect_lua "report --json: unreserved, most first, each tenant's fields and hour
       and u[2].kind == "nomad" and u[2].use == "unreserved" and u[2].namespace == "video" and u[2].job == "encode"
       and u[2].task == "encode" and u[2].container == "" and u[2].hours == 0.5
       and u[3].kind == "host" and u[3].tenant == "process python3 of root (uid 0)" and u[3].hours == 0.1'
+expect_lua "report --json: slices, each job on each slice, its GPU-hours" "$out" '
+    local s = j.slices
+    return #s == 2 and s[1].migUuid == "MIG-00000000-0000-0000-0000-000000000000" and s[1].profile == "3g.40gb"
+      and s[1].node == "gpuh" and s[1].gpu == "0" and s[1].namespace == "train" and s[1].job == "trainer"
+      and s[1].heldHours == 1.5 and s[1].idleHours == 0.5 and s[1].reservedHours == 2 and s[2].job == "server"'
 expect_in "report --since 2w: the window in the queries" "$(cat "$WORK/plain.log")" "gpuledger_job_gpu_seconds_total[2w]"
 
 PROMETHEUS_URL=$PROM/ok run report
@@ -110,6 +122,7 @@ expect_lua "empty answer --json: [] jobs and nodes" "$out" \
     'type(j.jobs) == "table" and next(j.jobs) == nil and type(j.nodes) == "table" and next(j.nodes) == nil'
 expect_in "empty answer --json: jobs is []" "$out" '"jobs":[]'
 expect_in "empty answer --json: unreserved is []" "$out" '"unreserved":[]'
+expect_in "empty answer --json: slices is []" "$out" '"slices":[]'
 
 # --- --since is refused before any request -----------------------------------------
 before=$(requests plain)

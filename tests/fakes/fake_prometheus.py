@@ -7,7 +7,8 @@ would pick a server:
     /ok          success: the --answers file's vector for each query
                  ("jobs" for gpuledger_job_gpu_seconds_total, "nodes" for
                  gpuledger_gpu_state_seconds_total, "unreserved" for
-                 gpuledger_tenant_gpu_seconds_total)
+                 gpuledger_tenant_gpu_seconds_total, "slices" for
+                 gpuledger_mig_job_gpu_seconds_total)
     /empty       success with "result": []
     /bad_data    400 {"status":"error","errorType":"bad_data",...}
     /execution   422 errorType execution
@@ -55,6 +56,7 @@ ANSWERS = {
     "gpuledger_job_gpu_seconds_total": "jobs",
     "gpuledger_gpu_state_seconds_total": "nodes",
     "gpuledger_tenant_gpu_seconds_total": "unreserved",
+    "gpuledger_mig_job_gpu_seconds_total": "slices",
 }
 HTML = ("<!DOCTYPE html>\n<html><head><title>Sign in</title></head>"
         "<body><form method=\"post\">Sign in to continue</form></body></html>\n")

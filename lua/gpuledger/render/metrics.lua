@@ -433,6 +433,17 @@ function M.node(report, h, refresh, build)
       end
     end
   end
+  w.family("gpuledger_mig_job_gpu_seconds_total", "counter",
+    "GPU-seconds each Nomad job held (use=held) or left reserved and idle (use=idle) on each MIG slice, "
+      .. "a slice-second counting the slice's share of its GPU's compute slices.")
+  if h then
+    for _, r in ipairs(history.sorted(h.slices)) do
+      for _, use in ipairs { "held", "idle" } do
+        w.sample(slice_labels(node, r, { uuid = r.migUuid, profile = r.profile }, { "namespace", r.namespace },
+          { "nomad_job", r.job }, { "use", use }), r[use])
+      end
+    end
+  end
   w.family("gpuledger_tenant_gpu_seconds_total", "counter",
     "GPU-seconds each tenant used without a reservation: a Nomad task on a GPU it was not allocated (use=unreserved), "
       .. "a container or process outside Nomad (use=unmanaged).")

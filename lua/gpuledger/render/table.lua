@@ -617,10 +617,11 @@ local function percent(share)
 end
 
 -- `report` (report.lua's report): a header with the totals, the jobs, the
--- nodes, then the tenants that used GPUs without a reservation; or, when
--- Prometheus had no counters over the window, one line saying so and why.
+-- nodes, the tenants that used GPUs without a reservation, then the jobs
+-- per MIG slice; or, when Prometheus had no counters over the window, one
+-- line saying so and why.
 function M.report(report)
-  if #report.jobs == 0 and #report.nodes == 0 and #report.unreserved == 0 then
+  if #report.jobs == 0 and #report.nodes == 0 and #report.unreserved == 0 and #report.slices == 0 then
     return string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
       .. "(increase() needs two scrapes of a counter inside the window: is gpuledger serve scraped, "
       .. "and for longer than one scrape interval?)\n", report.since)
@@ -665,6 +666,18 @@ function M.report(report)
     end
     out[#out + 1] = "\nGPU-hours used without a reservation\n"
       .. M.draw({ "tenant", "kind", "verdict", "node", "GPU-h" }, rows)
+  end
+  if #report.slices > 0 then
+    local rows = {}
+    for i, entry in ipairs(report.slices) do
+      rows[i] = {
+        entry.namespace .. "/" .. entry.job, entry.node,
+        string.format("gpu%s %s %s", entry.gpu, entry.migUuid:sub(1, 12), entry.profile),
+        hours(entry.reservedHours), hours(entry.heldHours), hours(entry.idleHours),
+      }
+    end
+    out[#out + 1] = "\nGPU-hours per job and MIG slice (a slice counts its share of its GPU's compute slices)\n"
+      .. M.draw({ "job", "node", "slice", "reserved GPU-h", "held GPU-h", "idle GPU-h" }, rows)
   end
   return table.concat(out)
 end

@@ -23,18 +23,21 @@ function M.window(since)
 end
 
 -- The answers `report` reads, in the order it asks for them.
-M.ANSWERS = { "jobs", "nodes", "unreserved" }
+M.ANSWERS = { "jobs", "nodes", "unreserved", "slices" }
 
 -- The queries of `report` over window, by answer: GPU-seconds per job and
 -- use, per node and GPU state, and per tenant used without a reservation
--- (on its node). Each sums away instance and job, so a Prometheus that
--- scrapes many nodes, fleet ledgers or a federation answers the same.
+-- (on its node), and per job and use on each MIG slice. Each sums away
+-- instance and job, so a Prometheus that scrapes many nodes, fleet ledgers
+-- or a federation answers the same.
 function M.queries(window)
   return {
     jobs = string.format("sum by (namespace, nomad_job, use) (increase(gpuledger_job_gpu_seconds_total[%s]))", window),
     nodes = string.format("sum by (node, state) (increase(gpuledger_gpu_state_seconds_total[%s]))", window),
     unreserved = string.format("sum by (node, kind, namespace, nomad_job, task, container, tenant, use) "
       .. "(increase(gpuledger_tenant_gpu_seconds_total[%s]))", window),
+    slices = string.format("sum by (node, gpu, uuid, mig_uuid, mig_profile, namespace, nomad_job, use) "
+      .. "(increase(gpuledger_mig_job_gpu_seconds_total[%s]))", window),
   }
 end
 
