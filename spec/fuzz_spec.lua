@@ -172,7 +172,7 @@ describe("wrong JSON types", function()
       end
       assert.truthy(found, "errors: " .. json.encode(l.errors or {}))
       if case[2] ~= "nvidia" then
-        assert.equal(4, #l.entries)
+        assert.equal(5, #l.entries)
       end
     end)
   end

@@ -581,7 +581,7 @@ describe("gpuledger.ledger", function()
           return (text:gsub('"Enabled","Enabled","Enabled","0","0","12"', '"Enabled",null,"Enabled","0","0","12"', 1))
         end)
         assert.same({ "health: unexpected answer: health.rows[2][6] is null, want a string" }, l.errors)
-        assert.equal(4, #l.entries)
+        assert.equal(5, #l.entries)
         assert.is_nil(l.entries[2].health)
         assert.truthy(l.entries[1].health)
         assert.equal("read", l.sources.health)
@@ -618,6 +618,9 @@ describe("gpuledger.ledger", function()
         for i = 2, 4 do
           assert.same({ healthy = true, healthDescription = "" }, l.entries[i].nomadDevice)
         end
+        for _, slice in ipairs(l.entries[5].migDevices) do -- the GPU in MIG mode: Nomad lists its slices
+          assert.same({ healthy = true, healthDescription = "" }, slice.nomadDevice)
+        end
       end)
 
       it("a source without its ok is an error naming the source and the field", function()
@@ -626,7 +629,7 @@ describe("gpuledger.ledger", function()
             '"nomad_devices":{"address":"%1","devices":%2,"node_id":"%3"}', 1))
         end)
         assert.same({ "nomad_devices: unexpected answer: nomad_devices.ok is missing, want a boolean" }, l.errors)
-        assert.equal(4, #l.entries)
+        assert.equal(5, #l.entries)
         assert.equal("failed", l.sources.nomad_devices)
       end)
 
@@ -636,7 +639,7 @@ describe("gpuledger.ledger", function()
             '"nomad_devices":{"address":"%1","devices":%2,"node_id":"%3","ok":false}', 1))
         end)
         assert.same({ "nomad_devices: failed, and the snapshot does not say why" }, l.errors)
-        assert.equal(4, #l.entries)
+        assert.equal(5, #l.entries)
       end)
     end)
 

@@ -93,13 +93,25 @@ describe("gpuledger.snapshot", function()
       assert.equal("gpu-demo-01", demo.node)
     end)
 
-    it("is a 4-GPU node without errors", function()
+    it("is a 5-GPU node without errors, the fifth in MIG mode with a held and a free slice", function()
       local l = ledger.build(demo)
-      assert.equal(4, #l.entries)
+      assert.equal(5, #l.entries)
       assert.is_nil(l.errors)
       assert.is_true(l.nomadRead)
-      assert.same({ "held", "reserved-idle", "unaccounted", "free" },
-        { l.entries[1].state, l.entries[2].state, l.entries[3].state, l.entries[4].state })
+      assert.same({ "held", "reserved-idle", "unaccounted", "free", "held" },
+        { l.entries[1].state, l.entries[2].state, l.entries[3].state, l.entries[4].state, l.entries[5].state })
+      local slices = l.entries[5].migDevices
+      assert.same({ { "3g.40gb", "held", "llm-serve" }, { "2g.20gb", "free" } },
+        { { slices[1].profile, slices[1].state, slices[1].tenants[1].jobName }, { slices[2].profile, slices[2].state } })
+      assert.is_nil(l.entries[1].migDevices)
+    end)
+
+    it("has the MIG slices the collector reads from the node's nvidia-smi -L and -q (testdata/nvidia/demo-mig)", function()
+      local answers = { ["-L"] = H.testdata("nvidia/demo-mig/list.txt"), ["-q"] = H.testdata("nvidia/demo-mig/query.txt") }
+      local core = H.fake_nvidia_core(function(argv) return argv[2] end, answers)
+      local collected = require("gpuledger.collect.mig").collect(core, "nvidia-smi", demo.sources.health.health, 10000)
+      assert.same({ "-L", "-q" }, core.calls)
+      assert.same(json.decode(json.encode(collected)), json.decode(json.encode(demo.sources.mig)))
     end)
 
     it("gives every tenancy code and health findings when judged", function()

@@ -43,7 +43,8 @@ function M.load(core, path)
   return M.validate(doc, path)
 end
 
--- The embedded demo node: a plausible 4-GPU node that gives every finding.
+-- The embedded demo node: a plausible 5-GPU node (one GPU in MIG mode, two
+-- slices) that gives every finding.
 function M.demo(core)
   local content = assert(core.embedded_text("lua/gpuledger/demo/snapshot.json"))
   return assert(M.validate(assert(json.decode(content)), "demo snapshot"))

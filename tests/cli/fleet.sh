@@ -52,16 +52,16 @@ expect_rc "fleet ls exits 0 with nodes down" 0
 expect_no_crash "fleet ls"
 if [ "$elapsed_ms" -lt 4500 ]; then pass "fleet ls ends within --timeout 2s and a margin (${elapsed_ms} ms)"; else
     fail "fleet ls ends within --timeout 2s and a margin" "took ${elapsed_ms} ms"; fi
-expect_in "header counts nodes, unreachable and GPUs" "$out" "gpuledger fleet · 10 node(s), 6 unreachable · 10 GPU(s)"
+expect_in "header counts nodes, unreachable and GPUs" "$out" "gpuledger fleet · 10 node(s), 6 unreachable · 11 GPU(s)"
 expect_eq "nodes worst first (ERROR, BAD, WARN), then by name, the unreachable by their host:port" \
     "$(printf '%s\n' "$out" | sed -n 's/^│ \([^ ]*\) .*/\1/p' | head -11 | tr '\n' ' ')" \
     "node $SILENT $DRIP $HTML $DEAD $GARBAGE $REDIRECT gpua gpu-ci-02 gpu-old gpu-go "
 row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
-expect_in "the demo node's verdict (as fleet check's, below) and counts" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 4 │ 1 │ 1 │ 1 │ 1 │"
+expect_in "the demo node's verdict (as fleet check's, below) and counts" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 5 │ 2 │ 1 │ 1 │ 1 │"
 expect_in "the replayed node's counts" "$(row gpu-ci-02)" "│ gpu-ci-02 │ BAD │ 1 │ 0 │ 2 │ 0 │ 1 │ 1 │ 0 │ 22100/38394 MiB │"
 expect_in "the Go-shaped ledger classified locally (held, reserved-idle, free)" "$(row gpu-go)" "│ gpu-go │ WARN │ 0 │ 0 │ 3 │ 1 │ 1 │ 0 │ 1 │ 1024/69102 MiB │"
 expect_in "the schema-0 node, marked" "$(row gpu-old)" "│ gpu-old (schema 0) │ BAD │ 1 │ 0 │ 1 │ 0 │ 0 │ 1 │ 0 │ 2048/15360 MiB │"
-expect_in "fleet totals, the last row" "$(row fleet)" "│ fleet │ ERROR │ 10 │ 7 │ 10 │ 2 │ 3 │ 3 │ 2 │"
+expect_in "fleet totals, the last row" "$(row fleet)" "│ fleet │ ERROR │ 10 │ 7 │ 11 │ 3 │ 3 │ 3 │ 2 │"
 expect_in "the totals row last" "$(printf '%s\n' "$out" | sed -n '/^│ node /,/^$/p' | grep '^│' | tail -1)" "│ fleet "
 expect_in "an unreachable node's row: dashes, memory too" "$(row "$DEAD")" "│ $DEAD │ ERROR │ 0 │ 1 │ - │ - │ - │ - │ - │ - │"
 expect_eq "every row as wide as the header (no error widens the table)" \
@@ -165,19 +165,19 @@ expect_eq "fleet ls on 80 columns: the nodes in the same order" \
     "$(sed -n '/^node /,/^$/p' <<<"$term" | sed -nE 's/^(.*[^ ]) +(OK|WARN|BAD|ERROR) +[0-9]+ .*/\1/p' | tr '\n' ',')" \
     "$(sed -n '/^│ node /,/^$/p' <<<"$piped" | grep '^│' | tail -n +2 | awk -F'│' '{ gsub(/^ +| +$/, "", $2); print $2 }' | tr '\n' ',')"
 expect_eq "fleet ls on 80 columns: the GPU states on lines led by the node's name" \
-    "$(grep -cE '^gpua +states +1 held · 1 reserved-idle' <<<"$term")" 1
+    "$(grep -cE '^gpua +states +2 held · 1 reserved-idle' <<<"$term")" 1
 expect_in "fleet ls on 80 columns: an error wraps with an indent" "$term" $'\n  '
 if command -v tmux >/dev/null 2>&1; then
     # show_in_tmux NAME ARGS...: runs gpuledger ARGS in a detached tmux pane
-    # 80x200 and leaves its screen in $screen (waits for the command's end).
+    # 80x400 and leaves its screen in $screen (waits for the command's end).
     show_in_tmux() {
         local name=$1 i
         shift
         rm -f "$WORK/$name.done"
-        tmux -L "gl-$$" new-session -d -s "$name" -x 80 -y 200 \
+        tmux -L "gl-$$" new-session -d -s "$name" -x 80 -y 400 \
             "NO_COLOR=1 $(printf '%q ' "$GPULEDGER" "$@"); touch $(printf '%q' "$WORK/$name.done"); sleep 600"
         for ((i = 0; i < 600; i++)); do [ -e "$WORK/$name.done" ] && break; sleep 0.05; done
-        screen=$(tmux -L "gl-$$" capture-pane -p -t "$name" -S 0 -E 199 | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')
+        screen=$(tmux -L "gl-$$" capture-pane -p -t "$name" -S 0 -E 399 | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}')
         tmux -L "gl-$$" kill-session -t "$name"
     }
     show_in_tmux fleet-ls fleet ls --targets "$ALL" --timeout 2s
@@ -197,10 +197,10 @@ fi
 mkdir "$WORK/site"
 cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/site/"
 run fleet check --rules "$WORK/site" --targets "$DEMO,$REPLAY,$GO,$OLD"
-expect_in "the fleet rule: 3 of 10 GPUs reserved-idle is over 10 %" "$out" \
+expect_in "the fleet rule: 3 of 11 GPUs reserved-idle is over 10 %" "$out" \
     "WARN  fleet-reserved-idle         fleet  "
 expect_in "the fleet rule's message names the jobs" "$out" \
-    "3 of 10 GPUs (30%) are reserved by Nomad and held by nothing, over 10%: most idle reservations video/worker (2), default/ingest (1)"
+    "3 of 11 GPUs (27%) are reserved by Nomad and held by nothing, over 10%: most idle reservations video/worker (2), default/ingest (1)"
 expect_eq "the fleet's finding comes first among the WARNs" \
     "$(printf '%s\n' "$out" | grep -m1 'WARN')" "$(printf '%s\n' "$out" | grep 'fleet-reserved-idle')"
 printf 'return { fleet_reserved_idle_share = 0.5 }\n' >"$WORK/site/thresholds.lua"

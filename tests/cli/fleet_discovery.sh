@@ -65,7 +65,7 @@ no_secret() {
 # ---- Consul -----------------------------------------------------------------
 MY_CONSUL=$SECRET run fleet ls --consul "$PLAIN" --consul-token-env MY_CONSUL
 expect_rc "fleet ls via Consul exits 0" 0
-expect_in "passing instances only, one dead: 3 nodes, 1 unreachable" "$out" "gpuledger fleet · 3 node(s), 1 unreachable · 6 GPU(s)"
+expect_in "passing instances only, one dead: 3 nodes, 1 unreachable" "$out" "gpuledger fleet · 3 node(s), 1 unreachable · 7 GPU(s)"
 expect_in "the service address wins over the node's" "$out" "│ gpu-ci-02 "
 expect_in "the dead instance is named by Consul's node name" "$out" "│ consul-dead │ ERROR │ 0   │ 1     │ -"
 expect_not_in "a critical instance is left out" "$out" "consul-sick"
@@ -132,7 +132,7 @@ EOF
 fake_nomad_up "$WORK/nomad.json"
 MY_NOMAD=$NOMAD_SECRET run fleet ls --nomad-service gpuledger --nomad-namespace gpu --nomad-addr "$NOMAD" --nomad-token-env MY_NOMAD
 expect_rc "fleet ls via Nomad's service discovery exits 0" 0
-expect_in "both registrations read" "$out" "gpuledger fleet · 2 node(s) · 6 GPU(s)"
+expect_in "both registrations read" "$out" "gpuledger fleet · 2 node(s) · 7 GPU(s)"
 no_secret "Nomad services"
 expect_in "asks /v1/service/gpuledger with the namespace, the token in X-Nomad-Token" "$(cat "$WORK/nomad.log")" \
     '"path": "/v1/service/gpuledger", "query_keys": ["namespace"]'

@@ -57,7 +57,7 @@ run fleet ls --targets "$ALL"
 expect_rc "fleet ls with hostile numbers exits 0" 0
 expect_no_crash "fleet ls"
 row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
-expect_in "the good node's row stands" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 4 │ 1 │ 1 │ 1 │ 1 │"
+expect_in "the good node's row stands" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 5 │ 2 │ 1 │ 1 │ 1 │"
 expect_in "23034.5 MiB is named, on the error line of its address" "$out" \
     "$HALF: unreachable: http://$HALF/ledger: unexpected answer: ledger.entries[1].memoryTotalMiB is 23034.5, $WHOLE"
 expect_in "1e20 MiB is named" "$out" "http://$BIG/ledger: unexpected answer: ledger.entries[1].memoryTotalMiB is 1e+20, $WHOLE"
@@ -65,7 +65,7 @@ expect_in "1e308 W is named" "$out" \
     "http://$HUGE/ledger: unexpected answer: ledger.entries[1].powerW is 1e+308, want a number from 0 to 9007199254740992"
 expect_in "an index \"zero\" is named, not a free GPU" "$out" \
     "http://$ZERO/ledger: unexpected answer: ledger.entries[1].index is a string, want a whole number"
-expect_in "the totals count the hostile nodes unreachable" "$out" "gpuledger fleet · 5 node(s), 4 unreachable · 4 GPU(s)"
+expect_in "the totals count the hostile nodes unreachable" "$out" "gpuledger fleet · 5 node(s), 4 unreachable · 5 GPU(s)"
 
 run fleet check --targets "$ALL" --json
 expect_rc "fleet check with hostile numbers exits 0" 0

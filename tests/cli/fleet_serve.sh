@@ -125,7 +125,7 @@ else
     wait_for "Prometheus is ready" 30 curl -sf "$PROM/-/ready"
     wait_for "Prometheus scrapes gpuledger_fleet_up 1" 40 scraped 'gpuledger_fleet_up' 1
     wait_for "Prometheus has the unreachable count" 20 scraped 'gpuledger_fleet_nodes{state="unreachable"}' 1
-    wait_for "Prometheus sums the fleet's GPUs" 20 scraped 'sum(gpuledger_fleet_gpus)' 7
+    wait_for "Prometheus sums the fleet's GPUs" 20 scraped 'sum(gpuledger_fleet_gpus)' 8
 fi
 
 # ---- the page in headless Chromium ------------------------------------------------

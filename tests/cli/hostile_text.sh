@@ -68,7 +68,7 @@ if start_serve text --replay "$WORK/evil.json" --interval 1s --listen 127.0.0.1:
     http GET "$URL/"
     expect_eq "the page: no raw control or bidi character" "$(raw_controls "$body")" ""
     http GET "$URL/ledger"
-    expect_lua "/ledger: valid JSON" "$body" 'return #j.entries == 4'
+    expect_lua "/ledger: valid JSON" "$body" 'return #j.entries == 5'
     stop_serve TERM
 else
     fail "serve --replay of the hostile snapshot starts" "$(cat "$SERVE_LOG")"

@@ -32,11 +32,20 @@ SCRAPE_SECONDS=1 # start_prometheus scrapes every second; serve refreshes as oft
 # --- two fixture nodes: gpua changes state mid-run, gpub stays --------------------
 # The demo node: restreamer holds GPU 0 (held), worker reserved GPU 1 and
 # nothing holds it (reserved-idle). Its variant where restreamer's container
-# and process have gone leaves GPU 0 reserved-idle too.
+# and process have gone leaves GPU 0 reserved-idle too. Both without the
+# llm-serve task on the MIG GPU's slice (that GPU is free): a slice's job
+# counts only its share of the GPU (spec/history_spec.lua), so the sums
+# below would not add up GPU by GPU.
 "$GPULEDGER" snapshot --demo >"$WORK/busy.json" || { fail "snapshot --demo" "exit $?"; finish; }
 python3 - "$WORK/busy.json" "$WORK/idle.json" <<'PY'
 import json, sys
 snap = json.load(open(sys.argv[1]))
+sources = snap["sources"]
+sources["nvidia"]["compute_apps"]["rows"] = [row for row in sources["nvidia"]["compute_apps"]["rows"] if row[1] != "9191"]
+sources["docker"]["containers"] = [c for c in sources["docker"]["containers"] if not c["Name"].startswith("/server-")]
+sources["proc"]["pids"].pop("9191", None)
+sources["nomad"]["allocations"] = [a for a in sources["nomad"]["allocations"] if a["JobID"] != "llm-serve"]
+json.dump(snap, open(sys.argv[1], "w"))
 apps = snap["sources"]["nvidia"]["compute_apps"]
 apps["rows"] = [row for row in apps["rows"] if row[1] != "4242"]
 docker = snap["sources"]["docker"]

@@ -379,7 +379,7 @@ expect_in "GPULEDGER_SCRIPTS: the same as --scripts" "$out" "│ power │"
 run ls --demo --rules "$NONE" --scripts "$SRC/lua"
 expect_eq "--scripts at the checkout's lua/: the same ls" "$out" "$plain"
 run check --demo --rules "$NONE" --scripts "$SRC/lua"
-expect_in "--scripts at the checkout's lua/: check works" "$out" "19 findings: 2 OK, 8 WARN, 8 BAD, 1 ERROR"
+expect_in "--scripts at the checkout's lua/: check works" "$out" "21 findings: 4 OK, 8 WARN, 8 BAD, 1 ERROR"
 
 scripts=$WORK/scripts
 mkdir -p "$scripts/gpuledger/render"

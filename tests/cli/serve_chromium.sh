@@ -38,12 +38,12 @@ fi
 
 dom=$(browse dom --dump-dom "$URL/")
 expect_in "the DOM is the page" "$dom" "<title>gpuledger · gpu-demo-01</title>"
-expect_eq "four GPU rows, keyed by uuid" "$(grep -o '<tr id="gpu-GPU-[0-9a-f-]*" class="gpu' <<<"$dom" | wc -l)" 4
+expect_eq "five GPU rows, keyed by uuid" "$(grep -o '<tr id="gpu-GPU-[0-9a-f-]*" class="gpu' <<<"$dom" | wc -l)" 5
 expect_in "gpu2, with an ERROR finding, stands out" "$dom" \
     '<tr id="gpu-GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52" class="gpu alarm ERROR">'
 expect_in "gpu0, with none worse than OK, does not" "$dom" '<tr id="gpu-GPU-3f8a2c1e-7b4d-4e9a-8c21-5d6f7a8b9c01" class="gpu">'
 expect_in "a finding links to its GPU's row" "$dom" '<a href="#gpu-GPU-c41b9e27-0a5f-4d3c-b8e6-2f7a1d9c4e52">gpu2 GPU-c41b9e27</a>'
-expect_eq "utilisation and memory as bars, one each per GPU" "$(grep -o '<meter class="\(util\|memory\)"' <<<"$dom" | wc -l)" 8
+expect_eq "utilisation (where known: not under MIG) and memory as bars per GPU, memory per MIG slice" "$(grep -o '<meter class="\(util\|memory\)"' <<<"$dom" | wc -l)" 11
 expect_in "gpu1's memory bar marked amber at 85 % and red at 95 % (rules/thresholds.lua)" "$dom" \
     '<meter class="memory" min="0" max="23034" low="19578" high="21882" optimum="0" value="22500"></meter> 22500/23034 MiB'
 expect_in "gpu1's health codes one per line, its reserved-idle under them" "$dom" \

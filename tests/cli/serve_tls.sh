@@ -72,7 +72,7 @@ fi
 # --- fleet reads the node over https with the CA and the password ----------------
 printf 'prometheus:%s\n' "$PASSWORD" >"$WORK/fleet-auth"
 run fleet ls --json --targets "$HTTPS" --fleet-ca-cert "$CERTS/ca.pem" --fleet-basic-auth-file "$WORK/fleet-auth"
-expect_lua "fleet ls over https with the password: the node is read" "$out" 'local n = j.summary.nodes[1]; return n.gpus == 4 and n.error == nil'
+expect_lua "fleet ls over https with the password: the node is read" "$out" 'local n = j.summary.nodes[1]; return n.gpus == 5 and n.error == nil'
 printf 'prometheus:wrong\n' >"$WORK/fleet-wrong"
 run fleet ls --json --targets "$HTTPS" --fleet-ca-cert "$CERTS/ca.pem" --fleet-basic-auth-file "$WORK/fleet-wrong"
 expect_lua "fleet ls with a wrong password: unreachable, 401 named" "$out" 'local n = j.summary.nodes[1]; return n.unreachable == 1 and n.error:find("HTTP 401", 1, true) ~= nil'

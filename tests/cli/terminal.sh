@@ -40,8 +40,8 @@ count() { grep -o -F -- "$2" <<<"$1" | wc -l; }
 run ls --demo --rules "$WORK/rules"
 expect_rc "ls piped: exit 0" 0
 piped=$out
-expect_in "ls piped: the full table" "$piped" "│ gpu │ model"
-expect_eq "ls piped: as wide as it needs (200 columns)" "$(widest "$piped")" 200
+expect_in "ls piped: the full table" "$piped" "│ gpu    │ model"
+expect_eq "ls piped: as wide as it needs (203 columns)" "$(widest "$piped")" 203
 expect_eq "ls piped: every line of a GPU names it (grep unmanaged keeps the card)" \
     "$(grep -F unmanaged <<<"$piped" | grep -c '^│ 2 ')" 2
 
@@ -58,13 +58,13 @@ for columns in 80 100 60; do
         expect_eq "ls on $columns columns: '$mark' as often as in the full table, never cut" \
             "$(count "$narrow" "$mark")" "$(count "$piped" "$mark")"
     done
-    expect_eq "ls on $columns columns: every line between the header and sources starts with its GPU's index" \
-        "$(sed -n '3,/^sources:/p' <<<"$narrow" | grep -v '^sources:' | grep -cv '^[0-3] ')" 0
+    expect_eq "ls on $columns columns: every line between the header and sources starts with its GPU's index (a slice's: 4/mig0)" \
+        "$(sed -n '3,/^sources:/p' <<<"$narrow" | grep -v '^sources:' | grep -Ecv '^[0-4](/mig[01])? ')" 0
     expect_eq "ls on $columns columns: the tenants of gpu2 and their marks, on lines of gpu2 only" \
         "$(grep -E '!unmanaged|!unreserved|ffmpeg-manual|host:python3' <<<"$narrow" | grep -cv '^2 ')" 0
 done
-on_terminal 200 ls --demo
-expect_eq "ls on 200 columns: the full table, which fits" "$out" "$piped"
+on_terminal 210 ls --demo
+expect_eq "ls on 210 columns: the full table, which fits" "$out" "$piped"
 on_terminal 80 ls --demo --wide
 expect_eq "ls --wide on 80 columns: the full table" "$out" "$piped"
 on_terminal 80 ls --demo --json
@@ -92,7 +92,7 @@ for line in os.getenv("LINES_"):gmatch("[^\n]+") do
   local where_start = line:match("^%u+%s+%S+%s+()")
   if where_start then
     local rest = line:sub(where_start)
-    local where = rest:find(os.getenv("NODE"), 1, true) == 1 and os.getenv("NODE") or rest:match("^gpu%d+ %S+")
+    local where = rest:find(os.getenv("NODE"), 1, true) == 1 and os.getenv("NODE") or (rest:match("^gpu%d+/mig%d+ %S+ %S+") or rest:match("^gpu%d+ %S+"))
     local message = rest:sub(#where + 1):match("^%s*()")
     seen[utf8.len(line:sub(1, where_start - 1)) + #where + message - 1] = true
   end

@@ -118,9 +118,9 @@ expect_rc "unknown command with flags: exit 2" 2
 
 run --demo
 expect_rc "no command: ls (exit 0)" 0
-expect_in "no command: ls output" "$out" "gpuledger · gpu-demo-01 · 4 GPU(s)"
+expect_in "no command: ls output" "$out" "gpuledger · gpu-demo-01 · 5 GPU(s)"
 run ls --demo
-expect_in "ls --demo: same header" "$out" "gpuledger · gpu-demo-01 · 4 GPU(s)"
+expect_in "ls --demo: same header" "$out" "gpuledger · gpu-demo-01 · 5 GPU(s)"
 
 # --- flags ------------------------------------------------------------------
 usage_error "unknown flag" ls --bogus
@@ -189,7 +189,7 @@ if [ -e /etc/gpuledger/rules.d ]; then
 else
     run check --demo
     expect_rc "default /etc/gpuledger/rules.d missing: check runs" 0
-    expect_in "default rules dir missing: findings printed" "$out" "19 findings"
+    expect_in "default rules dir missing: findings printed" "$out" "21 findings"
 fi
 mkdir "$WORK/empty-rules"
 run check --demo --rules "$WORK/empty-rules"

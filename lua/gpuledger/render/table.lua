@@ -249,7 +249,8 @@ end
 
 -- `ls` for a terminal narrower than the full table: the cells that hold one
 -- text per GPU as a table without borders, two spaces apart, the columns
--- marked `shrink` (the model) abbreviated to fit width; under each GPU's
+-- marked `shrink` (the model) abbreviated to fit width, their headers too
+-- where they must (down to one character and "…"); under each GPU's
 -- line, one line per item of its list cells (reservations, tenants), after
 -- the column's header, wrapped to width (between words, or between its
 -- " · " parts for a column marked `parts`). Every line starts with the
@@ -279,7 +280,7 @@ local function narrow(columns, rows, width)
   end
   for _, column in ipairs(flat) do -- give back the overflow from the columns that may shrink
     if column.shrink and total - 2 > width then
-      local cut = math.min(column.width - text.width(column.header), total - 2 - width)
+      local cut = math.max(0, math.min(column.width - 2, total - 2 - width))
       column.width, total = column.width - cut, total - cut
     end
   end
@@ -380,7 +381,7 @@ local GLYPHS = { OK = "🟢", WARN = "🟡", BAD = "🔴", ERROR = "⚫" }
 
 -- The narrowest a finding's message is wrapped to: on a terminal narrower
 -- than the other columns plus this, lines run past its edge.
-local MESSAGE_MIN_WIDTH = 24
+local MESSAGE_MIN_WIDTH = 16
 -- Where the message would be narrower than this on a terminal, the where
 -- column names a GPU by its label alone (gpu2, not gpu2 GPU-c41b9e27).
 local MESSAGE_ROOMY_WIDTH = 40

@@ -5,7 +5,9 @@
 -- run with --scripts DIR / GPULEDGER_SCRIPTS=DIR, this file at
 -- DIR/gpuledger/render/columns.lua). Each column is a header and a cell
 -- function(ledger, gpu) returning text; the default cells are in
--- gpuledger.render.table's `cells`.
+-- gpuledger.render.table's `cells`. A MIG slice's row is given the slice's
+-- view, whose sliceOf is its GPU: the power draw is the GPU's, so its
+-- slices' cells are empty.
 local cells = require("gpuledger.render.table").cells
 
 local M = {}
@@ -16,7 +18,7 @@ M.columns = {
   { header = "util", cell = cells.util },
   { header = "memory", cell = cells.memory },
   { header = "temp", cell = cells.temp },
-  { header = "power", cell = function(_, gpu) return string.format("%.0f W", gpu.powerW) end },
+  { header = "power", cell = function(_, gpu) return gpu.sliceOf and "" or string.format("%.0f W", gpu.powerW) end },
   { header = "enc", cell = cells.enc },
   { header = "state", cell = cells.state },
   { header = "health", cell = cells.health },
