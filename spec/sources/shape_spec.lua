@@ -7,6 +7,14 @@ describe("sources.shape", function()
     assert.equal("rows[1][2] is null, want a string", shape.check(rows, { list = { list = "string" } }, "rows"))
   end)
 
+  it("reads lua-cjson's null as absent, and as a null in a list", function()
+    local cjson = require "cjson"
+    local record = { text = shape.required "string", at = "string", pids = { list = "number" } }
+    assert.is_nil(shape.check(cjson.decode('{"text":"x","at":null,"pids":null}'), record, "r"))
+    assert.equal("r.text is missing, want a string", shape.check(cjson.decode('{"text":null}'), record, "r"))
+    assert.equal("r.pids[2] is null, want a number", shape.check(cjson.decode('{"text":"x","pids":[1,null]}'), record, "r"))
+  end)
+
   it("checks every item of a list, those after a null too", function()
     local env = { "A=1" }
     env[3] = 5

@@ -9,7 +9,11 @@
 -- {map = shape} (an object of them), M.required(shape) (a field that must
 -- be there) or a table of field → shape (an object with those fields).
 -- Other fields may be absent.
+local cjson = require "cjson"
+
 local M = {}
+
+local NULL = cjson.null -- a JSON null as lua-cjson decodes it
 
 local ARTICLE = { list = "a list", map = "an object", object = "an object" }
 
@@ -43,22 +47,12 @@ end
 -- The largest whole number a JSON number carries exactly (2^53).
 M.MAX_WHOLE = 1 << 53
 
--- What a failed check says: "<path> …" (fmt formatted with path and the
--- rest), or true when path is nil (only whether the value fits was asked,
--- so no text is built).
-local function failure(path, fmt, ...)
-  if path == nil then
-    return true
-  end
-  return string.format(fmt, path, ...)
-end
-
 -- nil when the number value is within shape's range (and whole, if it must
--- be), else "<path> is <value>, want <what>" (true without a path).
-local function number_why(value, shape, path)
+-- be), else what is wrong with it (" is <value>, want <what>").
+local function number_why(value, shape)
   local min, max = shape.range[1], shape.range[2]
   if value ~= value or value < min or value > max or (shape.whole and value ~= math.floor(value)) then
-    return failure(path, "%s is %.14g, want %s", value, want_of(shape))
+    return string.format(" is %.14g, want %s", value, want_of(shape))
   end
   return nil
 end
@@ -82,82 +76,163 @@ function M.unexpected(source, why)
   return string.format("%s: unexpected answer: %s", source, why)
 end
 
-local why_not
+local compile
 
--- nil when the i-th item of list has item_shape, else why not, naming it
--- "<path>[i]" (true without a path); a JSON null (a hole ipairs would stop
--- at) has no shape but "any".
-local function item_why(list, i, item_shape, path)
-  local item_path = path and string.format("%s[%d]", path, i)
-  if list[i] == nil and item_shape ~= "any" then
-    return failure(item_path, "%s is null, want %s", want_of(item_shape))
+-- The checker of a list's items of item_shape: as compile's, but a JSON
+-- null (a hole ipairs would stop at, or lua-cjson's null) has no shape but
+-- "any".
+local function item_checker(item_shape)
+  local check = compile(item_shape)
+  if item_shape == "any" then
+    return check
   end
-  return why_not(list[i], item_shape, item_path)
+  local null_why = " is null, want " .. want_of(item_shape)
+  return function(item)
+    if item == nil or item == NULL then
+      return "", null_why
+    end
+    return check(item)
+  end
 end
 
--- nil when value has the shape (or is nil), else "<path> is a <type>, want
--- <what>" for the first field that does not; true instead of the text when
--- path is nil.
-why_not = function(value, shape, path)
-  if shape == "any" then
-    return nil
-  elseif type(shape) == "table" and shape.required then
-    if value == nil then
-      return failure(path, "%s is missing, want %s", want_of(shape))
+-- The checker (compile's) of a list, map or object shape.
+local function table_checker(shape)
+  local want = want_of(shape)
+  local function table_of(value)
+    if value == nil or value == NULL then
+      return false
     end
-    return why_not(value, shape.required, path)
-  elseif value == nil then
-    return nil
-  end
-  local kind = type(value)
-  if type(shape) == "table" and shape.range then
-    if kind ~= "number" then
-      return failure(path, "%s is a %s, want %s", kind, want_of(shape))
+    local kind = type(value)
+    if kind ~= "table" then
+      return nil, string.format(" is a %s, want %s", kind, want)
     end
-    return number_why(value, shape, path)
-  elseif type(shape) == "string" or kind ~= "table" then
-    if kind ~= shape then
-      return failure(path, "%s is a %s, want %s", kind, want_of(shape))
-    end
-    return nil
+    return true
   end
   if shape.list then
-    local length = list_length(value)
-    if not length then
-      return failure(path, "%s is an object, want a list")
-    elseif shape.max and length > shape.max then
-      return failure(path, "%s has %d items, want at most %d", length, shape.max)
-    end
-    for i = 1, length do
-      local why = item_why(value, i, shape.list, path)
-      if why then
-        return why
+    local check, max = item_checker(shape.list), shape.max
+    return function(value)
+      local is_table, why = table_of(value)
+      if not is_table then
+        return why and "", why
       end
+      local length = #value
+      if next(value, length > 0 and length or nil) ~= nil then -- keys past 1..#value: a hole, or an object
+        length = list_length(value)
+        if not length then
+          return "", " is an object, want a list"
+        end
+      end
+      if max and length > max then
+        return "", string.format(" has %d items, want at most %d", length, max)
+      end
+      for i = 1, length do
+        local below, what = check(value[i])
+        if below then
+          return "[" .. i .. "]" .. below, what
+        end
+      end
+      return nil
     end
   elseif shape.map then
-    for key, item in pairs(value) do
-      local why = why_not(item, shape.map, path and path .. "." .. tostring(key))
-      if why then
-        return why
+    local check = compile(shape.map)
+    return function(value)
+      local is_table, why = table_of(value)
+      if not is_table then
+        return why and "", why
       end
-    end
-  else
-    for key, field in pairs(shape) do
-      local why = why_not(value[key], field, path and path .. "." .. key)
-      if why then
-        return why
+      for key, item in pairs(value) do
+        local below, what = check(item)
+        if below then
+          return "." .. tostring(key) .. below, what
+        end
       end
+      return nil
     end
   end
-  return nil
+  local keys, checks = {}, {}
+  for key, field in pairs(shape) do
+    keys[#keys + 1], checks[#checks + 1] = key, compile(field)
+  end
+  return function(value)
+    local is_table, why = table_of(value)
+    if not is_table then
+      return why and "", why
+    end
+    for i = 1, #keys do
+      local below, what = checks[i](value[keys[i]])
+      if below then
+        return "." .. keys[i] .. below, what
+      end
+    end
+    return nil
+  end
 end
 
--- nil when value has the shape (or is nil), else "<path> is a <type>, want
--- <what>" for the first field that does not. The paths are written only
--- for a value that does not fit.
+-- The checkers of compile by shape, each made once.
+local CHECKERS = setmetatable({}, { __mode = "k" })
+
+-- The checker of shape: a function of a value that returns nil when the
+-- value has the shape (or is absent: nil, or lua-cjson's null), else where
+-- the first field that does not is below the value ("" for the value
+-- itself, ".a[2].b") and what is wrong with it (" is a <type>, want
+-- <what>"). The path is put together only for that field, on the way out;
+-- what does not depend on the value (the fields, their checkers, the
+-- wording) is worked out here, once per shape.
+compile = function(shape)
+  if CHECKERS[shape] then
+    return CHECKERS[shape]
+  end
+  local checker
+  if shape == "any" then
+    checker = function()
+      return nil
+    end
+  elseif type(shape) == "string" then
+    local want = want_of(shape)
+    checker = function(value)
+      if value == nil or value == NULL then
+        return nil
+      end
+      local kind = type(value)
+      if kind ~= shape then
+        return "", string.format(" is a %s, want %s", kind, want)
+      end
+      return nil
+    end
+  elseif shape.required then
+    local check, missing = compile(shape.required), " is missing, want " .. want_of(shape)
+    checker = function(value)
+      if value == nil or value == NULL then
+        return "", missing
+      end
+      return check(value)
+    end
+  elseif shape.range then
+    local want = want_of(shape)
+    checker = function(value)
+      if value == nil or value == NULL then
+        return nil
+      end
+      local kind = type(value)
+      if kind ~= "number" then
+        return "", string.format(" is a %s, want %s", kind, want)
+      end
+      local why = number_why(value, shape)
+      return why and "", why
+    end
+  else
+    checker = table_checker(shape)
+  end
+  CHECKERS[shape] = checker
+  return checker
+end
+
+-- nil when value has the shape (or is absent: nil, or lua-cjson's null),
+-- else "<path> is a <type>, want <what>" for the first field that does not.
 function M.check(value, shape, path)
-  if why_not(value, shape, nil) then
-    return why_not(value, shape, path)
+  local below, what = compile(shape)(value)
+  if below then
+    return path .. below .. what
   end
   return nil
 end
@@ -168,9 +243,11 @@ end
 -- costs only itself; then each kept item's path ("<path>[i]").
 function M.items(list, item_shape, path)
   local kept, whys, paths = {}, {}, {}
+  local check = item_checker(item_shape)
   for i = 1, list_length(list) do
-    if item_why(list, i, item_shape, nil) then
-      whys[#whys + 1] = item_why(list, i, item_shape, path)
+    local below, what = check(list[i])
+    if below then
+      whys[#whys + 1] = string.format("%s[%d]%s%s", path, i, below, what)
     else
       kept[#kept + 1] = list[i]
       paths[#paths + 1] = string.format("%s[%d]", path, i)
