@@ -113,6 +113,8 @@ describe("fleet", function()
     local ledger = assert(fleet.readable(assert(json.decode(odd)), SOURCE))
     assert.same({ "unaccounted", 0, 0, "x" }, { ledger.entries[1].state, ledger.entries[1].index,
       ledger.entries[1].memoryUsedMiB, ledger.errors[1] })
+    assert.same(ledger, assert(fleet.readable(assert(json.decode_raw(odd)), SOURCE))) -- lua-cjson's nulls as they come
+    assert.same(readable, assert(fleet.readable(assert(json.decode_raw(text)), SOURCE)))
     assert.is_nil(ledger.entries[1].tenants[1].container)
     local row = fleet.node_row({ node = "odd", url = "http://odd:1" }, assert(fleet.shape(assert(json.decode(odd)), SOURCE)))
     assert.same({ "odd", 1, 1 }, { row.node, row.gpus, row.unaccounted })
@@ -137,6 +139,7 @@ describe("fleet", function()
     local none_readable, why_readable = fleet.readable(assert(json.decode(text)), SOURCE)
     assert.is_nil(none_readable)
     assert.equal(why, why_readable)
+    assert.same({ nil, why }, { fleet.readable(assert(json.decode_raw(text)), SOURCE) })
     return why
   end
 
@@ -227,6 +230,10 @@ describe("fleet", function()
     assert.truthy(html:find("^http://10.0.0.4:9877/ledger: the answer %(text/html%) is not JSON: "))
     local _, list = fleet.answer_ledger(url, { status = 200, body = "[1,2]" })
     assert.equal("http://10.0.0.4:9877/ledger: the answer is not a gpuledger ledger (want a JSON object)", list)
+    local _, empty = fleet.answer_ledger(url, { status = 200, body = " []" })
+    assert.equal("http://10.0.0.4:9877/ledger: the answer is not a gpuledger ledger (want a JSON object)", empty)
+    local _, null = fleet.answer_ledger(url, { status = 200, body = "null", content_type = "application/json" })
+    assert.equal("http://10.0.0.4:9877/ledger: the answer (application/json) is not JSON: null where a value was expected", null)
   end)
 
   it("refuses what is not a ledger", function()

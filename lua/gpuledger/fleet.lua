@@ -112,10 +112,11 @@ local function shape_entry(entry)
   end
 end
 
--- A decoded /ledger answer (json.decode's) shaped in place for the summary
--- (node_row), once it has the shape of a ledger (sources/node_ledger.lua):
--- schema, node, entries, each entry's arrays and state, every name cut to
--- text.NAME_MAX and every error to text.ERROR_MAX. Returns the ledger,
+-- A decoded /ledger answer (json.decode's, or json.decode_raw's with its
+-- nulls) shaped in place for the summary (node_row), once it has the shape
+-- of a ledger (sources/node_ledger.lua): schema, node, entries, each
+-- entry's arrays and state, every name cut to text.NAME_MAX and every
+-- error to text.ERROR_MAX, every JSON null dropped. Returns the ledger,
 -- or nil and why it is not one, the first field that is not as the contract
 -- has it worded as source's (the node's "<url>/ledger") unexpected answer.
 function M.shape(decoded, source)
@@ -127,7 +128,7 @@ function M.shape(decoded, source)
     return nil, shape.unexpected(source, why)
   end
   for key, value in pairs(decoded) do -- names and errors cut as this node's own are
-    decoded[key] = text.cut_strings(value, key == "errors" and text.ERROR_MAX or text.NAME_MAX)
+    decoded[key] = text.cut_strings(value, key == "errors" and text.ERROR_MAX or text.NAME_MAX, json.NULL)
   end
   decoded.schema = number_of(decoded.schema) or 0
   decoded.node = decoded.node or ""
@@ -168,7 +169,7 @@ function M.answer_ledger(url, result, for_rules)
   if result.status ~= 200 then
     return nil, string.format("%s/ledger: HTTP %d", url, result.status)
   end
-  local decoded, why = json.decode(result.body)
+  local decoded, why = json.decode_raw(result.body)
   if decoded == nil then
     local content_type = result.content_type and (" (" .. result.content_type .. ")") or ""
     return nil, string.format("%s/ledger: the answer%s is not JSON: %s", url, content_type, why)

@@ -90,20 +90,38 @@ local function normalise(value)
   return value
 end
 
--- Decodes text: JSON null is nil, an empty array a json.array() (so it is
--- written back as []). Returns the value, or nil and cjson's message.
-function M.decode(s)
-  local ok, value = pcall(cjson.decode, mark_empty_arrays(s))
+-- JSON null as M.decode_raw gives it (lua-cjson's null: a light userdata,
+-- and truthy).
+M.NULL = cjson.null
+
+-- Decodes text as lua-cjson does: JSON null is M.NULL, an empty array an
+-- empty table as an empty object is; only an array at the top is marked
+-- (json.array), so that a reader can tell it from an object. For a reader
+-- that checks the shape of what it reads, taking M.NULL as absent, and
+-- drops the nulls itself: cheaper than M.decode's passes. Returns the
+-- value, or nil and cjson's message.
+function M.decode_raw(s)
+  local ok, value = pcall(cjson.decode, s)
   if not ok then
     return nil, (tostring(value):gsub("^.-: ", "", 1))
   end
   if value == cjson.null then
     return nil, "null where a value was expected"
   end
+  if type(value) == "table" and s:find("^%s*%[") then
+    return M.array(value)
+  end
+  return value
+end
+
+-- Decodes text: JSON null is nil, an empty array a json.array() (so it is
+-- written back as []). Returns the value, or nil and cjson's message.
+function M.decode(s)
+  local value, why = M.decode_raw(mark_empty_arrays(s))
   if type(value) == "table" and #value == 1 and value[1] == EMPTY_ARRAY_MARK then
     return M.array()
   end
-  return normalise(value)
+  return value and normalise(value), why
 end
 
 local ESCAPES = {

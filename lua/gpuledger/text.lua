@@ -63,13 +63,26 @@ M.NAME_MAX = 256
 M.ERROR_MAX = 1024
 
 -- value with every string in it (recursively, keys aside) cut to max
--- bytes (M.cut), in place; returns it.
-function M.cut_strings(value, max)
+-- bytes (M.cut), in place; returns it. With drop (lua-cjson's null, for
+-- one), every value equal to it is taken out of its table too (value
+-- itself: nil).
+function M.cut_strings(value, max, drop)
   if type(value) == "string" then
     return M.cut(value, max)
+  elseif drop ~= nil and value == drop then
+    return nil
   elseif type(value) == "table" then
     for k, v in pairs(value) do
-      value[k] = M.cut_strings(v, max)
+      local kind = type(v)
+      if kind == "string" then
+        if #v > max then
+          value[k] = M.cut(v, max)
+        end
+      elseif kind == "table" then
+        M.cut_strings(v, max, drop)
+      elseif drop ~= nil and v == drop then
+        value[k] = nil
+      end
     end
   end
   return value
