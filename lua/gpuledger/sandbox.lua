@@ -40,7 +40,11 @@ function M.readonly(t)
   end
   local view = setmetatable({}, {
     __index = function(_, key)
-      return M.readonly(t[key])
+      local value = t[key]
+      if type(value) ~= "table" then -- most reads: a number, a string, a flag
+        return value
+      end
+      return cache[value] or M.readonly(value)
     end,
     __newindex = refuse_write,
     __len = function()
