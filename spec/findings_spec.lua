@@ -190,6 +190,23 @@ return { code = "spin", level = "OK", evaluate = function() while true do end en
       assert.equal(1, #H.with_code(found, "unmanaged-tenant"))
     end)
 
+    it("is a site's: the budgets bound the site's rules, not the embedded ones (the program's own)", function()
+      local set = H.site_rules { ["count.lua"] = [[
+return { code = "count", level = "OK", evaluate = function(ledger, policy, emit)
+  local n = 0
+  for i = 1, 100000 do n = n + i end
+  emit { message = tostring(n) }
+end }
+]] }
+      local everything_found = H.run_rules(everything())
+      local found = H.run_rules(everything(), { rule_instructions = 1, rule_memory_bytes = 1 }, set)
+      local errs = rule_errors(found)
+      assert.equal(1, #errs)
+      assert.matches("count%.lua:3: stopped after running past its budget of 1 instructions", errs[1].message)
+      table.remove(found, 1)
+      assert.same(H.summary(everything_found), H.summary(found))
+    end)
+
     it("that grows the heap past its budget is stopped, naming the line", function()
       local set = H.site_rules { ["hoard.lua"] = [[
 return { code = "hoard", level = "OK", evaluate = function()
