@@ -35,7 +35,7 @@ local OPTIONAL = "index,uuid,pci.bus_id,driver_version,persistence_mode,remapped
 -- query and the process list from state.main and state.apps; the help
 -- lists the names of state.cells (default CELLS) but those of state.hidden;
 -- any other --query-gpu answers their cells, or fails as the real one when
--- it names a field it does not know; state.answers overrides an answer by
+-- it names a field it does not know (or, listed, state.refuses); state.answers overrides an answer by
 -- key (main, apps, help, optional, remapped, -L, -q).
 local function smi(state)
   local cells = state.cells or CELLS
@@ -55,7 +55,7 @@ local function smi(state)
   local function optional(argv)
     local names, rows = {}, { {}, {} }
     for name in argv[2]:match("=(.*)$"):gmatch("[^,]+") do
-      if not known(name) then
+      if not known(name) or (state.refuses and state.refuses[name]) then
         return { 'Field "' .. name .. '" is not a valid field to query.\n\n', "", 2 }
       end
       names[#names + 1] = name
@@ -177,6 +177,16 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.same({ { "main", "apps", "optional" }, { "help" }, { "optional" } }, rounds(older))
     assert.is_nil(sources.nvidia.tlimit)
     assert.is_true(sources.health.ok)
+  end)
+
+  it("asks again without a field the driver lists but refuses, keeping the rest", function()
+    local fake = smi { refuses = { ["temperature.gpu.tlimit"] = true } }
+    local sources = collected(fake, "/opt/smi-lists-more")
+    assert.same({ { "main", "apps", "help" }, { "optional" }, { "optional" } }, rounds(fake))
+    assert.is_nil(fake.optional_argv[2]:find("tlimit", 1, true))
+    assert.is_nil(sources.nvidia.tlimit)
+    assert.is_true(sources.health.ok)
+    assert.is_true(nvidia.read(sources.nvidia)[1].thermalSlowdown)
   end)
 
   it("takes the slowdown flags by the legacy name where the driver lists only that", function()

@@ -224,6 +224,20 @@ expect_in "rounds, older driver: the slowdown flags by their legacy name" "$(tai
 expect_lua "rounds, older driver: slowdown read, no error" "$out" \
     'return j.entries[2].thermalSlowdown == true and (j.errors == nil or #j.errors == 0)'
 
+# A driver without the clocks_event_reasons.* names lists only the legacy ones
+# (its help has "clocks_event_reasons.x" or "clocks_throttle_reasons.x" as
+# "clocks_throttle_reasons.x"): the flags are asked by that name alone.
+no_event=$WORK/no-event
+cp -r "$H100" "$no_event"
+printf '%s\n' clocks_event_reasons.hw_thermal_slowdown clocks_event_reasons.sw_thermal_slowdown >"$no_event/unknown-fields"
+printf '0, Not Active, Active\n' >"$no_event/clocks_throttle_reasons.csv"
+: >"$log"
+FAKE_SMI_LOG=$log smi "$no_event" ls --json
+expect_eq "no event names: 4 processes, the optional query with the legacy names" \
+    "$(grep -c 'clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown$' "$log") $(wc -l <"$log")" "1 4"
+expect_lua "no event names: slowdown read from the throttle reasons, no error" "$out" \
+    'return j.entries[1].thermalSlowdown == true and j.entries[1].thermalMarginC == 26 and (j.errors == nil or #j.errors == 0)'
+
 # Children get PATH and LC_ALL=C only: the Nomad token in gpuledger's
 # environment (and every other variable of it) never reaches nvidia-smi.
 FAKE_SMI_ENV_LOG=$WORK/smi.env NOMAD_TOKEN=s3cret-nomad-token LANG=C.UTF-8 smi "$H100" ls

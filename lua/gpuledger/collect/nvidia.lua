@@ -96,15 +96,21 @@ end
 -- changes, or refuses a field after all.
 local drivers = {}
 
+-- The field a failed optional query's result says the driver refused
+-- (exit status 2, `Field "x" is not a valid field to query.`), or nil.
+local function refused_field(result)
+  return result and result.status == 2 and (result.out or ""):match('Field "([^"]*)" is not a valid field') or nil
+end
+
 -- Whether the optional query's result says the remembered field list of
 -- driver is out of date: a field refused, or another driver version.
-local function stale(core, binary, driver, plan, result)
+local function stale(core, driver, plan, result)
   if not result then
     return false
-  end
-  local why = run.failure(binary, "optional", result)
-  if why then
-    return result.status == 2 and why:find("is not a valid field", 1, true) ~= nil
+  elseif refused_field(result) then
+    return true
+  elseif result.error or result.status ~= 0 then
+    return false
   end
   local rows = core.parse_csv(result.out)
   return rows ~= nil and optional.driver(plan, rows) ~= driver.driver
@@ -175,7 +181,7 @@ function M.collect(core, binary, with_health, deadline_ms)
   if not sources.nvidia.ok or sources.nvidia.installed == false then
     return sources
   end
-  if driver and stale(core, binary, driver, plan, results.optional) then
+  if driver and stale(core, driver, plan, results.optional) then
     drivers[binary], driver = nil, nil
     run.run_all(core, binary, { HELP }, deadline_ms, results)
   end
@@ -187,9 +193,16 @@ function M.collect(core, binary, with_health, deadline_ms)
       return sources
     end
     driver = { known = health.known_fields(results.help.out) }
-    plan = optional.plan(driver.known, with_health)
-    results.optional, results.remapped = nil, nil -- (a stale plan's)
-    run.run_all(core, binary, optional_asks(plan), deadline_ms, results)
+    local refused -- a field the driver lists but refuses: asked again without it
+    repeat
+      if refused then
+        driver.known[refused] = nil
+      end
+      plan = optional.plan(driver.known, with_health)
+      results.optional, results.remapped = nil, nil -- (a stale plan's, or one refused)
+      run.run_all(core, binary, optional_asks(plan), deadline_ms, results)
+      refused = refused_field(results.optional)
+    until not (refused and driver.known[refused])
   end
   local answers, rows = optional_answers(core, binary, plan, results.optional)
   if rows then -- (a list that asks nothing is asked again: it costs no round)
