@@ -135,8 +135,11 @@ M.TLIMIT_BOUNDS = { -200, 200 } -- the thermal margin, °C
 -- nvidia-smi writes one that is out of range, not finite, or too big to be
 -- one; [N/A] and the like are not.
 local function out_of_range(raw, bounds)
+  if not bounds then
+    return false
+  end
   local trimmed = text.trim(type(raw) == "string" and raw or "")
-  if NOT_A_NUMBER[trimmed] or trimmed:match("^%[") or not bounds then
+  if NOT_A_NUMBER[trimmed] or trimmed:match("^%[") then
     return false
   end
   local value = tonumber(trimmed)
