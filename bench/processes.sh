@@ -3,17 +3,17 @@
 # bench/README.md, "Work per GPU process"): snapshots of made-up nodes of
 # 1 GPU × 8 processes, 8 × 64, 8 × 512 and 32 × 2,048
 # (bench/big_snapshot.lua), each served with `serve --replay` for REFRESHES
-# refreshes at an interval long enough for the size (INTERVALS_MS, one per
-# size); gpuledger's own CPU (user + system, no children) per refresh, each
-# size ÷ 8 × 64, and the microseconds each process adds from 8 × 64 to
-# 32 × 2,048, in one run. With OLD set, the two binaries take turns at each
-# size and the last column is new ÷ old.
+# refreshes, at an interval of four times what one `check --replay` of it
+# takes (at least 100 ms: a refresh must end before the next is due, or
+# fewer would run than counted); gpuledger's own CPU (user + system, no
+# children) per refresh, each size ÷ 8 × 64, and the microseconds each
+# process adds from 8 × 64 to 32 × 2,048, in one run. With OLD set, the two
+# binaries take turns at each size and the last column is new ÷ old.
 # usage: [OLD=path/to/gpuledger] [NEW=build/gpuledger] bench/processes.sh
-# Environment: REFRESHES (30), INTERVALS_MS ("100 100 400 1000").
+# Environment: REFRESHES (30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REFRESHES=${REFRESHES:-30}
-read -r -a INTERVALS_MS <<<"${INTERVALS_MS:-100 100 400 1000}"
 NEW=${NEW:-build/gpuledger}
 BINARIES=(NEW)
 [ -n "${OLD:-}" ] && BINARIES=(OLD NEW)
@@ -33,10 +33,21 @@ done
 # cpu_ticks PID: user + system CPU time of PID, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# refresh_ms BINARY SNAPSHOT INTERVAL_MS: the CPU milliseconds per refresh
-# of BINARY serving SNAPSHOT, refreshing every INTERVAL_MS.
+# interval_ms BINARY SNAPSHOT: four times the wall milliseconds of one
+# `check --replay SNAPSHOT`, in whole 100 ms, at least 100.
+interval_ms() {
+    local started
+    started=$(date +%s%N)
+    "$1" check --replay "$2" --rules "$WORK/rules" >/dev/null || true
+    awk -v ns=$(($(date +%s%N) - started)) 'BEGIN { i = int(4 * ns / 1e6 / 100 + 1) * 100; print (i < 100 ? 100 : i) }'
+}
+
+# refresh_ms BINARY SNAPSHOT: the CPU milliseconds per refresh of BINARY
+# serving SNAPSHOT.
 refresh_ms() {
-    local interval=$3
+    local interval
+    interval=$(interval_ms "$1" "$2")
+    : >"$WORK/serve.err" # there before serve opens it: sed reads it at once
     "$1" serve --replay "$2" --listen 127.0.0.1:0 --interval "${interval}ms" --rules "$WORK/rules" 2>"$WORK/serve.err" &
     SERVE_PID=$!
     local address="" before after slowest _
@@ -54,7 +65,7 @@ refresh_ms() {
     kill "$SERVE_PID"
     wait "$SERVE_PID" 2>/dev/null || true
     SERVE_PID=""
-    awk -v s="$slowest" -v i="$interval" 'BEGIN { if (s > i * 0.8) printf "bench: the last refresh took %.0f ms of its %d ms interval: raise INTERVALS_MS\n", s, i > "/dev/stderr" }'
+    awk -v s="$slowest" -v i="$interval" 'BEGIN { if (s > i * 0.8) printf "bench: the last refresh took %.0f ms of its %d ms interval: the figure is low\n", s, i > "/dev/stderr" }'
     awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$REFRESHES" 'BEGIN { printf "%.2f", t * 1000 / hz / n }'
 }
 
@@ -62,12 +73,12 @@ echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for which in "${BINARIES[@]}"; do
     echo "$which: ${!which} ($("${!which}" version))"
 done
-echo "serve --replay, own CPU over $REFRESHES refreshes at --interval ${INTERVALS_MS[*]} ms, ms per refresh"
+echo "serve --replay, own CPU over $REFRESHES refreshes, ms per refresh"
 declare -A ms
-for k in "${!SIZES[@]}"; do
-    read -r gpus processes <<<"${SIZES[$k]}"
+for size in "${SIZES[@]}"; do
+    read -r gpus processes <<<"$size"
     for which in "${BINARIES[@]}"; do
-        ms[$which,$gpus,$processes]=$(refresh_ms "${!which}" "$WORK/${gpus}x$processes.json" "${INTERVALS_MS[$k]}")
+        ms[$which,$gpus,$processes]=$(refresh_ms "${!which}" "$WORK/${gpus}x$processes.json")
     done
 done
 echo
