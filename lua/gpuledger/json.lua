@@ -180,10 +180,14 @@ local function is_sequence(t)
   return count == n
 end
 
-local encode_value
+local write_value
 
--- names: each object key met so far in this document, encoded with its colon.
-local function encode_table(t, indent, depth, seen, omit, names)
+-- Writes table t into out (a list of pieces, joined once at the end, so that
+-- no table's text is copied again into its parent's). The document's
+-- state: indent, depth, seen (the tables being written, which must not
+-- contain themselves), omit, and names (each object key met so far,
+-- encoded with its colon).
+local function write_table(out, t, indent, depth, seen, omit, names)
   if seen[t] then
     error("json: cannot encode a table that contains itself", 0)
   end
@@ -195,15 +199,21 @@ local function encode_table(t, indent, depth, seen, omit, names)
     inner_pad = pad .. indent
     colon = ": "
   end
-  local parts = {}
-  local open, close
+  local separator = "," .. newline .. inner_pad
   if M.is_array(t) or is_sequence(t) then
-    open, close = "[", "]"
-    for i = 1, #t do
-      parts[i] = inner_pad .. encode_value(t[i], indent, depth + 1, seen, omit, names)
+    if #t == 0 then
+      out[#out + 1] = "[]"
+    else
+      out[#out + 1] = "[" .. newline .. inner_pad
+      for i = 1, #t do
+        if i > 1 then
+          out[#out + 1] = separator
+        end
+        write_value(out, t[i], indent, depth + 1, seen, omit, names)
+      end
+      out[#out + 1] = newline .. pad .. "]"
     end
   else
-    open, close = "{", "}"
     local keys = {}
     for k in pairs(t) do
       if not omit[k] then
@@ -211,46 +221,53 @@ local function encode_table(t, indent, depth, seen, omit, names)
       end
     end
     table.sort(keys)
-    for i, k in ipairs(keys) do
-      local v = t[k]
-      if v == nil then
-        v = t[tonumber(k)]
+    if #keys == 0 then
+      out[#out + 1] = "{}"
+    else
+      out[#out + 1] = "{" .. newline .. inner_pad
+      for i, k in ipairs(keys) do
+        local v = t[k]
+        if v == nil then
+          v = t[tonumber(k)]
+        end
+        local name = names[k]
+        if not name then
+          name = encode_string(k) .. colon
+          names[k] = name
+        end
+        out[#out + 1] = i > 1 and separator .. name or name
+        write_value(out, v, indent, depth + 1, seen, omit, names)
       end
-      local name = names[k]
-      if not name then
-        name = encode_string(k) .. colon
-        names[k] = name
-      end
-      parts[i] = inner_pad .. name .. encode_value(v, indent, depth + 1, seen, omit, names)
+      out[#out + 1] = newline .. pad .. "}"
     end
   end
   seen[t] = nil
-  if #parts == 0 then
-    return open .. close
-  end
-  return open .. newline .. table.concat(parts, "," .. newline) .. newline .. pad .. close
 end
 
-encode_value = function(v, indent, depth, seen, omit, names)
+-- Writes value v into out (write_table says how).
+write_value = function(out, v, indent, depth, seen, omit, names)
   local kind = type(v)
   if kind == "string" then
-    return encode_string(v)
+    out[#out + 1] = encode_string(v)
   elseif kind == "number" then
-    return encode_number(v)
+    out[#out + 1] = encode_number(v)
   elseif kind == "boolean" then
-    return tostring(v)
+    out[#out + 1] = tostring(v)
   elseif kind == "nil" then
-    return "null"
+    out[#out + 1] = "null"
   elseif kind == "table" then
-    return encode_table(v, indent, depth, seen, omit, names)
+    write_table(out, v, indent, depth, seen, omit, names)
+  else
+    error("json: cannot encode a " .. kind, 0)
   end
-  error("json: cannot encode a " .. kind, 0)
 end
 
 -- Encodes value as compact JSON, or indented by the string `indent` per
 -- level. omit: a set of object keys to leave out (default none).
 function M.encode(value, indent, omit)
-  return encode_value(value, indent, 0, {}, omit or {}, {})
+  local out = {}
+  write_value(out, value, indent, 0, {}, omit or {}, {})
+  return table.concat(out)
 end
 
 return M
