@@ -10,10 +10,10 @@
 # process adds from 8 × 64 to 32 × 2,048, in one run. With OLD set, the two
 # binaries take turns at each size and the last column is new ÷ old.
 # usage: [OLD=path/to/gpuledger] [NEW=build/gpuledger] bench/processes.sh
-# Environment: REFRESHES (30).
+# Environment: REFRESHES (20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REFRESHES=${REFRESHES:-30}
+REFRESHES=${REFRESHES:-20}
 NEW=${NEW:-build/gpuledger}
 BINARIES=(NEW)
 [ -n "${OLD:-}" ] && BINARIES=(OLD NEW)
