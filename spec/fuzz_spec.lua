@@ -265,14 +265,14 @@ local ANSWERS = {
       for i, entry in ipairs(entries) do
         lines[i] = json.encode(entry)
       end
-      sources.kernel_log.records = kernel_log.from_journal(table.concat(lines, "\n")) or json.array()
+      sources.kernel_log.records = kernel_log.read_all("journal", table.concat(lines, "\n")) or json.array()
     end },
   { name = "/dev/kmsg records", mutate = mutated_text,
     answer = function() return H.testdata("kernel-log/kmsg.txt") end,
-    keep = function(sources, text) sources.kernel_log.records = kernel_log.from_kmsg(text, BOOT) end },
+    keep = function(sources, text) sources.kernel_log.records = kernel_log.read_all("kmsg", text, BOOT) end },
   { name = "dmesg lines", mutate = mutated_text,
     answer = function() return H.testdata("kernel-log/dmesg.txt") end,
-    keep = function(sources, text) sources.kernel_log.records = kernel_log.from_file(text, BOOT) end },
+    keep = function(sources, text) sources.kernel_log.records = kernel_log.read_all("file", text, BOOT) end },
   { name = "nvidia-smi health CSV", mutate = mutated_text,
     answer = function(demo) return csv_of(demo.sources.health.health.rows) end,
     keep = function(sources, text) sources.health.health.rows = H.core.parse_csv(text) or json.array() end },

@@ -105,6 +105,7 @@ static const luaL_Reg core_functions[] = {
     {"http_get_many", core_http_get_many},
     {"stat", core_stat},
     {"read_file", core_read_file},
+    {"read_file_from", core_read_file_from},
     {"listdir", core_listdir},
     {"write_atomic", core_write_atomic},
     {"check_private_file", core_check_private_file},

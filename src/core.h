@@ -20,6 +20,7 @@ int core_http_get_many(lua_State *L);
 /* core_files.c: files and directories, and the history file's guards. */
 int core_stat(lua_State *L);
 int core_read_file(lua_State *L);
+int core_read_file_from(lua_State *L);
 int core_listdir(lua_State *L);
 int core_write_atomic(lua_State *L);
 int core_check_private_file(lua_State *L);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include <lauxlib.h>
@@ -48,6 +49,33 @@ int core_read_file(lua_State *L)
     owned->block = text;
     lua_pushlstring(L, text, len);
     return 1;
+}
+
+/* core.read_file_from(path, offset, max_bytes) → at most max_bytes of the
+ * file from byte offset on ("" at or past its end), the file's identity
+ * ("<device>:<inode>") and its size; or nil, cause, errno name. A log that
+ * grows is followed this way: another identity is another file, a size
+ * below the offset read so far a truncated one. */
+int core_read_file_from(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    lua_Integer offset = luaL_checkinteger(L, 2);
+    lua_Integer max_bytes = luaL_checkinteger(L, 3);
+    luaL_argcheck(L, offset >= 0, 2, "want an offset of 0 or more");
+    luaL_argcheck(L, max_bytes >= 0, 3, "want a size of 0 or more");
+    struct owned *owned = push_owned(L); /* freed with it, should a push below raise */
+    char *text;
+    size_t len;
+    struct file_identity identity;
+    if (file_read_from(path, (size_t)offset, (size_t)max_bytes, &text, &len, &identity) != 0)
+        return push_errno(L, path, errno);
+    owned->block = text;
+    lua_pushlstring(L, text, len);
+    char id[64];
+    snprintf(id, sizeof id, "%llu:%llu", identity.device, identity.inode);
+    lua_pushstring(L, id);
+    lua_pushinteger(L, (lua_Integer)identity.size);
+    return 3;
 }
 
 /* core.listdir(dir) → the sorted names in dir (without . and ..), or nil,

@@ -263,19 +263,28 @@ int core_proc_cgroups(lua_State *L)
     return 1;
 }
 
-/* core.read_kmsg(path, max_bytes) → the kernel log records the buffer holds
- * now (kmsg.c: never blocks), or nil, cause (also past max_bytes). */
+/* core.read_kmsg(path, max_bytes[, after_seq]) → the kernel log records the
+ * buffer holds now whose sequence number is above after_seq (all without
+ * it), and the highest sequence number in the buffer (nil when it holds no
+ * record); or nil, cause (also past max_bytes). kmsg.c: never blocks. */
 int core_read_kmsg(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     lua_Integer max_bytes = luaL_checkinteger(L, 2);
     luaL_argcheck(L, max_bytes > 0, 2, "want a positive size");
+    lua_Integer after_seq = luaL_optinteger(L, 3, -1);
     struct owned *text = push_owned(L); /* freed with it, should a push below raise */
     char *records, cause[512];
     size_t len;
-    if (kmsg_read(path, (size_t)max_bytes, &records, &len, cause, sizeof cause) != 0)
+    long long last_seq;
+    if (kmsg_read(path, (size_t)max_bytes, (long long)after_seq, &records, &len, &last_seq, cause,
+                  sizeof cause) != 0)
         return push_cause(L, cause);
     text->block = records;
     lua_pushlstring(L, records, len);
-    return 1;
+    if (last_seq < 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, (lua_Integer)last_seq);
+    return 2;
 }

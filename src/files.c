@@ -3,9 +3,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* As files.h says. */
 int file_read_whole(const char *path, size_t max_bytes, char **text, size_t *len)
@@ -47,6 +50,59 @@ int file_read_whole(const char *path, size_t max_bytes, char **text, size_t *len
         errno = err;
         return -1;
     }
+    data[total] = '\0';
+    *text = data;
+    *len = total;
+    return 0;
+}
+
+/* As files.h says. */
+int file_read_from(const char *path, size_t offset, size_t max_bytes, char **text, size_t *len,
+                   struct file_identity *identity)
+{
+    *text = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    identity->device = (unsigned long long)st.st_dev;
+    identity->inode = (unsigned long long)st.st_ino;
+    identity->size = (unsigned long long)st.st_size;
+    /* what the file holds past offset now, up to max_bytes: bytes written
+     * after the fstat are read next time */
+    size_t want = identity->size > offset ? (size_t)(identity->size - offset) : 0;
+    if (want > max_bytes)
+        want = max_bytes;
+    char *data = malloc(want + 1);
+    if (!data) {
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t total = 0;
+    while (total < want) {
+        ssize_t n = pread(fd, data + total, want - total, (off_t)(offset + total));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            free(data);
+            close(fd);
+            errno = err;
+            return -1;
+        }
+        if (n == 0)
+            break;
+        total += (size_t)n;
+    }
+    close(fd);
     data[total] = '\0';
     *text = data;
     *len = total;

@@ -13,6 +13,23 @@
  * directory). */
 int file_read_whole(const char *path, size_t max_bytes, char **text, size_t *len);
 
+/* What a file is and how long, as a reader that comes back compares them:
+ * another inode is another file (a rotated log), a shorter size a
+ * truncated one. */
+struct file_identity {
+    unsigned long long device, inode, size;
+};
+
+/* Reads at most max_bytes of the file at path from byte offset on, up to the
+ * size it had when opened (nothing when offset is at or past it): the way a
+ * log that grows is followed.
+ * Returns 0 with *text (NUL-terminated, owned by the caller: free()), *len
+ * and *identity (the open file's, fstat) set, or -1 with errno set and
+ * nothing to free (ENOMEM, or why it could not be opened or read; EISDIR
+ * for a directory). */
+int file_read_from(const char *path, size_t offset, size_t max_bytes, char **text, size_t *len,
+                   struct file_identity *identity);
+
 /* Lists the names in the directory at path (without . and ..), sorted as
  * names_sort sorts them. Returns 0 with *names (one block holding the
  * pointers and the names: one free()) and *count set, or -1 with errno set

@@ -35,9 +35,49 @@ static int append(char **text, size_t *len, size_t *cap, const char *bytes, size
     return 0;
 }
 
+/* The sequence number of the record that starts at line ("prio,seq,…"), or
+ * -1 for a line that starts none (a continuation line, " KEY=value"). */
+static long long record_seq(const char *line)
+{
+    if (*line < '0' || *line > '9')
+        return -1;
+    const char *comma = strchr(line, ',');
+    if (!comma || comma[1] < '0' || comma[1] > '9')
+        return -1;
+    return strtoll(comma + 1, NULL, 10);
+}
+
+/* Keeps, in place, the lines of the len bytes of text (NUL-terminated) that
+ * belong to records numbered above after_seq (a continuation line goes with
+ * its record; a line before any record is kept). Sets *last_seq to the
+ * highest number read (-1: none). Returns the new length. */
+static size_t keep_after(char *text, size_t len, long long after_seq, long long *last_seq)
+{
+    size_t kept = 0;
+    int keeping = 1;
+    *last_seq = -1;
+    for (size_t at = 0; at < len;) {
+        char *newline = memchr(text + at, '\n', len - at);
+        size_t end = newline ? (size_t)(newline - text) + 1 : len;
+        long long seq = record_seq(text + at);
+        if (seq >= 0) {
+            keeping = seq > after_seq;
+            if (seq > *last_seq)
+                *last_seq = seq;
+        }
+        if (keeping) {
+            memmove(text + kept, text + at, end - at);
+            kept += end - at;
+        }
+        at = end;
+    }
+    text[kept] = '\0';
+    return kept;
+}
+
 /* As kmsg.h says. */
-int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char *cause,
-              size_t cause_cap)
+int kmsg_read(const char *path, size_t max_bytes, long long after_seq, char **text, size_t *len,
+              long long *last_seq, char *cause, size_t cause_cap)
 {
     *text = NULL;
     *len = 0;
@@ -72,7 +112,7 @@ int kmsg_read(const char *path, size_t max_bytes, char **text, size_t *len, char
     if (!out && append(&out, &out_len, &cap, "", 0) != 0)
         return cause_set(cause, cause_cap, "%s: %s", path, strerror(ENOMEM));
     *text = out;
-    *len = out_len;
+    *len = keep_after(out, out_len, after_seq, last_seq);
     return 0;
 fail:
     close(fd);

@@ -17,9 +17,10 @@ function M.failure(why)
   return 1
 end
 
--- The snapshot to work on: --demo, --replay FILE, or this node now. Returns
--- it, or nil and why it could not be had.
-function M.snapshot(core, config)
+-- The snapshot to work on: --demo, --replay FILE, or this node now (kept:
+-- what collect.node keeps across the collections of one serve, nil for
+-- one). Returns it, or nil and why it could not be had.
+function M.snapshot(core, config, kept)
   local snapshot = require "gpuledger.snapshot"
   local snap, why
   if config.input.demo then
@@ -27,7 +28,7 @@ function M.snapshot(core, config)
   elseif config.input.replay then
     snap, why = snapshot.load(core, config.input.replay)
   else
-    snap = require("gpuledger.collect.node").collect(core, config)
+    snap = require("gpuledger.collect.node").collect(core, config, kept)
   end
   if snap and config.input.node_given then
     snap.node = config.node

@@ -152,8 +152,12 @@ describe("gpuledger.collect.node", function()
           return fake_core().spawn(argv)
         end,
         read_file = function(path)
+          return nil, path .. ": No such file or directory"
+        end,
+        read_file_from = function(path, offset, max_bytes)
           if path == "/logs/kern.log" then
-            return "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n"
+            local log = "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n"
+            return log:sub(offset + 1, offset + max_bytes), "8:1", #log
           end
           return nil, path .. ": No such file or directory"
         end,

@@ -111,7 +111,7 @@ describe("xid.parse", function()
   end)
 
   it("reads every shape of a dmesg log", function()
-    local events = xid.parse(kernel_log.from_text(fixture("dmesg.txt")))
+    local events = xid.parse(kernel_log.read_all("text", fixture("dmesg.txt")))
     local seen = {}
     for _, event in ipairs(events) do
       seen[#seen + 1] = string.format("%s %d%s%s", event.bus, event.xid, event.worded and " worded" or "",

@@ -20,7 +20,7 @@ export GPULEDGER_KERNEL_LOG=off
 # binary under test. A test sets again the ones it means.
 TEST_ENVIRONMENT=(
     GPULEDGER_RULES GPULEDGER_SCRIPTS NO_COLOR PROMETHEUS_URL DOCKER_HOST MY_TOKEN
-    FAKE_SMI_LOG FAKE_SMI_SPANS FAKE_JOURNAL FAKE_JOURNAL_EXIT FAKE_JOURNAL_STDERR
+    FAKE_SMI_LOG FAKE_SMI_SPANS FAKE_JOURNAL FAKE_JOURNAL_EXIT FAKE_JOURNAL_STDERR FAKE_JOURNAL_CALLS
     NOMAD_ADDR NOMAD_TOKEN NOMAD_CACERT NOMAD_CAPATH NOMAD_CLIENT_CERT NOMAD_CLIENT_KEY
     NOMAD_TLS_SERVER_NAME
     CONSUL_HTTP_ADDR CONSUL_HTTP_TOKEN CONSUL_HTTP_SSL CONSUL_CACERT CONSUL_CAPATH
@@ -95,10 +95,11 @@ expect_lua() {
     if [ "$got" = true ]; then pass "$1"; else fail "$1" "not true: $3" "got: ${got:0:300}" "json: ${2:0:$expect_lua_shown}"; fi
 }
 
-# same_json NAME A B: A and B decode to the same value, "at" left out.
-same_json() {
+# json_same A B: A and B decode to the same value, "at" left out; when they
+# do not, prints false (or why they could not be decoded) and returns 1.
+json_same() {
     local got
-    got=$(A=$2 B=$3 lua5.4 -e '
+    got=$(A=$1 B=$2 lua5.4 -e '
 local cjson = require "cjson"
 local function canon(v)
   if type(v) ~= "table" then return cjson.encode(v) end
@@ -111,7 +112,13 @@ end
 local a, b = cjson.decode(os.getenv("A")), cjson.decode(os.getenv("B"))
 a.at, b.at = nil, nil
 print(canon(a) == canon(b))' 2>&1)
-    if [ "$got" = true ]; then pass "$1"; else fail "$1" "differ: $got" "a: ${2:0:1500}" "b: ${3:0:1500}"; fi
+    [ "$got" = true ] || { printf '%s\n' "$got"; return 1; }
+}
+
+# same_json NAME A B: A and B decode to the same value, "at" left out.
+same_json() {
+    local got
+    if got=$(json_same "$2" "$3"); then pass "$1"; else fail "$1" "differ: $got" "a: ${2:0:1500}" "b: ${3:0:1500}"; fi
 }
 
 # expect_no_crash NAME: the last run's stderr ($err) shows no crash: no

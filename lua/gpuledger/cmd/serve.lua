@@ -161,6 +161,7 @@ function M.run(core, config)
   end
   local last_node = config.node
   local watch_sources = source_watch()
+  local kept = {} -- what the sources keep from refresh to refresh (the kernel log's position)
 
   local function save()
     if path then
@@ -177,7 +178,7 @@ function M.run(core, config)
   local function refresh()
     local ok, responses = xpcall(function()
       local now = core.now()
-      local snap, why = cmd.snapshot(core, config)
+      local snap, why = cmd.snapshot(core, config, kept)
       watch_sources(snap, not snap and why or nil)
       if not snap then
         snap = snapshot.new(last_node, clock.format_time(now), {})

@@ -94,7 +94,10 @@ end
 -- query, then the MIG slices where a GPU is in MIG mode); then, at once,
 -- each engine's list and inspects share docker.DEADLINE_MS and Nomad's
 -- calls nomad.DEADLINE_MS; the journal has kernel_log.TIMEOUT_MS.
-function M.collect(core, config)
+-- kept: nil, or a table a caller that collects again and again (serve)
+-- keeps across its calls, where the sources leave what lets the next call
+-- read only what is new (the kernel log's position).
+function M.collect(core, config, kept)
   local at = core.now()
   local sources = {}
   local nvidia_sources = nvidia.collect(core, config.nvidia.binary, config.health.enabled,
@@ -104,7 +107,11 @@ function M.collect(core, config)
   -- asked (a GPU it fingerprinted here is then reported as lost).
   local driver = sources.nvidia.installed ~= false
   if driver then
-    sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at)
+    if kept then
+      kept.kernel_log = kept.kernel_log or {}
+    end
+    sources.kernel_log = kernel_log.collect(core, config.kernel_log.mode, config.kernel_log.proc_root, at,
+      kept and kept.kernel_log)
   end
 
   local tasks = {}

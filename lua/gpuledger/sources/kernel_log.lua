@@ -9,10 +9,12 @@
 -- lines about one GPU and code, the first, the first naming each process
 -- (up to MAX_PROCESSES names), and the last, whose `repeated` counts the
 -- lines before it that it stands for; every other NVRM line as it is; at
--- most MAX_RECORDS records in all. Each reader returns the records, how
--- many lines did not fit (dropped, 0 on any real node) and how many were
--- longer than MAX_LINE (oversized, no line of a real log), which the health
--- view names.
+-- most MAX_RECORDS records in all. A reader (M.reader) is fed the log's
+-- bytes as they come, at once or a part at a time (serve feeds it what is
+-- new at each refresh), and gives (M.result) what reading them all at once
+-- gives: the records, how many lines did not fit (dropped, 0 on any real
+-- node) and how many were longer than MAX_LINE (oversized, no line of a
+-- real log), which the health view names.
 local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
 local shape = require "gpuledger.sources.shape"
@@ -27,22 +29,6 @@ M.MAX_PROCESSES = 16
 -- copied or decoded (a 60 MB line cost seconds and hundreds of MB).
 M.MAX_LINE = 64 * 1024
 
--- Calls each(line) for every non-empty line of output (its newline not
--- included) no longer than M.MAX_LINE. Returns how many lines were longer.
-local function each_line(output, each)
-  local at, len, oversized = 1, #output, 0
-  while at <= len do
-    local newline = output:find("\n", at, true) or len + 1
-    if newline - at > M.MAX_LINE then
-      oversized = oversized + 1
-    elseif newline > at then
-      each(output:sub(at, newline - 1))
-    end
-    at = newline + 1
-  end
-  return oversized
-end
-
 -- The shape of a record as the snapshot keeps it (shape.lua).
 M.RECORD = { text = shape.required "string", at = "string", repeated = "number" }
 
@@ -55,7 +41,7 @@ end
 
 -- Keeps one NVRM line of log, as the module's header says, with its time
 -- in seconds since the epoch (nil when unknown), formatted once at the end
--- (finish): a log may hold millions of lines.
+-- (M.result): a log may hold millions of lines.
 local function keep(log, text, seconds)
   local key, process = xid.key(text)
   local group = key and log.groups[key]
@@ -114,13 +100,21 @@ local function add_nvrm(log, message, seconds)
   end
 end
 
--- The records of log, each with its time (at) as the snapshot writes it, and
--- how many lines did not fit.
-local function finish(log)
-  for _, record in ipairs(log.records) do
-    record.at, record.seconds = record_time(record.seconds), nil
+-- A copy of log that keeping lines in leaves log as it is.
+local function copy_log(log)
+  local copy, copy_of = { records = {}, groups = {}, dropped = log.dropped }, {}
+  for i, record in ipairs(log.records) do
+    copy_of[record] = { text = record.text, seconds = record.seconds, repeated = record.repeated }
+    copy.records[i] = copy_of[record]
   end
-  return log.records, log.dropped
+  for key, group in pairs(log.groups) do
+    local names = {}
+    for name in pairs(group.names) do
+      names[name] = true
+    end
+    copy.groups[key] = { names = names, named = group.named, tail = group.tail and copy_of[group.tail] }
+  end
+  return copy
 end
 
 -- A journal field as text: journald writes a value holding bytes that are
@@ -147,58 +141,6 @@ local function may_hold_nvrm(line)
   return line:find("NVRM", 1, true) ~= nil or line:find('"MESSAGE"%s*:%s*%[') ~= nil
 end
 
--- Reads `journalctl -k -b -o json` output. Returns the NVRM records, how
--- many lines did not fit and how many were longer than M.MAX_LINE; or nil
--- and why when the journal gave no kernel record at all: bytes that are no
--- JSON records say so; none at all means the caller may read only its own
--- journal (a readable journal always holds this boot's first messages, and
--- journalctl then exits 0 with a hint). Only entries that may hold an NVRM
--- line are decoded once one was.
-function M.from_journal(output)
-  local log, seen, other = new_log(), 0, 0
-  local oversized = each_line(output, function(line)
-    if not line:match("^%-%- .* %-%-$") then -- journalctl's own notes: "-- No entries --"
-      other = other + (line:sub(1, 1) == "{" and 0 or 1)
-    end
-    if line:sub(1, 1) == "{" and (seen == 0 or may_hold_nvrm(line)) then
-      local entry = json.decode(line)
-      if type(entry) == "table" then
-        seen = seen + 1
-        local message = field_text(entry.MESSAGE)
-        local micros = tonumber(entry.__REALTIME_TIMESTAMP)
-        if message then
-          add_nvrm(log, message, micros and micros / 1e6)
-        end
-      end
-    end
-  end)
-  if seen == 0 and (other > 0 or oversized > 0 or output:find("^%s*{")) then
-    return nil, string.format("answered %d bytes that are not JSON records%s", #output,
-      oversized > 0 and string.format(" (%d lines over %d KiB)", oversized, M.MAX_LINE // 1024) or "")
-  elseif seen == 0 then
-    return nil, "no kernel messages of this boot (the journal is not readable by this user)"
-  end
-  local records, dropped = finish(log)
-  return records, dropped, oversized
-end
-
--- Reads /dev/kmsg records ("prio,seq,usec,flags;text"): only the kernel's
--- own (facility 0; user space can write lines of its own into the log), with
--- the \xNN escapes undone. boot (seconds since the epoch), when known, dates
--- each record from its microseconds since boot.
-function M.from_kmsg(output, boot)
-  local log = new_log()
-  local oversized = each_line(output, function(line)
-    local prio, usec, message = line:match("^(%d+),%d+,(%d+),[^;]*;(.*)$")
-    if prio and tonumber(prio) < 8 and message:find("NVRM", 1, true) then
-      message = message:gsub("\\x(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end)
-      add_nvrm(log, message, boot and boot + tonumber(usec) / 1e6)
-    end
-  end)
-  local records, dropped = finish(log)
-  return records, dropped, oversized
-end
-
 -- True for a line that starts a boot: the kernel's banner, or journalctl's
 -- boot separators.
 local function starts_boot(line)
@@ -219,33 +161,153 @@ local function line_time(line, boot)
   return stamp and clock.parse_time((stamp:gsub(",", ".")))
 end
 
--- Reads kernel log lines (a FILE given with --kernel-log, or kern.log): only
--- the lines after the last boot they show, and, when boot is known, none
--- dated before it (a kern.log spans reboots).
-function M.from_text(output, boot)
-  local log = new_log()
-  local oversized = each_line(output, function(line)
-    if starts_boot(line) then
-      log = new_log()
-    else
-      local text = nvrm_text(line)
-      local at = text and line_time(line, boot)
-      if text and not (boot and at and at < boot) then
-        keep(log, text, at)
+-- What each kind of reader does with one line of its log (the reader is
+-- M.reader's; lines come without their newline, none empty or over
+-- MAX_LINE).
+local LINES = {}
+
+-- journalctl's JSON lines (`journalctl -k -b -o json`), and the cursor line
+-- that --show-cursor ends them with. Only entries that may hold an NVRM line
+-- are decoded once one was; seen counts the entries decoded, other the lines
+-- that are neither an entry nor one of journalctl's own notes ("-- No
+-- entries --").
+function LINES.journal(reader, line)
+  if line:sub(1, 1) ~= "{" then
+    local cursor = line:match("^%-%- cursor: (.+)$")
+    if cursor then
+      reader.cursor = cursor
+    elseif not line:match("^%-%- .* %-%-$") then
+      reader.other = reader.other + 1
+    end
+  elseif reader.seen == 0 or may_hold_nvrm(line) then
+    local entry = json.decode(line)
+    if type(entry) == "table" then
+      reader.seen = reader.seen + 1
+      local message = field_text(entry.MESSAGE)
+      local micros = tonumber(entry.__REALTIME_TIMESTAMP)
+      if message then
+        add_nvrm(reader.log, message, micros and micros / 1e6)
       end
     end
-  end)
-  local records, dropped = finish(log)
-  return records, dropped, oversized
+  end
 end
 
--- Reads a file given with --kernel-log: journal JSON lines when its first
--- character is "{", else kernel log lines.
-function M.from_file(output, boot)
-  if output:match("^%s*{") then
-    return M.from_journal(output)
+-- /dev/kmsg records ("prio,seq,usec,flags;text"): only the kernel's own
+-- (facility 0; user space can write lines of its own into the log), with
+-- the \xNN escapes undone. The boot time (seconds since the epoch), when
+-- known, dates each record from its microseconds since boot.
+function LINES.kmsg(reader, line)
+  local prio, usec, message = line:match("^(%d+),%d+,(%d+),[^;]*;(.*)$")
+  if prio and tonumber(prio) < 8 and message:find("NVRM", 1, true) then
+    message = message:gsub("\\x(%x%x)", function(hex) return string.char(tonumber(hex, 16)) end)
+    add_nvrm(reader.log, message, reader.boot and reader.boot + tonumber(usec) / 1e6)
   end
-  return M.from_text(output, boot)
+end
+
+-- Kernel log lines (a FILE given with --kernel-log, or kern.log): only the
+-- lines after the last boot they show, and, when the boot time is known,
+-- none dated before it (a kern.log spans reboots).
+function LINES.text(reader, line)
+  if starts_boot(line) then
+    reader.log = new_log()
+  else
+    local text = nvrm_text(line)
+    local at = text and line_time(line, reader.boot)
+    if text and not (reader.boot and at and at < reader.boot) then
+      keep(reader.log, text, at)
+    end
+  end
+end
+
+-- A FILE given with --kernel-log, before its first character that is not
+-- white space says what it holds ("{": journal JSON lines, else kernel log
+-- lines): the lines until then are blank.
+function LINES.file()
+end
+
+-- A reader of one kind of log ("journal", "kmsg", "text" or "file", as
+-- LINES says), empty, to be fed the log's bytes as they come (M.feed): all
+-- at once, or a part at each refresh of a log that grows. boot: the boot
+-- time in seconds since the epoch, nil when unknown. Besides what LINES
+-- keeps, it holds the start of the line still being written (pending; or
+-- skipping, once that line is past MAX_LINE), how many bytes it was fed
+-- and the first character that is not white space.
+function M.reader(kind, boot)
+  return { kind = kind, boot = boot, log = new_log(), pending = "", skipping = false, oversized = 0, bytes = 0,
+           seen = 0, other = 0 }
+end
+
+-- Feeds reader the next bytes of its log: each line they end is read, the
+-- part of a line they leave unended waits for the rest. A line longer than
+-- MAX_LINE is counted in oversized, never copied or decoded.
+function M.feed(reader, text)
+  reader.bytes = reader.bytes + #text
+  reader.first = reader.first or text:match("%S")
+  if reader.kind == "file" and reader.first then
+    reader.kind = reader.first == "{" and "journal" or "text"
+  end
+  local read_line = LINES[reader.kind]
+  local at, len = 1, #text
+  while at <= len do
+    local newline = text:find("\n", at, true)
+    local line_len = #reader.pending + (newline or len + 1) - at
+    if not newline then
+      if not reader.skipping and line_len > M.MAX_LINE then
+        reader.skipping, reader.pending, reader.oversized = true, "", reader.oversized + 1
+      elseif not reader.skipping then
+        reader.pending = reader.pending .. text:sub(at)
+      end
+      return
+    end
+    if reader.skipping then
+      reader.skipping = false -- the end of a line counted when it went past MAX_LINE
+    elseif line_len > M.MAX_LINE then
+      reader.oversized = reader.oversized + 1
+    elseif line_len > 0 then
+      read_line(reader, reader.pending .. text:sub(at, newline - 1))
+    end
+    reader.pending = ""
+    at = newline + 1
+  end
+end
+
+-- What the reader's log holds, as reading all it was fed at once gives it
+-- (the line still unended read as a line, in a copy: its end may come
+-- next): the NVRM records, each with its time (at) as the snapshot writes
+-- it, how many lines did not fit (dropped) and how many were longer than
+-- MAX_LINE (oversized). A journal that gave no entry at all is nil and why:
+-- bytes that are no JSON records say so; none at all means the caller may
+-- read only its own journal (a readable journal always holds this boot's
+-- first messages, and journalctl then exits 0 with a hint).
+function M.result(reader)
+  local now = reader
+  if reader.pending ~= "" then
+    now = {}
+    for key, value in pairs(reader) do
+      now[key] = value
+    end
+    now.log = copy_log(reader.log)
+    LINES[now.kind](now, now.pending)
+  end
+  if now.kind == "journal" and now.seen == 0 then
+    if now.other > 0 or now.oversized > 0 or now.first == "{" then
+      return nil, string.format("answered %d bytes that are not JSON records%s", now.bytes,
+        now.oversized > 0 and string.format(" (%d lines over %d KiB)", now.oversized, M.MAX_LINE // 1024) or "")
+    end
+    return nil, "no kernel messages of this boot (the journal is not readable by this user)"
+  end
+  local records = {}
+  for i, record in ipairs(now.log.records) do
+    records[i] = { text = record.text, at = record_time(record.seconds), repeated = record.repeated }
+  end
+  return records, now.log.dropped, now.oversized
+end
+
+-- Reads a whole log of kind (M.reader) at once: M.result of it.
+function M.read_all(kind, output, boot)
+  local reader = M.reader(kind, boot)
+  M.feed(reader, output)
+  return M.result(reader)
 end
 
 return M
