@@ -161,6 +161,8 @@ describe("wrong JSON types", function()
         task.Devices[1].DeviceIDs = "GPU-x"
       end
     end, "DeviceIDs is a string, want a list" },
+    { "a MIG slice's memory of 1.5 MiB", "mig", function(s) s.mig.gpus[1].devices[1].memoryTotalMiB = 1.5 end,
+      "devices[1].memoryTotalMiB is 1.5, want a whole number" },
     { "a GPU index as a number in a replay", "nvidia", function(s) s.nvidia.query_gpu.rows[1][1] = 0 end, "nvidia.query_gpu.rows[1][1] is a number, want a string" },
   }
   for _, case in ipairs(WRONG) do

@@ -15,6 +15,9 @@ local PROC_RECORD = {
   container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
   unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
 }
+-- A count or an id that nvidia-smi prints as a whole number (a slice's
+-- index, its instance ids, its memory in MiB, a pid).
+local WHOLE = shape.whole(0, shape.MAX_WHOLE)
 local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, error = "string" }
 
 local ENGINE = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } }
@@ -34,10 +37,10 @@ M.SOURCES = {
     gpus = { list = {
       uuid = shape.required "string",
       devices = { list = {
-        uuid = shape.required "string", index = shape.required "number", profile = shape.required "string",
-        gpuInstanceId = "number", computeInstanceId = "number", memoryUsedMiB = "number", memoryTotalMiB = "number",
+        uuid = shape.required "string", index = shape.required(WHOLE), profile = shape.required "string",
+        gpuInstanceId = WHOLE, computeInstanceId = WHOLE, memoryUsedMiB = WHOLE, memoryTotalMiB = WHOLE,
       } },
-      processes = { list = { pid = shape.required "number", gpuInstanceId = "number", computeInstanceId = "number" } },
+      processes = { list = { pid = shape.required(WHOLE), gpuInstanceId = WHOLE, computeInstanceId = WHOLE } },
     } },
   } },
   { name = "kernel_log", shape = {
