@@ -357,9 +357,21 @@ function H.snapshot(parts)
     query_gpu = { fields = {}, rows = parts.gpus or { H.smi_row() } },
     compute_apps = parts.apps_error and { error = parts.apps_error } or { fields = {}, rows = parts.apps or {} },
   }
-  local pids = {}
+  -- A pid given by its container id is in the container's own cgroup, and the
+  -- first such pid is the container's main process unless it has one.
+  local pids, main_of = {}, {}
   for pid, id in pairs(parts.pids or {}) do
-    pids[tostring(pid)] = type(id) == "table" and id or { container_id = id, runtime = "docker" }
+    pids[tostring(pid)] = type(id) == "table" and id
+      or { container_id = id, runtime = "docker", container_cgroup = "0::/system.slice/docker-" .. id .. ".scope" }
+    if type(id) == "string" and (main_of[id] or math.huge) > pid then
+      main_of[id] = pid
+    end
+  end
+  for _, container in ipairs((parts.containers or {})) do
+    container.State = container.State or { Pid = main_of[container.Id] }
+  end
+  for _, container in ipairs((parts.podman or {})) do
+    container.State = container.State or { Pid = main_of[container.Id] }
   end
   sources.proc = { ok = true, root = "/proc", pids = pids }
   if parts.containers then

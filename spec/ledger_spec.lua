@@ -241,6 +241,61 @@ describe("gpuledger.ledger", function()
       end
     end)
 
+    describe("a process whose cgroup names a container", function()
+      local ID = H.cid("a")
+      local REAL = "0::/system.slice/docker-" .. ID .. ".scope"
+      local labels = H.nomad_labels(A_RESTREAMER, "restreamer", "restreamer", "video")
+      -- The ledger of GPU 0 with the container of ID (its main process main
+      -- or 500, in REAL; user `user`) and the GPU processes `records` (pid →
+      -- record).
+      local function tenants_of(records, user, main)
+        local apps, pids = {}, { [500] = { owner = "container", container_id = ID, runtime = "docker", container_cgroup = REAL, uid = 0 } }
+        for pid, record in pairs(records) do
+          apps[#apps + 1] = H.app(H.UUID0, pid, 100, "python3")
+          pids[pid] = record
+        end
+        table.sort(apps, function(a, b) return a[2] < b[2] end)
+        local container = H.container { id = ID, name = "restreamer", labels = labels }
+        container.State, container.Config.User = { Pid = main or 500 }, user
+        local l = ledger.build(H.snapshot {
+          apps = apps, pids = pids, containers = { container },
+          allocations = { H.alloc { id = A_RESTREAMER, job = "restreamer", tasks = { restreamer = { H.UUID0 } } } },
+        })
+        return l.entries[1].tenants, l.entries[1].state
+      end
+      local function claim(cgroup, uid)
+        return { owner = "container", container_id = ID, runtime = "docker", container_cgroup = cgroup, uid = uid, user = "u" .. uid }
+      end
+
+      it("is the container's when it is the main process, in the engine's cgroup for it, or of its user", function()
+        for _, case in ipairs {
+          { 500, claim(REAL, 0), "" }, { 501, claim(REAL, 1000), "" }, -- REAL: what C gives for REAL and below it
+          { 503, claim("0::/system.slice/ci.service/docker-" .. ID .. ".scope", 1000), "1000" },
+        } do
+          local tenants, state = tenants_of({ [case[1]] = case[2] }, case[3])
+          assert.same({ 1, "nomad", "held" }, { #tenants, tenants[1].kind, state }, tostring(case[1]))
+        end
+      end)
+
+      it("is its own tenant, by uid, when it is in a look-alike cgroup and of another user: never held", function()
+        local tenants, state = tenants_of({
+          [501] = claim("0::/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" .. ID .. ".scope", 1000),
+          [502] = claim("0::/system.slice/ci.service/docker-" .. ID .. ".scope", 1000),
+        }, "")
+        assert.equal(1, #tenants)
+        local t = tenants[1]
+        assert.same({ "host", "process", 1000, "u1000", { 501, 502 }, "unmanaged" },
+          { t.kind, t.owner, t.uid, t.user, t.pids, t.verdict })
+        assert.is_nil(t.containerId)
+        assert.equal("unaccounted", state)
+      end)
+
+      it("a container with no main process (State.Pid 0) and a user named by its name proves none", function()
+        local tenants = tenants_of({ [501] = claim(REAL, 1000) }, "appuser", 0)
+        assert.same({ "host", "unmanaged" }, { tenants[1].kind, tenants[1].verdict })
+      end)
+    end)
+
     it("only takes processes whose gpu_uuid is the GPU's uuid exactly", function()
       local l = ledger.build(H.snapshot {
         gpus = { H.smi_row { index = 0 }, H.smi_row { index = 1 } },

@@ -167,7 +167,8 @@ static void set_uid_fields(lua_State *L, const char *passwd_path, long uid, cons
 }
 
 /* Pushes the record of one process: owner ("container", "nomad", "service",
- * "session" or "process") and that owner's fields (container_id and runtime;
+ * "session" or "process") and that owner's fields (container_id, runtime and
+ * container_cgroup;
  * alloc_id and task; unit; session_uid and session_user), then uid and user
  * when /proc/<pid>/status gives a uid. */
 static void push_process_owner(lua_State *L, const struct cgroup_owner *owner, long uid,
@@ -187,6 +188,8 @@ static void push_process_owner(lua_State *L, const struct cgroup_owner *owner, l
         lua_setfield(L, -2, "container_id");
         lua_pushstring(L, owner->runtime);
         lua_setfield(L, -2, "runtime");
+        lua_pushstring(L, owner->container_cgroup);
+        lua_setfield(L, -2, "container_cgroup");
         break;
     case OWNER_NOMAD_TASK:
         lua_pushstring(L, owner->alloc_id);

@@ -145,11 +145,14 @@ int cgroup_path_trusted(const char *path, size_t len, cgroup_parents parents)
     return 0;
 }
 
-/* As procfs.h says; id_out is "" when NULL is returned. */
-const char *cgroup_container_id(const char *text, size_t len, cgroup_parents parents,
-                                char id_out[CONTAINER_ID_LEN + 1])
+/* cgroup_container_id that also writes the container's cgroup (struct
+ * cgroup_owner's container_cgroup) into cgroup_out, "" when NULL is
+ * returned. */
+static const char *find_container(const char *text, size_t len, cgroup_parents parents,
+                                  char id_out[CONTAINER_ID_LEN + 1],
+                                  char cgroup_out[CGROUP_PATH_CAP])
 {
-    id_out[0] = '\0';
+    id_out[0] = cgroup_out[0] = '\0';
     if (!text)
         return NULL;
     const char *cursor = text, *line;
@@ -162,13 +165,28 @@ const char *cgroup_container_id(const char *text, size_t len, cgroup_parents par
             continue;
         const char *id = find_container_id(parts.path, parts.path_len);
         const char *runtime = id ? line_runtime(parts.path, parts.path_len) : NULL;
-        if (runtime) {
-            memcpy(id_out, id, CONTAINER_ID_LEN);
-            id_out[CONTAINER_ID_LEN] = '\0';
-            return runtime;
-        }
+        if (!runtime)
+            continue;
+        const char *path_end = parts.path + parts.path_len;
+        const char *component_end = memchr(id, '/', (size_t)(path_end - id));
+        size_t cgroup_len = (size_t)((component_end ? component_end : path_end) - line);
+        if (cgroup_len >= CGROUP_PATH_CAP)
+            continue;
+        memcpy(id_out, id, CONTAINER_ID_LEN);
+        id_out[CONTAINER_ID_LEN] = '\0';
+        memcpy(cgroup_out, line, cgroup_len);
+        cgroup_out[cgroup_len] = '\0';
+        return runtime;
     }
     return NULL;
+}
+
+/* As procfs.h says; id_out is "" when NULL is returned. */
+const char *cgroup_container_id(const char *text, size_t len, cgroup_parents parents,
+                                char id_out[CONTAINER_ID_LEN + 1])
+{
+    char cgroup[CGROUP_PATH_CAP];
+    return find_container(text, len, parents, id_out, cgroup);
 }
 
 /* Calls match on each line of a cgroup file until one returns 1; returns
@@ -351,7 +369,7 @@ void cgroup_owner(const char *text, size_t len, cgroup_parents parents, struct c
     out->session_uid = -1;
     if (!text)
         return;
-    out->runtime = cgroup_container_id(text, len, parents, out->container_id);
+    out->runtime = find_container(text, len, parents, out->container_id, out->container_cgroup);
     if (out->runtime) {
         out->kind = OWNER_CONTAINER;
         return;

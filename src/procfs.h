@@ -6,6 +6,7 @@
 #define ALLOC_ID_LEN     36  /* a Nomad allocation id: a UUID, 8-4-4-4-12 hex */
 #define CGROUP_NAME_CAP  256 /* a task's or unit's name, NUL included */
 #define USER_NAME_CAP    256
+#define CGROUP_PATH_CAP  1024 /* a container's cgroup line, NUL included */
 
 /* The cgroups besides the system's own (CGROUP_SYSTEM_ROOTS in procfs.c:
  * /system.slice, /machine.slice, /nomad.slice, /nomad, /docker,
@@ -26,7 +27,9 @@ int cgroup_path_trusted(const char *path, size_t len, cgroup_parents parents);
  * (docs/sources.md#proc): the
  * first line whose path is trusted (cgroup_path_trusted), does not contain
  * "libpod-conmon-", holds a run of exactly 64 lowercase hex digits and names
- * a runtime (docker, containerd, nomad or libpod) wins. Writes the id and a
+ * a runtime (docker, containerd, nomad or libpod) wins, unless its
+ * container cgroup (struct cgroup_owner's container_cgroup) would not fit
+ * in CGROUP_PATH_CAP. Writes the id and a
  * NUL into id_out and returns the runtime's name ("libpod", "docker",
  * "containerd" or "nomad", most specific first); returns NULL for a host
  * process. */
@@ -46,6 +49,12 @@ struct cgroup_owner {
     enum cgroup_owner_kind kind;
     const char *runtime; /* static; NULL unless a container */
     char container_id[CONTAINER_ID_LEN + 1];
+    /* the cgroup that names the container, as its line has it: the line's
+     * `<id>:<controllers>:` and its path up to the end of the component
+     * holding the id (`0::/system.slice/docker-<id>.scope`); "" unless a
+     * container. The same text for two processes: the same container's
+     * cgroup (or below it), as the engine made it. */
+    char container_cgroup[CGROUP_PATH_CAP];
     char alloc_id[ALLOC_ID_LEN + 1];
     char task[CGROUP_NAME_CAP];
     char unit[CGROUP_NAME_CAP];
@@ -54,7 +63,7 @@ struct cgroup_owner {
 
 /* Reads who owns a process from the text of /proc/<pid>/cgroup, first form
  * that any line shows wins, in this order:
- *  1. a container (cgroup_container_id);
+ *  1. a container (cgroup_container_id), with its container_cgroup;
  *  2. a Nomad task of the exec, raw_exec, java or exec2 drivers: on a cgroup
  *     v2 line (`0::`), a last component `<alloc>.<task>.scope` right under
  *     /nomad.slice, its share.slice or reserve.slice, or one of parents (a

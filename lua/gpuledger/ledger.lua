@@ -269,6 +269,24 @@ local function host_tenant(process, owner)
   return "host", make {}
 end
 
+-- Whether a GPU process whose cgroup names a container the engine knows is
+-- that container's (docs/sources.md, "Which cgroups prove a tenant"): it is
+-- the container's main process (State.Pid), or it is in the cgroup the
+-- engine made for the container (the main process's: that cgroup holds
+-- the pids the engine counts as the container's, the descendants of the
+-- main process and what `exec` started), or it runs as the container's
+-- user. A cgroup of the same name elsewhere proves nothing.
+local function claim_holds(process, owner, container, pid_owners)
+  if container.mainPid > 0 then
+    local main = pid_owners[tostring(container.mainPid)]
+    if process.pid == container.mainPid or (main and main.container_id == container.id
+        and main.container_cgroup ~= nil and main.container_cgroup == owner.container_cgroup) then
+      return true
+    end
+  end
+  return container.uid ~= nil and owner.uid == container.uid
+end
+
 -- tenant marked as one that could not be identified (M.tenant_verdict).
 local function unidentified(tenant)
   tenant.unidentified = true
@@ -292,7 +310,9 @@ end
 -- pid (gpuledger.core's proc_cgroups), nil when the proc source was not
 -- asked (--no-docker: every process is the one unnamed host tenant). A
 -- process /proc has no record of (it failed, or the pid is not in its
--- answer) and a container no engine knows are tenants marked unidentified.
+-- answer) and a container no engine knows are tenants marked unidentified;
+-- a process whose cgroup names a container it is not in (claim_holds) is
+-- its own tenant, by uid.
 local function gpu_tenants(processes, pid_owners, containers, reserved_allocs, visible)
   local tenants, by_key = {}, {}
   local function tenant_for(key, make)
@@ -316,10 +336,12 @@ local function gpu_tenants(processes, pid_owners, containers, reserved_allocs, v
       tenant = tenant_for("nomad-unnamed", function() return new_tenant("nomad") end)
     elseif container_id == "" then
       tenant = tenant_for(host_tenant(process, owner))
-    elseif containers[container_id] then
+    elseif containers[container_id] and claim_holds(process, owner, containers[container_id], pid_owners) then
       tenant = tenant_for(container_id, function()
         return container_tenant(containers[container_id], reserved_allocs, visible)
       end)
+    elseif containers[container_id] then -- a look-alike: the process is its own tenant
+      tenant = tenant_for(host_tenant(process, { owner = "process", uid = owner.uid, user = owner.user }))
     else
       tenant = tenant_for(container_id, function()
         local unknown = unidentified(new_tenant("docker"))

@@ -100,6 +100,22 @@ describe("gpuledger.collect.node", function()
     assert.equal(H.cid("a"), snap.sources.proc.pids["4242"].container_id)
   end)
 
+  it("then asks /proc for the main process of each container an engine answered, once", function()
+    local answers = {
+      ["http://localhost/containers/json"] = json.encode { { Id = H.cid("a") }, { Id = H.cid("b") } },
+      ["http://localhost/containers/" .. H.cid("a") .. "/json"] = json.encode { Id = H.cid("a"), State = { Pid = 4242 } },
+      ["http://localhost/containers/" .. H.cid("b") .. "/json"] = json.encode { Id = H.cid("b"), State = { Pid = 777 } },
+    }
+    local fake = fake_core {
+      http_get = function(url) return 200, answers[url] or "{}", "application/json" end,
+    }
+    fake.http_get_many = function(requests, opts) return H.http_get_many_over(fake)(requests, opts) end
+    local snap = collect.collect(fake, config { "--no-nomad" })
+    assert.equal(2, #fake.cgroup_calls)
+    assert.same({ 777 }, fake.cgroup_calls[2].pids) -- 4242 was asked already, as a GPU process
+    assert.same({ Pid = 777 }, snap.sources.docker.containers[2].State)
+  end)
+
   it("a /proc that cannot be read is the proc source's error", function()
     local fake = fake_core { proc_cgroups = function() return nil, "/nope: No such file or directory" end }
     local snap = collect.collect(fake, config { "--no-nomad", "--proc", "/nope" })

@@ -132,6 +132,16 @@ describe("gpuledger.sources.docker", function()
     end)
   end)
 
+  it("user_uid: root by default and by name, a uid as a number, another name none", function()
+    for user, uid in pairs { [""] = 0, root = 0, ["root:root"] = 0, ["1000"] = 1000, ["1000:1000"] = 1000 } do
+      assert.equal(uid, docker.user_uid(user), user)
+    end
+    for _, user in ipairs { "appuser", "1000x", "99999999999999999999", "-1" } do
+      assert.is_nil(docker.user_uid(user), user)
+    end
+    assert.equal(0, docker.user_uid(nil))
+  end)
+
   describe("reduce", function()
     local inspect = {
       Id = H.cid("a"), Name = "/restreamer-" .. ALLOC, State = { Pid = 4242 },
@@ -167,9 +177,16 @@ describe("gpuledger.sources.docker", function()
 
     it("leaves no secret, command or bind in the JSON", function()
       local encoded = json.encode(docker.reduce(inspect))
-      for _, secret in ipairs { "hunter2", "s3cr3t", "secret.mkv", "/secret", "someone@", "AWS_", "Pid" } do
+      for _, secret in ipairs { "hunter2", "s3cr3t", "secret.mkv", "/secret", "someone@", "AWS_" } do
         assert.is_nil(encoded:find(secret, 1, true), secret)
       end
+    end)
+
+    it("keeps the main process and the user, which tell a container's processes", function()
+      local r = docker.reduce(inspect)
+      assert.same({ Pid = 4242 }, r.State)
+      assert.equal(4242, docker.describe(r).mainPid)
+      assert.equal(0, docker.describe(r).uid)
     end)
 
     it("describes the same after reduction", function()

@@ -165,6 +165,34 @@ static void check_owner(const char *cgroup, enum cgroup_owner_kind want_kind, co
 
 #define OWNER(cgroup, kind, name) check_owner((cgroup), (kind), (name), __LINE__)
 
+/* Checks the container cgroup cgroup_owner gives a process. */
+static void check_container_cgroup(const char *cgroup, const char *want, int line)
+{
+    struct cgroup_owner owner;
+    memset(&owner, 'Z', sizeof owner);
+    cgroup_owner(cgroup, strlen(cgroup), parents, &owner);
+    check_str_equal(owner.container_cgroup, want, __FILE__, line, cgroup);
+}
+
+#define CONTAINER_CGROUP(cgroup, want) check_container_cgroup((cgroup), (want), __LINE__)
+
+/* The cgroup a container claim is checked by: the line up to the component
+ * naming the container, below it the same; a look-alike in a service's own
+ * subtree differs from the engine's; none for a host process. */
+static void test_container_cgroup(void)
+{
+    CONTAINER_CGROUP("0::/system.slice/docker-" ID_A ".scope\n",
+                     "0::/system.slice/docker-" ID_A ".scope");
+    CONTAINER_CGROUP("0::/machine.slice/libpod-" ID_D ".scope/container\n",
+                     "0::/machine.slice/libpod-" ID_D ".scope");
+    CONTAINER_CGROUP("0::/system.slice/docker-" ID_A ".scope/init.scope (deleted)\n",
+                     "0::/system.slice/docker-" ID_A ".scope");
+    CONTAINER_CGROUP("12:memory:/docker/" ID_B "\n", "12:memory:/docker/" ID_B);
+    CONTAINER_CGROUP("0::/system.slice/ci.service/docker-" ID_A ".scope\n",
+                     "0::/system.slice/ci.service/docker-" ID_A ".scope");
+    CONTAINER_CGROUP("0::/system.slice/cron.service\n", "");
+}
+
 static void test_nomad_task_forms(void)
 {
     /* cgroup v2: Nomad 1.3-1.6, then 1.7+ share and reserve partitions */
@@ -450,6 +478,7 @@ int main(void)
     test_host_forms();
     test_first_line_wins();
     test_nomad_task_forms();
+    test_container_cgroup();
     test_host_owner_forms();
     test_status_uid();
     test_passwd();

@@ -9,6 +9,7 @@ local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
 local nvidia_parse = require "gpuledger.sources.nvidia"
 local snapshot = require "gpuledger.snapshot"
+local source_list = require "gpuledger.sources.list"
 
 local M = {}
 
@@ -74,6 +75,36 @@ local function engines(core, config)
   return list
 end
 
+-- The main processes (State.Pid) of the engines' containers that /proc was
+-- not asked about yet.
+local function main_pids(sources)
+  local pids = {}
+  for _, name in ipairs(source_list.ENGINES) do
+    local engine = sources[name]
+    for _, container in ipairs(engine and engine.containers or {}) do
+      local pid = math.tointeger(type(container.State) == "table" and container.State.Pid)
+      if pid and pid > 0 and not sources.proc.pids[tostring(pid)] then
+        pids[#pids + 1] = pid
+      end
+    end
+  end
+  return pids
+end
+
+-- Adds the records of the containers' main processes to the proc source,
+-- by which the ledger tells whether a GPU process that claims a container
+-- is that container's (docs/sources.md, "Which cgroups prove a tenant").
+local function add_main_processes(core, config, sources)
+  local pids = sources.proc and sources.proc.ok and main_pids(sources) or {}
+  if #pids == 0 then
+    return
+  end
+  local found = core.proc_cgroups(config.proc.root, pids, config.proc.cgroup_parents) or {}
+  for pid, record in pairs(found) do
+    sources.proc.pids[tostring(pid)] = record
+  end
+end
+
 -- The containers of the GPU processes /proc named (full ids).
 local function process_containers(proc)
   local ids = {}
@@ -135,6 +166,7 @@ function M.collect(core, config, kept)
     end
   end
   gather.run(core, tasks, math.max(docker.DEADLINE_MS, nomad.DEADLINE_MS) + GATHER_MARGIN_MS)
+  add_main_processes(core, config, sources)
   return snapshot.new(config.node, clock.format_time(at), sources)
 end
 

@@ -17,7 +17,8 @@ local TASK_ALLOC_NAME = "^(.+)%-(" .. UUID .. ")$"
 -- Error: why the engine could not be asked about it (collect/docker.lua).
 M.SHAPE = {
   Id = "string", Name = "string", Unreadable = "string", Error = "string",
-  Config = { Image = "string", Labels = { map = "string" }, Env = { list = "string" } },
+  State = { Pid = "number" },
+  Config = { Image = "string", User = "string", Labels = { map = "string" }, Env = { list = "string" } },
   HostConfig = { DeviceRequests = { list = { Count = "number", DeviceIDs = { list = "string" } } } },
 }
 
@@ -74,8 +75,9 @@ function M.gpus(inspect)
 end
 
 -- Reduces a container's inspect answer to what gpuledger may keep: id,
--- name, image, the com.hashicorp.nomad.* labels, NVIDIA_VISIBLE_DEVICES
--- (the only environment value read) and the DeviceRequests' counts and ids.
+-- name, its main process (State.Pid) and user (Config.User), image, the
+-- com.hashicorp.nomad.* labels, NVIDIA_VISIBLE_DEVICES (the only
+-- environment value read) and the DeviceRequests' counts and ids.
 -- An answer with a field of the wrong type is reduced to its id and why it
 -- cannot be read ({Id, Unreadable}), which the ledger reports.
 function M.reduce(inspect)
@@ -83,7 +85,7 @@ function M.reduce(inspect)
   if why then
     return { Id = type(inspect.Id) == "string" and inspect.Id or nil, Unreadable = why }
   end
-  local config, host = inspect.Config or {}, inspect.HostConfig or {}
+  local config, host, state = inspect.Config or {}, inspect.HostConfig or {}, inspect.State or {}
   local labels = {}
   for key, value in pairs(config.Labels or {}) do
     if type(key) == "string" and key:sub(1, #LABEL) == LABEL then
@@ -101,8 +103,8 @@ function M.reduce(inspect)
     requests[#requests + 1] = { Count = request.Count, DeviceIDs = ids }
   end
   return {
-    Id = inspect.Id, Name = inspect.Name,
-    Config = { Image = config.Image, Labels = labels, Env = env },
+    Id = inspect.Id, Name = inspect.Name, State = { Pid = state.Pid },
+    Config = { Image = config.Image, User = config.User, Labels = labels, Env = env },
     HostConfig = { DeviceRequests = requests },
   }
 end
@@ -115,7 +117,20 @@ local function label(labels, name)
   end
 end
 
--- What the ledger needs of a container: {id, name, image, allocId,
+-- The uid a container's processes run as, from its Config.User (the
+-- image's user merged in by the engine: "" and "root" are root, "1000" or
+-- "1000:1000" a uid), or nil for another user named by its name (only the
+-- container's own passwd file could tell its uid).
+function M.user_uid(user)
+  local name = (user or ""):match("^([^:]*)")
+  if name == "" or name == "root" then
+    return 0
+  end
+  return math.tointeger(tonumber(name:match("^%d+$") or ""))
+end
+
+-- What the ledger needs of a container: {id, name, image, mainPid (its
+-- State.Pid, 0 when not running), uid (M.user_uid), allocId,
 -- allocFromName, jobName, taskName, namespace, gpus}.
 function M.describe(inspect)
   local config = inspect.Config or {}
@@ -125,6 +140,8 @@ function M.describe(inspect)
     id = inspect.Id or "",
     name = name,
     image = config.Image or "",
+    mainPid = math.tointeger((inspect.State or {}).Pid) or 0,
+    uid = M.user_uid(config.User),
     allocId = label(labels, "allocation_id") or label(labels, "alloc_id") or "",
     allocFromName = false,
     jobName = label(labels, "job_name") or "",

@@ -12,7 +12,7 @@ local M = {}
 
 local OK = shape.required "boolean" -- a source without it would fail saying nothing
 local PROC_RECORD = {
-  container_id = "string", runtime = "string", alloc_id = "string", task = "string", owner = "string",
+  container_id = "string", runtime = "string", container_cgroup = "string", alloc_id = "string", task = "string", owner = "string",
   unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
 }
 -- A count or an id that nvidia-smi prints as a whole number (a slice's
