@@ -2,8 +2,8 @@
 -- stdout, for `--replay` (not a test; bench/processes.sh uses it):
 --   lua5.4 bench/big_snapshot.lua GPUS PROCESSES > node.json
 -- Every source is read but MIG (off). Each GPU answers as the demo node's GPU of the same
--- index modulo 4 does (its nvidia-smi rows, health and Nomad device),
--- under its own index, uuid and bus id. The processes are spread over the
+-- index modulo 4 does (its nvidia-smi and health rows; the first four, none
+-- in MIG mode), under its own index, uuid and bus id. The processes are spread over the
 -- GPUs in containers of four; seven containers in eight are Nomad tasks
 -- with an allocation reserving their GPU, the eighth a plain Docker
 -- container given its GPU; every sixteenth process runs on the host, by a
@@ -42,7 +42,7 @@ local function per_gpu(answer, columns)
   local rows = json.array()
   for index = 0, gpus - 1 do
     local row = {}
-    for k, value in ipairs(answer.rows[index % #answer.rows + 1]) do
+    for k, value in ipairs(answer.rows[index % 4 + 1]) do
       row[k] = value
     end
     if columns.index then row[columns.index] = tostring(index) end
