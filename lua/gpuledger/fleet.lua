@@ -372,34 +372,34 @@ function M.sort_worst_first(rows)
   end)
 end
 
+-- The levels, worst first.
+local WORST_FIRST = {}
+for level in pairs(rule_schema.LEVELS) do
+  WORST_FIRST[#WORST_FIRST + 1] = level
+end
+table.sort(WORST_FIRST, function(a, b)
+  return rule_schema.LEVELS[a] > rule_schema.LEVELS[b]
+end)
+
 -- Every node's findings (node_findings: row → its findings, worst
 -- first) and the fleet rules' (fleet_findings, may be nil) in one list,
 -- worst first across the fleet; within a level, the fleet's first, then
--- nodes in the summary's order, each in its own order.
+-- nodes in the summary's order, each in its own order. One pass per level,
+-- no sort: each list keeps its order.
 function M.merge_findings(summary, node_findings, fleet_findings)
-  local all = {}
-  for order, finding in ipairs(fleet_findings or {}) do
-    all[#all + 1] = { finding = finding, position = 0, order = order }
-  end
+  local lists = { fleet_findings or {} }
   for position, row in ipairs(summary.nodes) do
-    local list = M.findings_of(row, node_findings)
-    for order, finding in ipairs(list) do
-      all[#all + 1] = { finding = finding, position = position, order = order }
-    end
+    lists[position + 1] = M.findings_of(row, node_findings)
   end
-  table.sort(all, function(a, b)
-    local rank_a, rank_b = rule_schema.LEVELS[a.finding.level], rule_schema.LEVELS[b.finding.level]
-    if rank_a ~= rank_b then
-      return rank_a > rank_b
-    end
-    if a.position ~= b.position then
-      return a.position < b.position
-    end
-    return a.order < b.order
-  end)
   local findings = json.array()
-  for i, item in ipairs(all) do
-    findings[i] = item.finding
+  for _, level in ipairs(WORST_FIRST) do
+    for _, list in ipairs(lists) do
+      for _, finding in ipairs(list) do
+        if finding.level == level then
+          findings[#findings + 1] = finding
+        end
+      end
+    end
   end
   return findings
 end
