@@ -8,8 +8,14 @@
 # named with --targets, and every size is also run with --consul against the
 # same server's Consul answer (10,000 targets do not fit in one argument).
 # `fleet check --json` (every node judged with the embedded rules, no site
-# file) is measured with --targets up to 1,000 nodes too.
-# usage: bench/fleet.sh   (GPULEDGER=path/to/gpuledger, RUNS=5, SIZES="10 100 1000 10000")
+# file) is measured with --targets up to 1,000 nodes too, and so is the
+# floor: curl's parallel transfers of the same ledgers (128 at a time) plus
+# lua-cjson decoding the same bytes as many times, CPU time. With OLD set,
+# OLD's fleet ls and fleet check are measured too, after GPULEDGER's in the
+# same run; the ratios are printed: fleet ls / the floor, fleet check /
+# fleet ls, new / OLD.
+# usage: bench/fleet.sh   (GPULEDGER=path/to/gpuledger, OLD=path/to/older/gpuledger,
+#                          RUNS=5, SIZES="10 100 1000 10000")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +23,8 @@ RUNS=${RUNS:-5}
 SIZES=${SIZES:-10 100 1000 10000}
 GPULEDGER=${GPULEDGER:-build/gpuledger}
 [ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first or set GPULEDGER" >&2; exit 1; }
+OLD=${OLD:-}
+[ -z "$OLD" ] || [ -x "$OLD" ] || { echo "bench: no $OLD (OLD)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/gpuledger-fleet-bench.XXXXXX)
 SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -24,11 +32,12 @@ mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
 cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
 
-# One node's ledger: the demo node's four GPUs twice (eight, distinct uuids).
+# One node's ledger: the demo node's first four GPUs twice (eight, distinct uuids).
 "$GPULEDGER" ls --demo --json --node gpu-bench | lua5.4 -e '
 local cjson = require "cjson"
 local ledger = cjson.decode(io.read("a"))
-local n = #ledger.entries
+local n = 4
+for i = #ledger.entries, n + 1, -1 do ledger.entries[i] = nil end
 for i = 1, n do
   local copy = cjson.decode(cjson.encode(ledger.entries[i]))
   copy.index = n + i - 1
@@ -60,15 +69,26 @@ echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f
 echo "binary:  $GPULEDGER ($("$GPULEDGER" version)); ledger $(wc -c <"$WORK/ledger.json") bytes, 8 GPUs"
 echo
 
-# measure LABEL ARGS...: RUNS runs of gpuledger ARGS; prints the medians.
+# cpu_median TIMES: the median CPU time (user + system) of the lines of
+# /usr/bin/time -f "%e %U %S %M" in TIMES.
+cpu_median() {
+    python3 -c '
+import statistics, sys
+print("%.3f" % statistics.median(float(l.split()[1]) + float(l.split()[2]) for l in open(sys.argv[1]) if l.strip()))' "$1"
+}
+
+# measure LABEL ARGS...: RUNS runs of gpuledger ARGS (BINARY, default
+# GPULEDGER); prints the medians, and leaves the runs' times in
+# $WORK/times.LABEL.
 measure() {
-    local label=$1
+    local label=$1 binary=${BINARY:-$GPULEDGER}
     shift
     : >"$WORK/times"
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$GPULEDGER" "$@" >"$WORK/out.json"
+        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$binary" "$@" >"$WORK/out.json"
         cat "$WORK/time" >>"$WORK/times"
     done
+    cp "$WORK/times" "$WORK/times.$label"
     local nodes
     nodes=$(lua5.4 -e 'local j = require("cjson").decode(io.read("a"))
       print(j.summary and #j.summary.nodes - (j.summary.total.unreachable or 0) or "-")' <"$WORK/out.json") # check: no summary
@@ -78,7 +98,32 @@ rows = [[float(x) for x in line.split()] for line in sys.stdin if line.strip()]
 wall = statistics.median(r[0] for r in rows)
 cpu = statistics.median(r[1] + r[2] for r in rows)
 rss = statistics.median(r[3] for r in rows) / 1024
-print("%-22s read %6s  wall %6.3f s  cpu %6.3f s  peak rss %6.1f MiB" % (os.environ["LABEL"], os.environ["NODES"], wall, cpu, rss))' <"$WORK/times"
+print("%-26s read %6s  wall %6.3f s  cpu %6.3f s  peak rss %6.1f MiB" % (os.environ["LABEL"], os.environ["NODES"], wall, cpu, rss))' <"$WORK/times"
+}
+
+# floor N TARGETS: RUNS runs of curl reading the N targets' ledgers, 128 at
+# a time, plus lua-cjson decoding the ledger N times; prints the median CPU
+# time of the two together.
+floor() {
+    local n=$1 targets=$2 url
+    : >"$WORK/curl.conf"
+    for url in ${targets//,/ }; do
+        printf 'url = "http://%s/ledger"\noutput = "/dev/null"\n' "$url" >>"$WORK/curl.conf"
+    done
+    : >"$WORK/times.floor"
+    for _ in $(seq "$RUNS"); do
+        /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.curl" curl -s --parallel --parallel-max 128 -K "$WORK/curl.conf" 2>/dev/null
+        N=$n /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.decode" lua5.4 -e '
+local cjson, text = require "cjson", io.read("a")
+for _ = 1, tonumber(os.getenv("N")) do cjson.decode(text) end' <"$WORK/ledger.json"
+        paste -d' ' "$WORK/time.curl" "$WORK/time.decode" | awk '{ print $1 + $5, $2 + $6, $3 + $7, $4 }' >>"$WORK/times.floor"
+    done
+    printf "%-26s            cpu %6.3f s  (curl, then lua-cjson decoding)\n" "$n nodes (floor)" "$(cpu_median "$WORK/times.floor")"
+}
+
+# ratio A B: the median CPU time of the runs $WORK/times.A over that of B.
+ratio() {
+    awk -v a="$(cpu_median "$WORK/times.$1")" -v b="$(cpu_median "$WORK/times.$2")" 'BEGIN { printf "%.2f", a / b }'
 }
 
 # the fixed cost: a command that reads nothing
@@ -98,8 +143,16 @@ io.write(require("cjson").encode(out))' <"$WORK/consul-all.json" >"$WORK/consul.
     for _ in $(seq 50); do grep -q ready "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
     if [ "$n" -le 1000 ]; then
         targets=$(printf "%s:$PORT," "${ADDRESSES[@]:0:$n}")
+        floor "$n" "${targets%,}"
         measure "$n nodes (--targets)" fleet ls --json --targets "${targets%,}"
         measure "$n nodes (check)" fleet check --json --targets "${targets%,}"
+        echo "    fleet ls / floor $(ratio "$n nodes (--targets)" floor), fleet check / fleet ls $(ratio "$n nodes (check)" "$n nodes (--targets)")"
+        if [ -n "$OLD" ]; then
+            BINARY=$OLD measure "$n nodes (OLD --targets)" fleet ls --json --targets "${targets%,}"
+            BINARY=$OLD measure "$n nodes (OLD check)" fleet check --json --targets "${targets%,}"
+            echo "    OLD: fleet ls / floor $(ratio "$n nodes (OLD --targets)" floor), fleet check / fleet ls $(ratio "$n nodes (OLD check)" "$n nodes (OLD --targets)")"
+            echo "    new / OLD: fleet ls $(ratio "$n nodes (--targets)" "$n nodes (OLD --targets)"), fleet check $(ratio "$n nodes (check)" "$n nodes (OLD check)")"
+        fi
     fi
     measure "$n nodes (--consul)" fleet ls --json --consul "127.0.0.1:$PORT"
 done
