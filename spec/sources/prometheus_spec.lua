@@ -64,7 +64,7 @@ describe("gpuledger.sources.prometheus", function()
     assert.equal("HTTP 200: data.result[2].metric.node is a number, want a string", why("1", { node = 5 }))
   end)
 
-  it("samples: label values cut like every name; more than MAX_SERIES series refused", function()
+  it("samples: label values cut like every name; more than MAX_SERIES series refused, counted in the text", function()
     local long = ("n"):rep(3 * 1024 * 1024)
     local samples = prometheus.samples(200, answer { { metric = { namespace = long }, value = { 1, "3600" } } })
     assert.equal(text.NAME_MAX + #text.CUT_MARK, #samples[1].metric.namespace)
@@ -74,8 +74,15 @@ describe("gpuledger.sources.prometheus", function()
     end
     local none, why = prometheus.samples(200, answer(many))
     assert.is_nil(none)
-    assert.equal(string.format("HTTP 200: data.result has %d items, want at most %d", prometheus.MAX_SERIES + 1,
-      prometheus.MAX_SERIES), why)
+    assert.equal(string.format("HTTP 200: data.result has %d series, more than the %d an answer may hold",
+      prometheus.MAX_SERIES + 1, prometheus.MAX_SERIES), why)
+    -- a label cannot fake a series: its quotes are escaped
+    many[#many] = nil
+    many[1].metric.node = '"value": [1, "2"] "value":['
+    assert.equal(prometheus.MAX_SERIES, #prometheus.samples(200, answer(many)))
+    -- an answer written with spaces counts the same
+    local spaced = answer(many):gsub('"value":%[', '"value" : [')
+    assert.equal(prometheus.MAX_SERIES, #prometheus.samples(200, spaced))
   end)
 
   it("samples: Prometheus' error JSON, with its status and type", function()

@@ -9,6 +9,20 @@ local M = {}
 M.TIMEOUT_MS = 30000
 M.MAX_BYTES = 8 * 1024 * 1024
 
+-- The samples of one query's answer, or nil and the message of M.query.
+local function ask(core, endpoint, request, query)
+  local status, body, content_type = http.get(core, "prometheus", endpoint, prometheus.query_path(query),
+    request, prometheus.QUERY_PATH)
+  if not status then
+    return nil, body
+  end
+  local samples, problem = prometheus.samples(status, body, content_type)
+  if not samples then
+    return nil, string.format("prometheus %s: query %s: %s", endpoint.address, query, problem)
+  end
+  return samples
+end
+
 -- Asks the Prometheus of config, the report section of options.config
 -- (prometheus, its URL; token_env, the name of the variable holding a
 -- bearer token; timeout_ms, nil for 30 s; the TLS fields ca_cert, ca_path,
@@ -30,17 +44,16 @@ function M.query(core, config, window)
   }
   local answers, queries = {}, prometheus.queries(window)
   for _, name in ipairs(prometheus.ANSWERS) do
-    local query = queries[name]
-    local status, body, content_type = http.get(core, "prometheus", endpoint, prometheus.query_path(query),
-      request, prometheus.QUERY_PATH)
-    if not status then
-      return nil, body
-    end
-    local samples, problem = prometheus.samples(status, body, content_type)
+    local samples, problem = ask(core, endpoint, request, queries[name])
     if not samples then
-      return nil, string.format("prometheus %s: query %s: %s", endpoint.address, query, problem)
+      return nil, problem
     end
     answers[name] = samples
+    -- An answer's text and its decoded tree (many times its size) are
+    -- garbage once its samples are taken: collected before the next
+    -- answer arrives, not piled up with it (peak RSS 52 → 42 MiB at
+    -- 20,000 series; bench/README.md, "report").
+    collectgarbage("collect")
   end
   return answers
 end

@@ -59,6 +59,18 @@ local HINTS = {
 -- few seconds.
 M.MAX_SERIES = 20000
 
+-- How many series the text of an answer holds, counted before it is
+-- decoded (decoding costs many times the text's size): each series of a
+-- vector has one `"value": [`, which no label can hold (a label's value is
+-- a JSON string, whose quotes inside are escaped).
+local function series_in(body)
+  local count = 0
+  for _ in body:gmatch('"value"%s*:%s*%[') do
+    count = count + 1
+  end
+  return count
+end
+
 -- A result: at most M.MAX_SERIES series, each of text labels and a value.
 local RESULT = { list = { metric = { map = "string" }, value = shape.required { list = "any" } }, max = M.MAX_SERIES }
 
@@ -108,10 +120,16 @@ end
 -- text.NAME_MAX; values that are not finite numbers ("NaN", "+Inf") are
 -- left out. Returns the samples, or nil and why (without the source
 -- prefix): Prometheus' own error, an answer that is not its JSON (an HTML
--- page, a proxy's text), a result that is not a vector, one of more than
--- M.MAX_SERIES series, or a series that is wrong (named with its labels:
--- a value that is negative, absurd or no number; a label that is no text).
+-- page, a proxy's text), one of more than M.MAX_SERIES series (refused
+-- before it is decoded), a result that is not a vector, or a series that
+-- is wrong (named with its labels: a value that is negative, absurd or no
+-- number; a label that is no text).
 function M.samples(status, body, content_type)
+  local series = series_in(body or "")
+  if series > M.MAX_SERIES then
+    return nil, string.format("HTTP %d: data.result has %d series, more than the %d an answer may hold", status,
+      series, M.MAX_SERIES)
+  end
   local answer = json.decode(body or "")
   if type(answer) ~= "table" or type(answer.status) ~= "string" then
     local what = content_type and (" (" .. text.printable(content_type) .. ")") or ""
