@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The static release's system time reading a fleet (not a test; results go in bench/README.md,
+# "Static release: system time in fleet"): `fleet ls --json` over 1,000 nodes of
+# bench/fleet_server.c (the demo ledger doubled to 8 GPUs, as bench/fleet.sh serves it), the
+# binaries in turn, RUNS times each: user and system seconds (/usr/bin/time), and once each
+# under `strace -f -c` the mmap, munmap, madvise and brk calls, per node.
+# usage: STATIC=dist/gpuledger-v…-linux-amd64 [DYNAMIC=build/gpuledger] bench/static_sys.sh
+# Environment: RUNS (3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-3}
+DYNAMIC=${DYNAMIC:-build/gpuledger}
+for which in STATIC DYNAMIC; do
+    [ -x "${!which:-}" ] || { echo "bench: set $which to a gpuledger binary" >&2; exit 1; }
+done
+command -v strace >/dev/null || { echo "bench: needs strace" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
+SERVER_PID=""
+trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+mkdir "$WORK/rules"
+export GPULEDGER_RULES=$WORK/rules
+cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
+"$DYNAMIC" ls --demo --json --node gpu-bench | lua5.4 -e '
+local cjson = require "cjson"
+local ledger = cjson.decode(io.read("a"))
+local n = #ledger.entries
+for i = 1, n do
+  local copy = cjson.decode(cjson.encode(ledger.entries[i]))
+  copy.index = n + i - 1
+  copy.uuid = copy.uuid:gsub("^GPU%-%x%x", "GPU-ff")
+  ledger.entries[n + i] = copy
+end
+io.write(cjson.encode(ledger))' >"$WORK/ledger.json"
+echo '[]' >"$WORK/consul.json"
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ADDRESSES=()
+for ((i = 0; i < 1000; i++)); do ADDRESSES+=("127.1.$((i / 250)).$((i % 250 + 1))"); done
+"$WORK/fleet_server" "$PORT" "$WORK/ledger.json" "$WORK/consul.json" 127.0.0.1 "${ADDRESSES[@]}" >"$WORK/server.out" &
+SERVER_PID=$!
+for _ in $(seq 50); do grep -q ready "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
+targets=$(printf "%s:$PORT," "${ADDRESSES[@]}")
+targets=${targets%,}
+
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for _ in $(seq "$RUNS"); do
+    for which in STATIC DYNAMIC; do
+        /usr/bin/time -f "$which %U user %S sys %e wall %M KiB" -o "$WORK/time" "${!which}" fleet ls --json \
+            --targets "$targets" >/dev/null
+        cat "$WORK/time"
+    done
+done
+for which in STATIC DYNAMIC; do
+    strace -f -c -o "$WORK/strace.txt" "${!which}" fleet ls --json --targets "$targets" >/dev/null
+    awk -v who="$which" '$NF ~ /^(mmap|munmap|madvise|brk)$/ { printf "%s %s %.1f per node\n", who, $NF, $4 / 1000 }' "$WORK/strace.txt"
+done
