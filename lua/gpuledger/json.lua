@@ -135,10 +135,14 @@ local function encode_string(s)
     return '"' .. s .. '"' -- plain ASCII: nothing to check or escape
   end
   s = text.valid_utf8(s)
-  s = s:gsub('[%c"\\<>&]', function(c)
-    return ESCAPES[c] or string.format("\\u%04x", c:byte())
-  end)
-  s = s:gsub("\u{2028}", "\\u2028"):gsub("\u{2029}", "\\u2029")
+  if s:find('[%c"\\<>&]') then -- text beyond ASCII (a dash, °C) mostly has none of these
+    s = s:gsub('[%c"\\<>&]', function(c)
+      return ESCAPES[c] or string.format("\\u%04x", c:byte())
+    end)
+  end
+  if s:find("\xE2\x80[\xA8\xA9]") then
+    s = s:gsub("\u{2028}", "\\u2028"):gsub("\u{2029}", "\\u2029")
+  end
   return '"' .. s .. '"'
 end
 
