@@ -333,13 +333,20 @@ fi
 # which readers answer, and every NVRM line of this boot (Xid lines and their kin).
 KLOG=$ART/smi/kernel-log.txt
 echo "# which kernel log readers answer here, and this boot's NVRM lines" >"$KLOG"
-timeout -k 2 20 journalctl -k -b -o json --no-pager >"$TMP/journal" 2>"$TMP/e" </dev/null
+timeout -k 2 20 journalctl -k -b -o json --no-pager --show-cursor >"$TMP/journal" 2>"$TMP/e" </dev/null
 jrc=$?
 {
-    echo "### journalctl -k -b -o json --no-pager: exit $jrc, $(grep -c '^{' "$TMP/journal") records, stderr: $(head -c 300 "$TMP/e")"
+    echo "### journalctl -k -b -o json --no-pager --show-cursor: exit $jrc, $(grep -c '^{' "$TMP/journal") records, stderr: $(head -c 300 "$TMP/e")"
     grep -F 'NVRM' "$TMP/journal" | head -c 200000
     echo
 } >>"$KLOG"
+# serve's next refresh asks after the cursor that answer ended with: what the real one says then.
+cursor=$(sed -n 's/^-- cursor: //p' "$TMP/journal" | tail -1)
+if [ -n "$cursor" ]; then
+    timeout -k 2 20 journalctl -k -b -o json --no-pager --show-cursor "--after-cursor=$cursor" >"$TMP/journal-after" 2>"$TMP/e" </dev/null
+    arc=$?
+    echo "### the same --after-cursor=<its cursor>: exit $arc, $(grep -c '^{' "$TMP/journal-after") records, last line: $(tail -1 "$TMP/journal-after" | head -c 300), stderr: $(head -c 300 "$TMP/e")" >>"$KLOG"
+fi
 timeout -k 2 20 dmesg >"$TMP/dmesg" 2>"$TMP/e" </dev/null
 drc=$?
 {
