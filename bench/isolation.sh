@@ -14,6 +14,8 @@
 # Environment: ROUNDS (500), RUNS (50), REFRESH_SECONDS (10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 ROUNDS=${ROUNDS:-500}
 RUNS=${RUNS:-50}
@@ -60,28 +62,14 @@ wall "check --demo, no site rules   " check --demo --rules "$WORK/none"
 wall "check --demo, five site rules " check --demo --rules "$WORK/five"
 echo
 
-# cpu_ms PID: CPU time of PID and its reaped children, in milliseconds.
-cpu_ms() {
-    local ticks
-    ticks=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat")
-    echo $((ticks * 1000 / $(getconf CLK_TCK)))
-}
 refresh_cost() {
-    local name=$1 rules=$2 address="" before after
-    "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval 100ms --rules "$rules" 2>"$WORK/serve.err" &
-    SERVE_PID=$!
-    for _ in $(seq 100); do
-        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$WORK/serve.err")
-        [ -n "$address" ] && break
-        sleep 0.1
-    done
+    local name=$1 rules=$2 before after
+    serve_start "$WORK/serve.err" "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval 100ms --rules "$rules"
     sleep 2
-    before=$(cpu_ms "$SERVE_PID")
+    before=$(cpu_ms "$SERVE_PID" children)
     sleep "$REFRESH_SECONDS"
-    after=$(cpu_ms "$SERVE_PID")
-    kill "$SERVE_PID"
-    wait "$SERVE_PID" 2>/dev/null || true
-    SERVE_PID=""
+    after=$(cpu_ms "$SERVE_PID" children)
+    serve_stop
     echo "$name: $(awk -v c=$((after - before)) -v n=$((REFRESH_SECONDS * 10)) 'BEGIN { printf "%.2f", c / n }') ms CPU per refresh"
 }
 echo "== serve refresh cost (--interval 100ms, ${REFRESH_SECONDS}s, children included)"

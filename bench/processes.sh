@@ -13,6 +13,8 @@
 # Environment: REFRESHES (20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 REFRESHES=${REFRESHES:-20}
 NEW=${NEW:-build/gpuledger}
 BINARIES=(NEW)
@@ -30,9 +32,6 @@ for size in "${SIZES[@]}"; do
     LUA_PATH="lua/?.lua;;" lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$WORK/${gpus}x$processes.json"
 done
 
-# cpu_ticks PID: user + system CPU time of PID, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-
 # interval_ms BINARY SNAPSHOT: four times the wall milliseconds of one
 # `check --replay SNAPSHOT`, in whole 100 ms, at least 100.
 interval_ms() {
@@ -47,26 +46,16 @@ interval_ms() {
 refresh_ms() {
     local interval
     interval=$(interval_ms "$1" "$2")
-    : >"$WORK/serve.err" # there before serve opens it: sed reads it at once
-    "$1" serve --replay "$2" --listen 127.0.0.1:0 --interval "${interval}ms" --rules "$WORK/rules" 2>"$WORK/serve.err" &
-    SERVE_PID=$!
-    local address="" before after slowest _
-    for _ in $(seq 300); do
-        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$WORK/serve.err")
-        [ -n "$address" ] && break
-        sleep 0.1
-    done
-    [ -n "$address" ] || { cat "$WORK/serve.err" >&2; exit 1; }
+    serve_start "$WORK/serve.err" "$1" serve --replay "$2" --listen 127.0.0.1:0 --interval "${interval}ms" --rules "$WORK/rules"
+    local before after slowest
     sleep 1
-    before=$(cpu_ticks "$SERVE_PID")
+    before=$(cpu_ms "$SERVE_PID")
     sleep "$(awk -v n="$REFRESHES" -v i="$interval" 'BEGIN { print n * i / 1000 }')"
-    after=$(cpu_ticks "$SERVE_PID")
-    slowest=$(curl -s "http://$address/metrics" | awk '/^gpuledger_refresh_duration_seconds/ { print $2 * 1000 }')
-    kill "$SERVE_PID"
-    wait "$SERVE_PID" 2>/dev/null || true
-    SERVE_PID=""
+    after=$(cpu_ms "$SERVE_PID")
+    slowest=$(curl -s "$SERVE_URL/metrics" | awk '/^gpuledger_refresh_duration_seconds/ { print $2 * 1000 }')
+    serve_stop
     awk -v s="$slowest" -v i="$interval" 'BEGIN { if (s > i * 0.8) printf "bench: the last refresh took %.0f ms of its %d ms interval: the figure is low\n", s, i > "/dev/stderr" }'
-    awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$REFRESHES" 'BEGIN { printf "%.2f", t * 1000 / hz / n }'
+    awk -v t=$((after - before)) -v n="$REFRESHES" 'BEGIN { printf "%.2f", t / n }'
 }
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -11,6 +11,8 @@
 # Environment: RUNS (3), REFRESH_SECONDS (20), WRK_SECONDS (8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 MINUTES=${1:-10}
 RUNS=${RUNS:-3}
@@ -26,29 +28,8 @@ mkdir "$WORK/rules"
 
 # start INTERVAL: serve --demo on a free loopback port; sets SERVE_PID, URL.
 start() {
-    "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval "$1" --rules "$WORK/rules" 2>"$WORK/serve.err" &
-    SERVE_PID=$!
-    local address="" _
-    for _ in $(seq 100); do
-        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$WORK/serve.err")
-        [ -n "$address" ] && break
-        sleep 0.1
-    done
-    [ -n "$address" ] || { cat "$WORK/serve.err" >&2; exit 1; }
-    URL=http://$address
-}
-
-stop() {
-    kill "$SERVE_PID"
-    wait "$SERVE_PID" 2>/dev/null || true
-    SERVE_PID=""
-}
-
-# cpu_ms PID: user + system CPU time of PID in milliseconds.
-cpu_ms() {
-    local ticks
-    ticks=$(awk '{ print $14 + $15 }' "/proc/$1/stat")
-    echo $((ticks * 1000 / $(getconf CLK_TCK)))
+    serve_start "$WORK/serve.err" "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval "$1" --rules "$WORK/rules"
+    URL=$SERVE_URL
 }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -67,7 +48,7 @@ for run in $(seq "$RUNS"); do
     echo "run $run: $rps req/s, p50 $p50, p99 $p99 ${errors}"
 done
 echo "peak RSS during wrk: $(awk '/VmHWM/ { print $2, $3 }' "/proc/$SERVE_PID/status")"
-stop
+serve_stop
 echo
 
 echo "== refresh cost (serve --demo --interval 100ms, no requests, ${REFRESH_SECONDS}s)"
@@ -76,7 +57,7 @@ sleep 2
 before=$(cpu_ms "$SERVE_PID")
 sleep "$REFRESH_SECONDS"
 after=$(cpu_ms "$SERVE_PID")
-stop
+serve_stop
 refreshes=$((REFRESH_SECONDS * 10))
 echo "CPU: $((after - before)) ms over $refreshes refreshes = $(awk -v c=$((after - before)) -v n=$refreshes 'BEGIN { printf "%.2f", c / n }') ms per refresh"
 echo
@@ -90,4 +71,4 @@ while [ $SECONDS -lt $end ]; do
     sleep 15
 done
 echo "after:    $(awk '/VmRSS|VmHWM|RssAnon|RssFile/ { printf "%s %s kB  ", $1, $2 }' "/proc/$SERVE_PID/status")"
-stop
+serve_stop

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# What the bench scripts share (sourced, not run): starting and stopping a
+# serve, and the CPU time of a process.
+
+# serve_start ERRFILE COMMAND...: runs COMMAND (a gpuledger serve listening
+# on port 0) in the background with its stderr in ERRFILE, and waits up to
+# 30 s for its "serving on" line. Sets SERVE_PID and SERVE_URL; exits 1
+# with serve's stderr when it never listens.
+serve_start() {
+    local err=$1 address="" _
+    shift
+    : >"$err" # there before serve opens it, so that sed can read it at once
+    "$@" 2>"$err" &
+    SERVE_PID=$!
+    for _ in $(seq 300); do
+        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$err")
+        [ -n "$address" ] && break
+        kill -0 "$SERVE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -n "$address" ] || { cat "$err" >&2; exit 1; }
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    SERVE_URL=http://$address
+}
+
+# serve_stop: stops the serve that serve_start started.
+serve_stop() {
+    kill "$SERVE_PID"
+    wait "$SERVE_PID" 2>/dev/null || true
+    SERVE_PID=""
+}
+
+# cpu_ms PID [children]: user + system CPU time of PID in milliseconds;
+# with "children", that of its reaped children too.
+cpu_ms() {
+    awk -v hz="$(getconf CLK_TCK)" -v kids="${2:-}" \
+        '{ t = $14 + $15; if (kids == "children") t += $16 + $17; printf "%d\n", t * 1000 / hz }' "/proc/$1/stat"
+}
