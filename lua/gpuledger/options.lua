@@ -138,7 +138,7 @@ local COMMAND_LIST = {
   { "check", "judge the ledger: findings worst first, exit status per --exit-on" },
   { "serve", "serve /metrics, /ledger, /findings, /healthz and a page on --listen" },
   { "fleet", "fleet ls|check|serve: the same for every node of a cluster (--targets, --nomad-service or --consul)" },
-  { "report", "GPU-hours per job and node from Prometheus over --since" },
+  { "report", "GPU-hours per job, node and MIG slice, and used without a reservation, from Prometheus over --since" },
   { "snapshot", "print this node's raw source answers as JSON (for --replay)" },
   { "rules", "list the effective finding rules and where each came from" },
   { "version", "print the version" },
