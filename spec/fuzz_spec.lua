@@ -1,8 +1,10 @@
 -- Fuzz: mutated snapshots — a field of the demo node's sources
 -- replaced by a value of another JSON type, or removed — and mutated API
 -- answers — a field of an engine's, Nomad's or the journal's JSON answer
--- replaced so, or a number in a text answer (/dev/kmsg, dmesg, nvidia-smi's
--- CSV) replaced by an odd one, then read as the collectors read them — go
+-- replaced so, a number in a text answer (/dev/kmsg, dmesg, nvidia-smi's
+-- CSV) replaced by an odd one, or nvidia-smi's -L and -q (the MIG source)
+-- with a line dropped, doubled or made hostile, or cut short — then read as
+-- the collectors read them — go
 -- through the whole pipeline (ledger, the embedded rules, every renderer)
 -- without an internal error: a wrong type is a source error, never a crash.
 -- A few hundred cases per run with a fixed seed; a long run:
@@ -14,6 +16,7 @@ local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local docker = require "gpuledger.sources.docker"
+local collect_mig = require "gpuledger.collect.mig"
 local kernel_log = require "gpuledger.sources.kernel_log"
 local source_list = require "gpuledger.sources.list"
 local nomad = require "gpuledger.sources.nomad"
@@ -164,6 +167,8 @@ describe("wrong JSON types", function()
     { "a MIG slice's memory of 1.5 MiB", "mig", function(s) s.mig.gpus[1].devices[1].memoryTotalMiB = 1.5 end,
       "devices[1].memoryTotalMiB is 1.5, want a whole number" },
     { "a GPU index as a number in a replay", "nvidia", function(s) s.nvidia.query_gpu.rows[1][1] = 0 end, "nvidia.query_gpu.rows[1][1] is a number, want a string" },
+    { "a GPU in MIG mode without its slices", "mig", function(s) s.mig.gpus[1].devices = nil end,
+      "mig.gpus[1].devices is missing, want a list" },
   }
   for _, case in ipairs(WRONG) do
     it(case[1] .. " is a source error naming the source and the field; the rest of the ledger stays", function()
@@ -200,6 +205,56 @@ local function mutated_text(text, random)
     seen = seen + 1
     return seen == target and odd or run
   end))
+end
+
+-- Lines a hostile nvidia-smi -L or -q might print: a MIG device before any
+-- GPU, a GPU or a slice without its UUID, ids out of range, bytes that are
+-- no text, a line far too long.
+local HOSTILE_LINES = {
+  "  MIG 1g.10gb     Device  0: (UUID: MIG-00000000-0000-0000-0000-000000000000)",
+  "GPU 9: NVIDIA H100 80GB HBM3 (UUID: )", "  MIG 3g.40gb     Device 99999999999999999999: (UUID: MIG-x)",
+  "    MIG Device", "        GPU instance ID                   : -1", "        Process ID                        : 1e999",
+  "GPU 00000000:C1:00.0", "\0\255\254\r", ("x"):rep(70000),
+}
+
+-- text (an nvidia-smi -L or -q answer) mutated one way of several, picked
+-- with random: a number made odd (mutated_text), a line dropped, doubled or
+-- replaced by a hostile one, or the text cut short anywhere.
+local function mutated_lines(text, random)
+  local way = random(5)
+  if way == 1 then
+    return mutated_text(text, random)
+  elseif way == 5 then
+    return text:sub(1, random(#text))
+  end
+  local lines = {}
+  for line in text:gmatch("[^\n]*") do
+    lines[#lines + 1] = line
+  end
+  local at = random(#lines)
+  if way == 2 then
+    table.remove(lines, at)
+  elseif way == 3 then
+    table.insert(lines, at, lines[at])
+  else
+    lines[at] = HOSTILE_LINES[random(#HOSTILE_LINES)]
+  end
+  return table.concat(lines, "\n")
+end
+
+-- The demo's mig source as collect/mig.lua makes it when nvidia-smi answers
+-- flag (-L or -q) with text and the other as the demo node does
+-- (testdata/nvidia/demo-mig): a source the driver could not be read from
+-- must name the query that failed.
+local function mig_source(sources, flag, text)
+  local answers = { ["-L"] = H.testdata("nvidia/demo-mig/list.txt"), ["-q"] = H.testdata("nvidia/demo-mig/query.txt") }
+  answers[flag] = text
+  local core = H.fake_nvidia_core(function(argv) return argv[2] end, answers)
+  local source = collect_mig.collect(core, "nvidia-smi", sources.health.health, 10000)
+  if source and not source.ok and not source.error:find("^nvidia%-smi %-[Lq]: ") then
+    error("a mig source error that names no query: " .. tostring(source.error))
+  end
+  sources.mig = source
 end
 
 -- The reduced answers of those that are objects, as the collectors keep them.
@@ -278,6 +333,12 @@ local ANSWERS = {
   { name = "nvidia-smi health CSV", mutate = mutated_text,
     answer = function(demo) return csv_of(demo.sources.health.health.rows) end,
     keep = function(sources, text) sources.health.health.rows = H.core.parse_csv(text) or json.array() end },
+  { name = "nvidia-smi -L", mutate = mutated_lines,
+    answer = function() return H.testdata("nvidia/demo-mig/list.txt") end,
+    keep = function(sources, text) mig_source(sources, "-L", text) end },
+  { name = "nvidia-smi -q", mutate = mutated_lines,
+    answer = function() return H.testdata("nvidia/demo-mig/query.txt") end,
+    keep = function(sources, text) mig_source(sources, "-q", text) end },
 }
 
 describe("fuzz: mutated API answers", function()
@@ -300,5 +361,56 @@ describe("fuzz: mutated API answers", function()
       failed.add(string.format("case %d (%s)", case, kind.name), not ok and why or through_pipeline(snap))
     end
     failed.assert_none()
+  end)
+end)
+
+describe("hostile nvidia-smi -L and -q", function()
+  -- The demo node judged with its mig source collected from this -L or -q.
+  local function judged(flag, text)
+    local snap = json.decode(json.encode(snapshot.demo(H.core)))
+    mig_source(snap.sources, flag, text)
+    local findings, _, report = H.run_rules(snap)
+    return report.ledger, findings
+  end
+  -- The source-unavailable findings about the GPU in MIG mode (gpu4).
+  local function unavailable_on_gpu4(findings)
+    local found = {}
+    for _, f in ipairs(findings) do
+      if f.code == "source-unavailable" and f.index == 4 then
+        found[#found + 1] = f.message
+      end
+    end
+    return found
+  end
+  local HOSTILE = {
+    { "-L", "", "nvidia-smi -L: unexpected answer: no GPU listed" },
+    { "-L", "  MIG 3g.40gb     Device  0: (UUID: MIG-2d7c9a41-5e3b-4c8f-a1d6-0b9e7f3c5a18)\n",
+      "nvidia-smi -L: unexpected answer: a MIG device before any GPU:" },
+    { "-L", "\0\255\254 No devices were found\n", "nvidia-smi -L: unexpected answer: no GPU listed" },
+    { "-q", "", "nvidia-smi -q: unexpected answer: no GPU section" },
+    { "-q", ("\255"):rep(4096), "nvidia-smi -q: unexpected answer: no GPU section" },
+  }
+  for _, case in ipairs(HOSTILE) do
+    it(string.format("%s answering %q is a source error naming the query; every GPU stays, no verdict on the slices",
+      case[1], case[2]:sub(1, 24)), function()
+      local l, findings = judged(case[1], case[2])
+      assert.equal(1, #l.errors)
+      assert.equal(1, l.errors[1]:find(case[3], 1, true), l.errors[1])
+      assert.equal("failed", l.sources.mig)
+      assert.equal(5, #l.entries)
+      assert.same({}, l.entries[5].migDevices)
+      assert.equal(1, #unavailable_on_gpu4(findings))
+      for _, f in ipairs(findings) do
+        assert.is_nil(f.index == 4 and (f.code == "unreserved-tenant" or f.code == "unmanaged-tenant") or nil, f.message)
+      end
+    end)
+  end
+
+  it("a -L without the slices of the GPU in MIG mode places its process on none: source-unavailable, no verdict", function()
+    local list = H.testdata("nvidia/demo-mig/list.txt"):gsub("\n  MIG[^\n]*", "")
+    local l, findings = judged("-L", list)
+    assert.is_nil(l.errors)
+    assert.same({}, l.entries[5].migDevices)
+    assert.equal(1, #unavailable_on_gpu4(findings))
   end)
 end)

@@ -36,11 +36,11 @@ M.SOURCES = {
     ok = OK, error = "string", binary = "string", enabled = { list = "string" },
     gpus = { list = {
       uuid = shape.required "string",
-      devices = { list = {
+      devices = shape.required { list = {
         uuid = shape.required "string", index = shape.required(WHOLE), profile = shape.required "string",
         gpuInstanceId = WHOLE, computeInstanceId = WHOLE, memoryUsedMiB = WHOLE, memoryTotalMiB = WHOLE,
       } },
-      processes = { list = { pid = shape.required(WHOLE), gpuInstanceId = WHOLE, computeInstanceId = WHOLE } },
+      processes = shape.required { list = { pid = shape.required(WHOLE), gpuInstanceId = WHOLE, computeInstanceId = WHOLE } },
     } },
   } },
   { name = "kernel_log", shape = {
