@@ -71,6 +71,9 @@ describe("fleet", function()
     local view = fleet.view(fleet.summarise { row })
     assert.same({ 3, 1, 1, 0, 1 }, { view.total.migSlices, view.total.migHeld, view.total.migReservedIdle,
       view.total.migUnaccounted, view.total.migFree })
+    -- the jobs of the slices' reservations: worker holds its slice, infer does not
+    assert.same({ reserved = 1, held = 1, namespace = "video", job = "worker" }, row.jobs["video/worker"])
+    assert.same({ reserved = 1, held = 0, namespace = "video", job = "infer" }, row.jobs["video/infer"])
   end)
 
   it("reads an older release's ledger (null arrays, its own states) like ours", function()

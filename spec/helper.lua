@@ -491,6 +491,18 @@ function H.wire_ledger(ledger)
   return assert(fleet.readable(assert(json.decode(json.encode(ledger))), "http://test:9877/ledger"))
 end
 
+-- The fleet row of gpum (http://gpum:9877): a GPU in MIG mode whose 3g.40gb
+-- slice worker holds and whose 2g.20gb slice is free, beside a free GPU.
+function H.mig_node_row()
+  local ledger = H.wire_ledger(H.ledger({ H.gpu { index = 0, migDevices = {
+    { uuid = "MIG-a", index = 0, profile = "3g.40gb", memoryUsedMiB = 1024, memoryTotalMiB = 40448,
+      reservations = json.array { H.reservation() }, tenants = json.array { H.nomad_tenant() } },
+    { uuid = "MIG-b", index = 1, profile = "2g.20gb", memoryUsedMiB = 0, memoryTotalMiB = 20096,
+      reservations = json.array(), tenants = json.array() },
+  } }, H.gpu { index = 1 } }, { node = "gpum" }))
+  return fleet.node_row({ node = "gpum", url = "http://gpum:9877" }, ledger)
+end
+
 -- gpud: one held GPU and one reserved-idle; gpue: an unmanaged tenant and a
 -- free GPU; the row of one unreachable node.
 function H.fleet_rows()

@@ -186,6 +186,27 @@ local function job_key(reservation)
   return namespace .. "/" .. job, namespace, job
 end
 
+-- Counts in jobs ("namespace/job" → {namespace, job, reserved, held}) the
+-- reservations of unit, a GPU or a MIG slice: once per job, held when a
+-- tenant its allocation reserved is on the unit.
+local function count_jobs(jobs, unit)
+  local seen = {}
+  for _, reservation in ipairs(unit.reservations) do
+    local key, namespace, job = job_key(reservation)
+    if not seen[key] then
+      seen[key] = true
+      jobs[key] = jobs[key] or { namespace = namespace, job = job, reserved = 0, held = 0 }
+      jobs[key].reserved = jobs[key].reserved + 1
+      for _, tenant in ipairs(unit.tenants) do
+        if tenant.reserved and tenant.allocId == reservation.allocId then
+          jobs[key].held = jobs[key].held + 1
+          break
+        end
+      end
+    end
+  end
+end
+
 -- The summary row of a node that was read (target: {node, url}; ledger:
 -- shaped, or readable): its name (the ledger's, else the target's), url,
 -- schema, counts and memory, and its jobs ("namespace/job" → {namespace,
@@ -207,20 +228,9 @@ function M.node_row(target, ledger)
     end
     row.memoryUsedMiB = row.memoryUsedMiB + (tonumber(entry.memoryUsedMiB) or 0)
     row.memoryTotalMiB = row.memoryTotalMiB + (tonumber(entry.memoryTotalMiB) or 0)
-    local seen = {}
-    for _, reservation in ipairs(entry.reservations) do
-      local key, namespace, job = job_key(reservation)
-      if not seen[key] then
-        seen[key] = true
-        jobs[key] = jobs[key] or { namespace = namespace, job = job, reserved = 0, held = 0 }
-        jobs[key].reserved = jobs[key].reserved + 1
-        for _, tenant in ipairs(entry.tenants) do
-          if tenant.reserved and tenant.allocId == reservation.allocId then
-            jobs[key].held = jobs[key].held + 1
-            break
-          end
-        end
-      end
+    count_jobs(jobs, entry)
+    for _, slice in ipairs(entry.migDevices or {}) do
+      count_jobs(jobs, slice)
     end
   end
   row.jobs = jobs

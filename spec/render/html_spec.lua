@@ -1,5 +1,6 @@
 -- The node page and its stylesheet (docs/contract.md#http).
 local H = require "helper"
+local json = require "gpuledger.json"
 local fleet = require "gpuledger.fleet"
 local html = require "gpuledger.render.html"
 local judge = require "gpuledger.judge"
@@ -211,6 +212,22 @@ describe("render.html: the fleet page", function()
     assert.falsy(text:find("style=", 1, true))
   end)
 
+  it("counts a node's MIG slices beside its GPUs, marked, and says so under the table", function()
+    local summary = fleet.summarise { H.mig_node_row() }
+    judge.fleet_verdicts(summary, {})
+    local text = html.fleet(summary, {}, "OK", { at = H.AT, interval = 30 })
+    for _, cell in ipairs { '<td class="num" data-label="gpus">2 <span class="mark" title="MIG slices">(2)</span></td>',
+      '<td class="num" data-label="held">1 <span class="mark" title="MIG slices">(1)</span></td>',
+      '<td class="num" data-label="reserved-idle">0 <span class="mark" title="MIG slices">(0)</span></td>',
+      '<td class="num" data-label="free">1 <span class="mark" title="MIG slices">(1)</span></td>' } do
+      local _, times = text:gsub(cell:gsub("%p", "%%%0"), "")
+      assert.equal(2, times, cell) -- the node's row and the fleet's
+    end
+    assert.truthy(text:find("(n): MIG slices, beside the GPUs", 1, true))
+    local plain = html.fleet(H.fleet_judged(), {}, "ERROR", { at = H.AT, interval = 30 })
+    assert.falsy(plain:find("MIG slices", 1, true))
+  end)
+
   it("labels every cell of the node and job tables, for the cards of a narrow screen", function()
     local summary, found = H.fleet_judged()
     local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
@@ -256,7 +273,6 @@ end)
 
 describe("render.html of a GPU in MIG mode", function()
   it("shows each slice as a sub-row under its GPU, and the GPU's utilisation as unknown", function()
-    local json = require "gpuledger.json"
     local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer", container = "trainer-1", usedMemoryMiB = 11052 }
     local ledger = H.ledger { H.gpu { state = "held", migDevices = {
       { uuid = "MIG-00000000-0000-0000-0000-000000000000", index = 0, profile = "3g.40gb", memoryUsedMiB = 11091,

@@ -3,6 +3,8 @@ local gl = require "gpuledger.gl"
 local render = require "gpuledger.render.table"
 local findings = require "gpuledger.findings"
 local fleet = require "gpuledger.fleet"
+local judge = require "gpuledger.judge"
+local json = require "gpuledger.json"
 local text_width = require("gpuledger.text").width
 
 local function lines(s)
@@ -191,7 +193,6 @@ describe("gpuledger.render.table", function()
   end)
 
   describe("MIG slices", function()
-    local json = require "gpuledger.json"
     -- An H100 in MIG mode: train/trainer holds its 3g.40gb slice, infer/server reserved the 2g.20gb.
     local function mig_node()
       local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer", container = "trainer-1", usedMemoryMiB = 11052 }
@@ -332,6 +333,30 @@ describe("render.table: fleet ls", function()
       .. "fleet    states  1 held · 1 reserved-idle · 1 unaccounted ·\n"
       .. "fleet            1 free\n", 1, true), out)
     assert.equal(render.fleet_ls(summary), render.fleet_ls(summary, { columns = 200 }))
+  end)
+
+  -- The summary of gpum (H.mig_node_row: MIG slices) and gpup (one free GPU, no slices).
+  local function mig_summary()
+    local plain = H.wire_ledger(H.ledger({ H.gpu { index = 0 } }, { node = "gpup" }))
+    local summary = fleet.summarise { H.mig_node_row(), fleet.node_row({ node = "gpup" }, plain) }
+    judge.fleet_verdicts(summary, {})
+    return summary
+  end
+
+  it("counts a node's MIG slices in parentheses beside its GPUs, a node without slices as before, and says so", function()
+    local out = render.fleet_ls(mig_summary())
+    assert.truthy(out:find("│ gpus  │ held  │ reserved-idle │ unaccounted │ free  │", 1, true), out)
+    assert.truthy(out:find("│ 2 (2) │ 1 (1) │ 0 (0)         │ 0 (0)       │ 1 (1) │", 1, true), out)
+    assert.truthy(out:find("│ 1     │ 0     │ 0             │ 0           │ 1     │", 1, true), out)
+    assert.truthy(out:find("\n(n): MIG slices, beside the GPUs; a GPU in MIG mode counts once, in its slices' state\n", 1, true), out)
+    assert.falsy(render.fleet_ls((H.fleet_judged())):find("(n)", 1, true))
+    assert.truthy(out:find("│ video/worker │ 1        │ 1    │", 1, true), out) -- the job of the held slice
+  end)
+
+  it("names the MIG slices per state on a node's states line on a narrow terminal", function()
+    local out = render.fleet_ls(mig_summary(), { columns = 60 })
+    assert.truthy(out:find("\ngpum     states  1 held · 1 free ·\ngpum             MIG slices: 1 held, 1 free\n", 1, true), out)
+    assert.truthy(out:find("\ngpup     states  1 free\n", 1, true), out)
   end)
 end)
 

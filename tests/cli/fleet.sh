@@ -57,11 +57,15 @@ expect_eq "nodes worst first (ERROR, BAD, WARN), then by name, the unreachable b
     "$(printf '%s\n' "$out" | sed -n 's/^│ \([^ ]*\) .*/\1/p' | head -11 | tr '\n' ' ')" \
     "node $SILENT $DRIP $HTML $DEAD $GARBAGE $REDIRECT gpua gpu-ci-02 gpu-old gpu-go "
 row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
-expect_in "the demo node's verdict (as fleet check's, below) and counts" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 5 │ 2 │ 1 │ 1 │ 1 │"
+expect_in "the demo node's verdict (as fleet check's, below) and counts, its MIG slices in parentheses" "$(row gpua)" \
+    "│ gpua │ ERROR │ 8 │ 1 │ 5 (2) │ 2 (1) │ 1 (0) │ 1 (0) │ 1 (1) │"
+expect_in "a line under the table says what the parentheses count" "$out" \
+    $'\n(n): MIG slices, beside the GPUs; a GPU in MIG mode counts once, in its slices\' state\n'
+expect_in "the job table counts the job on the demo's MIG slice" "$out" "│ ml/llm-serve "
 expect_in "the replayed node's counts" "$(row gpu-ci-02)" "│ gpu-ci-02 │ BAD │ 1 │ 0 │ 2 │ 0 │ 1 │ 1 │ 0 │ 22100/38394 MiB │"
 expect_in "the Go-shaped ledger classified locally (held, reserved-idle, free)" "$(row gpu-go)" "│ gpu-go │ WARN │ 0 │ 0 │ 3 │ 1 │ 1 │ 0 │ 1 │ 1024/69102 MiB │"
 expect_in "the schema-0 node, marked" "$(row gpu-old)" "│ gpu-old (schema 0) │ BAD │ 1 │ 0 │ 1 │ 0 │ 0 │ 1 │ 0 │ 2048/15360 MiB │"
-expect_in "fleet totals, the last row" "$(row fleet)" "│ fleet │ ERROR │ 10 │ 7 │ 11 │ 3 │ 3 │ 3 │ 2 │"
+expect_in "fleet totals, the last row" "$(row fleet)" "│ fleet │ ERROR │ 10 │ 7 │ 11 (2) │ 3 (1) │ 3 (0) │ 3 (0) │ 2 (1) │"
 expect_in "the totals row last" "$(printf '%s\n' "$out" | sed -n '/^│ node /,/^$/p' | grep '^│' | tail -1)" "│ fleet "
 expect_in "an unreachable node's row: dashes, memory too" "$(row "$DEAD")" "│ $DEAD │ ERROR │ 0 │ 1 │ - │ - │ - │ - │ - │ - │"
 expect_eq "every row as wide as the header (no error widens the table)" \
@@ -166,6 +170,8 @@ expect_eq "fleet ls on 80 columns: the nodes in the same order" \
     "$(sed -n '/^│ node /,/^$/p' <<<"$piped" | grep '^│' | tail -n +2 | awk -F'│' '{ gsub(/^ +| +$/, "", $2); print $2 }' | tr '\n' ',')"
 expect_eq "fleet ls on 80 columns: the GPU states on lines led by the node's name" \
     "$(grep -cE '^gpua +states +2 held · 1 reserved-idle' <<<"$term")" 1
+expect_eq "fleet ls on 80 columns: the MIG slices per state on a line led by the node's name" \
+    "$(grep -cE '^gpua .*MIG slices: 1 held, 1 free$' <<<"$term")" 1
 expect_in "fleet ls on 80 columns: an error wraps with an indent" "$term" $'\n  '
 if command -v tmux >/dev/null 2>&1; then
     # show_in_tmux NAME ARGS...: runs gpuledger ARGS in a detached tmux pane

@@ -57,7 +57,7 @@ run fleet ls --targets "$ALL"
 expect_rc "fleet ls with hostile numbers exits 0" 0
 expect_no_crash "fleet ls"
 row() { printf '%s\n' "$out" | grep "^│ $1 " | head -1 | tr -s ' '; }
-expect_in "the good node's row stands" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 5 │ 2 │ 1 │ 1 │ 1 │"
+expect_in "the good node's row stands" "$(row gpua)" "│ gpua │ ERROR │ 8 │ 1 │ 5 (2) │ 2 (1) │ 1 (0) │ 1 (0) │ 1 (1) │"
 expect_in "23034.5 MiB is named, on the error line of its address" "$out" \
     "$HALF: unreachable: http://$HALF/ledger: unexpected answer: ledger.entries[1].memoryTotalMiB is 23034.5, $WHOLE"
 expect_in "1e20 MiB is named" "$out" "http://$BIG/ledger: unexpected answer: ledger.entries[1].memoryTotalMiB is 1e+20, $WHOLE"

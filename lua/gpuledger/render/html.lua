@@ -344,6 +344,13 @@ local function verdict_cells(row)
     .. '<td class="num" data-label="error">%d</td>', level_badge(row.worst), row.badFindings, row.errorFindings)
 end
 
+-- The count columns of the fleet page, each {header, the row's GPU field,
+-- its MIG slice field}: a node with slices has theirs after each count.
+local FLEET_COUNTS = {
+  { "gpus", "gpus", "migSlices" }, { "held", "held", "migHeld" }, { "reserved-idle", "reservedIdle", "migReservedIdle" },
+  { "unaccounted", "unaccounted", "migUnaccounted" }, { "free", "free", "migFree" },
+}
+
 -- One node's row of the fleet page, worst first: its name linked to its own page when
 -- it was read (with "schema N" when not 1, and a link to the node on the
 -- dashboard with grafana_url), counts and memory; an unreachable node's row
@@ -366,11 +373,13 @@ local function fleet_row(row, grafana_url)
   if dashboard then
     name = name .. string.format(' <a class="dashboard" href="%s">dashboard</a>', M.escape(dashboard))
   end
-  return string.format('<tr><td data-label="node">%s</td>%s<td class="num" data-label="gpus">%d</td>'
-    .. '<td class="num" data-label="held">%d</td><td class="num" data-label="reserved-idle">%d</td>'
-    .. '<td class="num" data-label="unaccounted">%d</td><td class="num" data-label="free">%d</td>'
-    .. '<td class="num" data-label="memory">%d/%d MiB</td></tr>',
-    name, verdict_cells(row), row.gpus, row.held, row.reservedIdle, row.unaccounted, row.free, row.memoryUsedMiB, row.memoryTotalMiB)
+  local cells = {}
+  for _, count in ipairs(FLEET_COUNTS) do
+    local slices = row.migSlices and string.format(' <span class="mark" title="MIG slices">(%d)</span>', row[count[3]] or 0) or ""
+    cells[#cells + 1] = string.format('<td class="num" data-label="%s">%d%s</td>', count[1], row[count[2]], slices)
+  end
+  return string.format('<tr><td data-label="node">%s</td>%s%s<td class="num" data-label="memory">%d/%d MiB</td></tr>',
+    name, verdict_cells(row), table.concat(cells), row.memoryUsedMiB, row.memoryTotalMiB)
 end
 
 -- Where a finding of the fleet is, "node gpu1 GPU-…" (or the node), linked
@@ -456,11 +465,11 @@ function M.fleet(summary, findings, worst, opts)
   for _, row in ipairs(summary.nodes) do
     out[#out + 1] = fleet_row(row, opts.grafana_url)
   end
-  out[#out + 1] = fleet_row { node = "fleet", schema = 1, gpus = total.gpus, held = total.held,
-    reservedIdle = total.reservedIdle, unaccounted = total.unaccounted, free = total.free,
-    memoryUsedMiB = total.memoryUsedMiB, memoryTotalMiB = total.memoryTotalMiB, worst = total.worst,
-    badFindings = total.badFindings, errorFindings = total.errorFindings }
+  out[#out + 1] = fleet_row(total) -- node "fleet", schema 1, no url, no error
   out[#out + 1] = "</tbody></table>"
+  if total.migSlices then
+    out[#out + 1] = '<p class="meta">(n): MIG slices, beside the GPUs; a GPU in MIG mode counts once, in its slices\' state</p>'
+  end
   out[#out + 1] = "</section>"
   if #summary.jobs > 0 then
     out[#out + 1] = "<section>"

@@ -522,14 +522,36 @@ end
 
 -- The GPU states of a fleet ls row that are not zero, as one item of the
 -- narrow layout ("1 held · 2 free"); nil when it has no GPU.
+-- The states of fleet ls, each {name, the row's GPU counter, its MIG slice
+-- counter} (fleet.lua's COUNTER_OF_STATE and SLICE_COUNTERS).
+local FLEET_STATES = {
+  { "held", "held", "migHeld" }, { "reserved-idle", "reservedIdle", "migReservedIdle" },
+  { "unaccounted", "unaccounted", "migUnaccounted" }, { "free", "free", "migFree" },
+}
+
 local function gpu_states(row)
-  local parts = {}
-  for _, state in ipairs { { "held", row.held }, { "reserved-idle", row.reservedIdle }, { "unaccounted", row.unaccounted }, { "free", row.free } } do
-    if state[2] > 0 then
-      parts[#parts + 1] = string.format("%d %s", state[2], state[1])
+  local parts, slices = {}, {}
+  for _, state in ipairs(FLEET_STATES) do
+    if row[state[2]] > 0 then
+      parts[#parts + 1] = string.format("%d %s", row[state[2]], state[1])
+    end
+    if (row[state[3]] or 0) > 0 then
+      slices[#slices + 1] = string.format("%d %s", row[state[3]], state[1])
     end
   end
+  if #slices > 0 then
+    parts[#parts + 1] = "MIG slices: " .. table.concat(slices, ", ")
+  end
   return #parts > 0 and { table.concat(parts, " · ") } or nil
+end
+
+-- A fleet ls count: the row's GPUs (field), and where the row has MIG
+-- slices, those of slice_field after them in parentheses ("5 (2)").
+local function fleet_count(row, field, slice_field)
+  if not row.migSlices then
+    return tostring(row[field])
+  end
+  return string.format("%d (%d)", row[field], row[slice_field] or 0)
 end
 
 -- `fleet ls`: the header line, one row per node worst first (its worst
@@ -539,7 +561,9 @@ end
 -- the width of the terminal (nil for a pipe, a file or --wide): when the
 -- full table is wider, the narrow layout of ls fits it (the GPU states on a
 -- line of their own under each node's, every line starting with the node's
--- name) and the errors wrap.
+-- name) and the errors wrap. Where the fleet has MIG slices, each count of
+-- a node with slices has theirs after it in parentheses, and the states
+-- line names them.
 function M.fleet_ls(summary, output)
   local total = summary.total
   local header = string.format("gpuledger fleet · %d node(s)", #summary.nodes)
@@ -557,8 +581,12 @@ function M.fleet_ls(summary, output)
       rows[#rows + 1] = { name, row.worst, verdict[3], verdict[4], "-", "-", "-", "-", "-", "-" }
       narrow_rows[#narrow_rows + 1] = { name, row.worst, verdict[3], verdict[4], "-", "-" }
     else
-      rows[#rows + 1] = { name, row.worst, verdict[3], verdict[4], tostring(row.gpus), tostring(row.held), tostring(row.reservedIdle),
-        tostring(row.unaccounted), tostring(row.free), memory(row) }
+      local counts = { name, row.worst, verdict[3], verdict[4], fleet_count(row, "gpus", "migSlices") }
+      for _, state in ipairs(FLEET_STATES) do
+        counts[#counts + 1] = fleet_count(row, state[2], state[3])
+      end
+      counts[#counts + 1] = memory(row)
+      rows[#rows + 1] = counts
       narrow_rows[#narrow_rows + 1] = { name, row.worst, verdict[3], verdict[4], tostring(row.gpus), memory(row), gpu_states(row) }
     end
   end
@@ -575,6 +603,9 @@ function M.fleet_ls(summary, output)
   local out = text.printable(header) .. "\n"
   if fits then
     out = out .. full
+    if total.migSlices then
+      out = out .. "(n): MIG slices, beside the GPUs; a GPU in MIG mode counts once, in its slices' state\n"
+    end
   else
     local columns = {}
     for i, name in ipairs { "node", "worst", "bad", "error", "gpus", "memory", "states" } do
