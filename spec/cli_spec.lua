@@ -94,7 +94,8 @@ describe("gpuledger.cli", function()
     it("ls prints the table", function()
       local status, out = run { "ls", "--demo" }
       assert.equal(0, status)
-      assert.matches("^gpuledger · gpu%-demo%-01 · 5 GPU%(s%) · 2026%-11%-29 08:00:00Z\n", out)
+      assert.matches("^gpuledger · gpu%-demo%-01 · 5 GPU%(s%) · 2026%-11%-29 08:00:00Z · driver 580%.95%.05 · CUDA 13%.0 · "
+        .. "nomad dc1 · pool default · class gpu\n", out)
       assert.truthy(out:find("│ reserved-idle ", 1, true))
       assert.truthy(out:find("docker:ffmpeg-manual (1024 MiB) !unmanaged", 1, true))
       assert.truthy(out:find("sources: nvidia read", 1, true))

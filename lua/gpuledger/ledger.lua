@@ -7,6 +7,7 @@ local json = require "gpuledger.json"
 local docker = require "gpuledger.sources.docker"
 local gpu_health = require "gpuledger.gpu_health"
 local mig = require "gpuledger.sources.mig"
+local node_context = require "gpuledger.sources.node_context"
 local nomad = require "gpuledger.sources.nomad"
 local nvidia = require "gpuledger.sources.nvidia"
 local shape = require "gpuledger.sources.shape"
@@ -479,6 +480,10 @@ function M.build(snapshot, catalogue)
   add_error("nomad", nomad_error)
   local mig_gpus, mig_error = mig.read(sources.mig)
   add_error("mig", mig_error)
+  local context, context_errors = node_context.read(sources)
+  for _, message in ipairs(context_errors) do
+    add_error("health", message)
+  end
   for _, err in ipairs(snapshot.errors or {}) do -- a snapshot's own (collect/node.lua), by text
     errors[#errors + 1] = { message = err }
   end
@@ -549,6 +554,7 @@ function M.build(snapshot, catalogue)
     node = text.cut(snapshot.node or "", text.NAME_MAX),
     at = snapshot.at,
     entries = entries,
+    driverVersion = context.driverVersion, cudaVersion = context.cudaVersion, nomadNode = context.nomadNode,
     nomadRead = visible ~= nil,
     processesRead = apps ~= nil and apps.error == nil,
     errors = #errors > 0 and json.array() or nil,

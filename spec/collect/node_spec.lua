@@ -204,12 +204,12 @@ describe("gpuledger.collect.node", function()
       assert.same({ "read", "read", "read" }, { l.sources.health, l.sources.kernel_log, l.sources.nomad_devices })
     end)
 
-    it("asks nvidia-smi in two rounds: the main query, the process list and the field list, then the optional query", function()
+    it("asks nvidia-smi in two rounds: the main query, the process list, the field list and --version, then the optional query", function()
       local fake = health_core()
       collect.collect(fake, options.config(assert(options.parse(
         { "ls", "--no-docker", "--no-nomad", "--kernel-log", "off", "--nvidia-smi", "/opt/smi-rounds" }, function() end)),
         function() end))
-      assert.same({ 2, 3 }, { #fake.rounds, #fake.rounds[1] })
+      assert.same({ 2, 4, "--version" }, { #fake.rounds, #fake.rounds[1], fake.rounds[1][4] })
       assert.matches("^%-%-query%-compute%-apps=", fake.rounds[1][2])
       assert.same({ "--help-query-gpu", "--query-gpu=index,uuid,pci.bus_id,remapped_rows.pending" },
         { fake.rounds[1][3], fake.rounds[2][1] })

@@ -36,7 +36,8 @@ local OPTIONAL = "index,uuid,pci.bus_id,driver_version,persistence_mode,remapped
 -- lists the names of state.cells (default CELLS) but those of state.hidden;
 -- any other --query-gpu answers their cells, or fails as the real one when
 -- it names a field it does not know (or, listed, state.refuses); state.answers overrides an answer by
--- key (main, apps, help, optional, remapped, -L, -q).
+-- key (main, apps, help, version, optional, remapped, -L, -q); --version
+-- answers state.version, else the 590 driver's versions.
 local function smi(state)
   local cells = state.cells or CELLS
   local function known(name)
@@ -69,6 +70,8 @@ local function smi(state)
     local flag = argv[2]
     if flag == "--help-query-gpu" then
       return "help"
+    elseif flag == "--version" then
+      return "version"
     elseif flag:find("^%-%-query%-compute%-apps") then
       return "apps"
     elseif flag:find("^%-%-query%-remapped%-rows") then
@@ -86,6 +89,7 @@ local function smi(state)
     main = function() return state.main or MAIN end,
     apps = function() return state.apps or APPS end,
     help = help,
+    version = function() return state.version or "DRIVER version      : 590.48.01\nCUDA Version        : 13.1\n" end,
     optional = optional,
   }
   function fake.spawn(argv, opts)
@@ -119,7 +123,7 @@ local function rounds(fake)
   for r, round in ipairs(fake.rounds) do
     keyed[r] = {}
     for i, flag in ipairs(round) do
-      keyed[r][i] = flag == "--help-query-gpu" and "help" or flag:find("compute%-apps") and "apps"
+      keyed[r][i] = flag == "--help-query-gpu" and "help" or flag == "--version" and "version" or flag:find("compute%-apps") and "apps"
         or flag:find("remapped%-rows") and "remapped" or flag:find("encoder.stats", 1, true) and "main"
         or flag:find("^%-%-query%-gpu") and "optional" or flag
     end
@@ -128,10 +132,22 @@ local function rounds(fake)
 end
 
 describe("gpuledger.collect.nvidia (with a fake core)", function()
+  it("keeps the driver's --version, asked with the field list: in the health source at every refresh", function()
+    local fake = smi {}
+    local first = collected(fake, "/opt/smi-version")
+    local again = collected(fake, "/opt/smi-version")
+    assert.same({ { "main", "apps", "help", "version" }, { "optional" }, { "main", "apps", "optional" } }, rounds(fake))
+    assert.same({ text = "DRIVER version      : 590.48.01\nCUDA Version        : 13.1\n" }, first.health.version)
+    assert.same(first.health.version, again.health.version)
+    local old = collected(smi { answers = { version = { "ERROR: Option --version is not recognized. Please run 'nvidia-smi -h'.\n\n", "", 2 } } },
+      "/opt/smi-no-version")
+    assert.matches("^nvidia%-smi version: /opt/smi%-no%-version: exit status 2", old.health.version.error)
+  end)
+
   it("asks in two rounds: main, process list and field list together, then one optional query", function()
     local fake = smi {}
     local sources = collected(fake, "/opt/smi-two-rounds")
-    assert.same({ { "main", "apps", "help" }, { "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "help", "version" }, { "optional" } }, rounds(fake))
     assert.equal("--query-gpu=" .. OPTIONAL, fake.optional_argv[2])
     assert.equal("--format=csv,noheader,nounits", fake.optional_argv[3])
     local gpus, processes, errors = nvidia.read(sources.nvidia)
@@ -165,7 +181,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     cells.driver_version = { "595.71.05", "595.71.05" }
     fake.rounds = {}
     local sources = collected(fake, "/opt/smi-changes")
-    assert.same({ { "main", "apps", "optional" }, { "help" }, { "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "optional" }, { "help", "version" }, { "optional" } }, rounds(fake))
     assert.equal("595.71.05", sources.health.health.rows[1][4])
     local hidden = { ["temperature.gpu.tlimit"] = true }
     local older = smi { cells = cells, hidden = hidden }
@@ -174,7 +190,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     hidden["temperature.gpu.tlimit"] = true
     older.rounds = {}
     sources = collected(older, "/opt/smi-refuses")
-    assert.same({ { "main", "apps", "optional" }, { "help" }, { "optional" } }, rounds(older))
+    assert.same({ { "main", "apps", "optional" }, { "help", "version" }, { "optional" } }, rounds(older))
     assert.is_nil(sources.nvidia.tlimit)
     assert.is_true(sources.health.ok)
   end)
@@ -182,7 +198,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("asks again without a field the driver lists but refuses, keeping the rest", function()
     local fake = smi { refuses = { ["temperature.gpu.tlimit"] = true } }
     local sources = collected(fake, "/opt/smi-lists-more")
-    assert.same({ { "main", "apps", "help" }, { "optional" }, { "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "help", "version" }, { "optional" }, { "optional" } }, rounds(fake))
     assert.is_nil(fake.optional_argv[2]:find("tlimit", 1, true))
     assert.is_nil(sources.nvidia.tlimit)
     assert.is_true(sources.health.ok)
@@ -201,7 +217,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     local old = { ["remapped_rows.pending"] = true }
     local fake = smi { hidden = old, answers = { remapped = "00000000:02:00.0, " .. UUID_B .. ", 0, 2, Yes, No\n" } }
     local sources = collected(fake, "/opt/smi-old")
-    assert.same({ { "main", "apps", "help" }, { "optional", "remapped" } }, rounds(fake))
+    assert.same({ { "main", "apps", "help", "version" }, { "optional", "remapped" } }, rounds(fake))
     local records = health.read(sources.health.health, sources.health.remapped_rows)
     assert.same({ nil, true }, { records[1].remappedRowsPending, records[2].remappedRowsPending })
     local older = smi { hidden = old, answers = { remapped = { "ERROR: Option --query-remapped-rows is not recognized.\n", "", 2 } } }
@@ -221,7 +237,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     local fake = smi { cells = H.merge(CELLS, { ["mig.mode.current"] = { "Enabled", "Disabled" } }),
       answers = { ["-L"] = H.testdata("nvidia/h100-mig-590.48.01/list.txt"), ["-q"] = H.testdata("nvidia/h100-mig-590.48.01/query.txt") } }
     local sources = collected(fake, "/opt/smi-mig")
-    assert.same({ { "main", "apps", "help" }, { "optional" }, { "-L", "-q" } }, rounds(fake))
+    assert.same({ { "main", "apps", "help", "version" }, { "optional" }, { "-L", "-q" } }, rounds(fake))
     assert.same({ UUID_A }, sources.mig.enabled)
   end)
 
@@ -240,7 +256,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("a field list that cannot be had is the health and MIG sources' error; nothing optional is asked", function()
     local fake = smi { answers = { help = { nil, "not found" } } }
     local sources = collected(fake, "/opt/smi-e")
-    assert.same({ { "main", "apps", "help" } }, rounds(fake))
+    assert.same({ { "main", "apps", "help", "version" } }, rounds(fake))
     assert.same({ ok = false, binary = "/opt/smi-e", error = "nvidia-smi help-query-gpu: /opt/smi-e: not found" }, sources.health)
     assert.same({ ok = false, binary = "/opt/smi-e", error = "nvidia-smi help-query-gpu: /opt/smi-e: not found" }, sources.mig)
     assert.is_nil(sources.nvidia.tlimit)
@@ -272,7 +288,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("a main failure is the only answer: an error naming query-gpu, no health, no MIG", function()
     local fake = smi { answers = { main = { "NVIDIA-SMI has failed because it couldn't communicate with the driver\nmore\n", "", 9 } } }
     local sources = collected(fake, "/opt/smi-fails")
-    assert.same({ { "main", "apps", "help" } }, rounds(fake))
+    assert.same({ { "main", "apps", "help", "version" } }, rounds(fake))
     assert.is_false(sources.nvidia.ok)
     assert.equal("nvidia-smi query-gpu: /opt/smi-fails: exit status 9: NVIDIA-SMI has failed because it couldn't communicate with the driver",
       sources.nvidia.error)

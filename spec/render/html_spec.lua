@@ -36,6 +36,15 @@ describe("render.html", function()
     assert.truthy(text:find("read 2026-11-29 08:00:00Z", 1, true))
   end)
 
+  it("says the driver's and CUDA's versions and Nomad's node in the header", function()
+    local ledger = node()
+    ledger.driverVersion, ledger.cudaVersion = "590.48.01", "13.1"
+    ledger.nomadNode = { id = "n", name = "gpu-<b>", pool = "default", datacenter = "dc1" }
+    assert.truthy(page(ledger):find('<p class="meta context">driver 590.48.01 · CUDA 13.1 · nomad node gpu-&lt;b&gt; · '
+      .. "nomad dc1 · pool default</p>", 1, true))
+    assert.falsy(page(node()):find('class="meta context"', 1, true))
+  end)
+
   it("escapes a hostile container name and has no script and no inline style", function()
     local text = page(node())
     assert.truthy(text:find("&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", 1, true))

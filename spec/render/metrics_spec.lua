@@ -6,7 +6,7 @@ local history = require "gpuledger.history"
 local metrics = require "gpuledger.render.metrics"
 
 local FAMILIES = {
-  "gpuledger_up", "gpuledger_findings", "gpuledger_worst_level", "gpuledger_gpu_info",
+  "gpuledger_up", "gpuledger_findings", "gpuledger_worst_level", "gpuledger_node_info", "gpuledger_gpu_info",
   "gpuledger_gpu_utilization_percent", "gpuledger_gpu_memory_used_bytes", "gpuledger_gpu_memory_total_bytes",
   "gpuledger_gpu_temperature_celsius", "gpuledger_gpu_power_watts", "gpuledger_gpu_encoder_sessions",
   "gpuledger_gpu_thermal_margin_celsius", "gpuledger_gpu_thermal_slowdown", "gpuledger_gpu_tenants",
@@ -85,6 +85,16 @@ describe("render.metrics", function()
       end
     end
     assert.same(FAMILIES, order)
+  end)
+
+  it("names the node's driver and CUDA versions and its Nomad node in gpuledger_node_info, empty where unknown", function()
+    local ledger = H.ledger({}, { driverVersion = "590.48.01", cudaVersion = "13.1",
+      nomadNode = { id = "f7476465-4d6e-c0de-26d0-e383c49be941", name = "gpu-node-07", class = "", pool = "default", datacenter = "dc1" } })
+    assert.truthy(render(ledger, nil):find('\ngpuledger_node_info{node="gpud",driver_version="590.48.01",cuda_version="13.1",'
+      .. 'nomad_node_id="f7476465-4d6e-c0de-26d0-e383c49be941",nomad_node_name="gpu-node-07",nomad_datacenter="dc1",'
+      .. 'nomad_node_pool="default",nomad_node_class=""} 1\n', 1, true))
+    assert.truthy(render(H.ledger {}, nil):find('\ngpuledger_node_info{node="gpud",driver_version="",cuda_version="",'
+      .. 'nomad_node_id="",nomad_node_name="",nomad_datacenter="",nomad_node_pool="",nomad_node_class=""} 1\n', 1, true))
   end)
 
   it("writes labels and numbers in the text format", function()

@@ -63,6 +63,19 @@ describe("gpuledger.render.table", function()
       assert.equal("gpuledger · gpud · 2 GPU(s) · 2026-11-29 08:00:00Z · 2 source error(s)", out[1])
     end)
 
+    it("adds the driver's and CUDA's versions and Nomad's node to the header, wrapped on a narrow terminal", function()
+      local ledger = node { driverVersion = "590.48.01", cudaVersion = "13.1",
+        nomadNode = { id = "n", name = "gpud", class = "gpu", pool = "default", datacenter = "dc1" } }
+      assert.equal("gpuledger · gpud · 2 GPU(s) · 2026-11-29 08:00:00Z · driver 590.48.01 · CUDA 13.1 · nomad dc1"
+        .. " · pool default · class gpu", lines(render.ls(ledger))[1])
+      local narrow = lines(render.ls(ledger, { columns = 80 }))
+      assert.equal("gpuledger · gpud · 2 GPU(s) · 2026-11-29 08:00:00Z · driver 590.48.01 ·", narrow[1])
+      assert.equal("CUDA 13.1 · nomad dc1 · pool default · class gpu", narrow[2])
+      ledger.nomadNode = { id = "n", name = "gpu-node-07", class = "", datacenter = "dc1" }
+      assert.equal("gpuledger · gpud · 2 GPU(s) · 2026-11-29 08:00:00Z · driver 590.48.01 · CUDA 13.1"
+        .. " · nomad node gpu-node-07 · nomad dc1", lines(render.ls(ledger))[1], "Nomad's name where it differs; no empty class")
+    end)
+
     it("has the column headers", function()
       local header = lines(render.ls(node()))[2]
       for _, column in ipairs { "gpu", "model", "util", "memory", "temp", "enc", "state", "reserved by (nomad)", "tenants" } do

@@ -53,4 +53,12 @@ describe("sources.nomad_node", function()
     assert.same({}, nomad_node.reduce("Permission denied"))
     assert.same({}, nomad_node.devices(nil))
   end)
+
+  it("keeps which node it is: its id, name, class, pool and datacenter, each only as text", function()
+    local node = json.decode('{"ID": "f7476465-4d6e-c0de-26d0-e383c49be941", "Name": "gpu-node-07", "Datacenter": "dc1",'
+      .. ' "NodeClass": "", "NodePool": 7, "Status": "ready", "Attributes": {"os.name": "ubuntu"}}')
+    assert.same({ ID = "f7476465-4d6e-c0de-26d0-e383c49be941", Name = "gpu-node-07", Datacenter = "dc1", NodeClass = "" },
+      nomad_node.identity(node))
+    assert.same({}, nomad_node.identity("node not found"))
+  end)
 end)

@@ -13,7 +13,8 @@ with the driver's own aliases from --help-query-gpu / --help-query-compute-apps
 from `clocks_event_reasons.*`). Units are dropped as `nounits` would drop them
 (`74211 MiB` -> `74211`); bracketed values such as `[N/A]` stay. A field missing
 from the driver's help list goes to `unknown-fields` and gets no answer file.
-Beside them: `nvidia-smi -L` (list.txt) and `nvidia-smi -q` (query.txt) verbatim, the
+Beside them: `nvidia-smi -L` (list.txt), `nvidia-smi -q` (query.txt) and
+`nvidia-smi --version` (version.txt) verbatim, the
 driver's `--help-query-gpu` text (help-query-gpu.txt) and the
 whole `--query-gpu` table without units (query-gpu-table.csv: a header of field
 names, then the rows), from which the fake answers any other field list, as the
@@ -146,6 +147,8 @@ def derive(capture, out_root):
         # -L and -q verbatim, as the driver prints them (the MIG join reads both)
         (out / "list.txt").write_text(secs[("capabilities", "list (-L)")] + "\n", encoding="utf-8")
         (out / "query.txt").write_text("\n" + secs[(phase, "query (-q)")] + "\n", encoding="utf-8")
+        # --version verbatim: the driver's and CUDA's versions
+        (out / "version.txt").write_text(secs[("capabilities", "version")] + "\n", encoding="utf-8")
         path = out / "unknown-fields"
         if unknown:
             path.write_text("".join(f + "\n" for f in unknown), encoding="utf-8")

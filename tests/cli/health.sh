@@ -170,9 +170,16 @@ if FAKE_SMI_DIR=$WORK/driver FAKE_SMI_LOG=$WORK/smi.log start_serve driver --lis
     "${BASE[@]}" --kernel-log off; then
     wait_for "serve refreshes on the R590 driver" 10 asked 3
     expect_eq "R590: the help asked once for three refreshes" "$(grep -c -- '--help-query-gpu' "$WORK/smi.log")" 1
+    expect_eq "R590: --version asked once for three refreshes, with the help" "$(grep -cx -- '--version' "$WORK/smi.log")" 1
+    http GET "$URL/ledger"
+    expect_lua "R590: the driver's and CUDA's versions from --version" "$body" 'j.driverVersion == "590.48.01" and j.cudaVersion == "13.1"'
     ln -sfn "$OLD" "$WORK/driver"
     wait_for "the new driver's GPUs are served" 15 body_has "$URL/ledger" '"retiredPagesPending":true'
     expect_eq "older driver: the refused query asked the help again, once" "$(grep -c -- '--help-query-gpu' "$WORK/smi.log")" 2
+    http GET "$URL/ledger"
+    expect_lua "older driver: its version from the health query, and no CUDA version (its nvidia-smi has no --version)" \
+        "$body" 'j.driverVersion == "470.256.02" and j.cudaVersion == nil'
+    expect_eq "older driver: --version asked again with the help" "$(grep -cx -- '--version' "$WORK/smi.log")" 2
     http GET "$URL/metrics"
     printf '%s\n' "$body" >"$WORK/metrics.txt"
     stop_serve TERM

@@ -59,7 +59,7 @@ for columns in 80 100 60; do
             "$(count "$narrow" "$mark")" "$(count "$piped" "$mark")"
     done
     expect_eq "ls on $columns columns: every line between the header and sources starts with its GPU's index (a slice's: 4/mig0)" \
-        "$(sed -n '3,/^sources:/p' <<<"$narrow" | grep -v '^sources:' | grep -Ecv '^[0-4](/mig[01])? ')" 0
+        "$(sed -n '/^gpu  *model/,/^sources:/p' <<<"$narrow" | sed 1d | grep -v '^sources:' | grep -Ecv '^[0-4](/mig[01])? ')" 0
     expect_eq "ls on $columns columns: the tenants of gpu2 and their marks, on lines of gpu2 only" \
         "$(grep -E '!unmanaged|!unreserved|ffmpeg-manual|host:python3' <<<"$narrow" | grep -cv '^2 ')" 0
 done

@@ -35,8 +35,8 @@ def default_agent_self(config):
         "config": {
             "Region": region, "Datacenter": config.get("datacenter", "dc1"),
             "NodeName": config.get("node_name", "gpu-node-07"), "DataDir": "/opt/nomad/data",
-            "Client": {"Enabled": role in ("client", "both"), "NodeClass": "gpu",
-                       "NodePool": "default"},
+            "Client": {"Enabled": role in ("client", "both"), "NodeClass": config.get("node_class", "gpu"),
+                       "NodePool": config.get("node_pool", "default")},
             "Server": {"Enabled": role in ("server", "both")},
             "ACL": {"Enabled": bool(config.get("acl", True))},
             "Version": {"Version": config.get("version", "1.10.5"), "VersionPrerelease": "",
@@ -316,7 +316,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_text_error(404, "node not found")
             return
         body = {"ID": node_id, "SecretID": "", "Name": config.get("node_name", "gpu-node"),
-                "Datacenter": "dc1", "Status": "ready", "SchedulingEligibility": "eligible",
+                "Datacenter": config.get("datacenter", "dc1"),
+                "NodeClass": config.get("node_class", "gpu"), "NodePool": config.get("node_pool", "default"),
+                "Status": "ready", "SchedulingEligibility": "eligible",
                 "Drain": False, "NodeResources": {"Devices": copy.deepcopy(config.get("devices"))},
                 "CreateIndex": 12, "ModifyIndex": int(config.get("index", 1))}
         self.send_json(200, body, pretty, self.blocking_headers(), fault=fault)

@@ -94,8 +94,8 @@ end
 
 -- Reads the GPU devices of node node_id as Nomad fingerprinted them (GET
 -- /v1/node/:id), by deadline_ms (as collect's). Returns
--- the snapshot source {ok=true, address, node_id, devices}
--- (nomad_node.reduce) or {ok=false, address, error}.
+-- the snapshot source {ok=true, address, node_id, devices, node}
+-- (nomad_node.reduce, nomad_node.identity) or {ok=false, address, error}.
 function M.collect_devices(core, config, node_id, deadline_ms)
   local address = config.address
   local request = assert(M.tls_options(config)) -- collect() refused a bad pair first
@@ -104,7 +104,9 @@ function M.collect_devices(core, config, node_id, deadline_ms)
   if not node then
     return { ok = false, address = address, error = err }
   end
-  return { ok = true, address = address, node_id = node_id, devices = nomad_node.reduce(node) }
+  return {
+    ok = true, address = address, node_id = node_id, devices = nomad_node.reduce(node), node = nomad_node.identity(node),
+  }
 end
 
 return M

@@ -2,7 +2,8 @@
 -- core in rounds, the queries of a round at the same time (core.spawn_all), all of them by one
 -- deadline, and keeps their raw rows for the snapshot (gpuledger.sources.nvidia,
 -- sources.health and sources.mig read them). Round one: the main query, the process list and
--- the driver's field list (--help-query-gpu); round two: the optional query built from that
+-- the driver's field list (--help-query-gpu) with its versions (--version: the driver's and
+-- CUDA's, which no --query-gpu field gives); round two: the optional query built from that
 -- list (sources/nvidia_optional.lua) and, for an older driver, --query-remapped-rows. The field
 -- list is remembered per binary, so a serve asks both rounds' queries in one from its second
 -- refresh on; a GPU in MIG mode adds a round (collect/mig.lua).
@@ -28,6 +29,15 @@ local MAIN = query("main", "query-gpu", "--query-gpu", parse.GPU_FIELDS)
 local APPS = query("apps", "query-compute-apps", "--query-compute-apps", parse.APP_FIELDS)
 local REMAPPED = query("remapped", "remapped-rows", "--query-remapped-rows", health.REMAPPED_ROWS_FIELDS)
 local HELP = { key = "help", args = { "--help-query-gpu" } }
+local VERSION = { key = "version", args = { "--version" } }
+
+-- What --version's result says: {text} (its lines as printed), or {error}
+-- (a driver whose nvidia-smi has no --version answers exit status 2,
+-- "Option --version is not recognized").
+local function version_of(binary, result)
+  local why = run.failure(binary, "version", result)
+  return why and { error = why } or { text = result.out }
+end
 
 -- The rows of a CSV query's result, or nil and its error (run.failure, or
 -- "nvidia-smi <kind> csv: …").
@@ -92,8 +102,9 @@ local function optional_asks(plan)
 end
 
 -- binary → {known = the field names its help lists, driver = the driver
--- version its optional query last reported}: asked again when the driver
--- changes, or refuses a field after all.
+-- version its optional query last reported, version = its --version
+-- (version_of)}: asked again when the driver changes, or refuses a field
+-- after all.
 local drivers = {}
 
 -- The field a failed optional query's result says the driver refused
@@ -134,9 +145,10 @@ local function optional_answers(core, binary, plan, result)
   return answers
 end
 
--- Fills sources (nvidia's and, with_health, the health source; the MIG
--- mode's answer) from the optional answers and the remapped rows' result.
-local function fill_optional(core, binary, sources, answers, remapped, with_health)
+-- Fills sources (nvidia's and, with_health, the health source with the
+-- driver's --version; the MIG mode's answer) from the optional answers and
+-- the remapped rows' result.
+local function fill_optional(core, binary, sources, answers, remapped, with_health, version)
   local source = sources.nvidia
   if source.compute_apps then -- (no thermal fields after a short row)
     source.tlimit, source.slowdown = answers.tlimit, answers.slowdown
@@ -149,7 +161,7 @@ local function fill_optional(core, binary, sources, answers, remapped, with_heal
     sources.health = { ok = false, binary = binary, error = answer.error }
     return
   end
-  sources.health = { ok = true, binary = binary, health = answer }
+  sources.health = { ok = true, binary = binary, health = answer, version = version }
   if remapped then
     local rows = answer_or_error(core, binary, REMAPPED, remapped)
     if not rows.error or remapped.status ~= 2 then -- 2: this driver has no such query; nothing to read
@@ -164,8 +176,8 @@ end
 -- M.TIMEOUT_MS from the start). Returns the snapshot's sources {nvidia,
 -- health, mig}: nvidia always (main_source, with the optional tlimit and
 -- slowdown answers, each {fields, rows} or {error=}); with_health, the
--- health source ({ok=true, binary, health = {fields, rows},
--- remapped_rows?}, or {ok=false, binary, error}); mig where the field list
+-- health source ({ok=true, binary, health = {fields, rows}, version
+-- ({text} or {error}), remapped_rows?}, or {ok=false, binary, error}); mig where the field list
 -- says a GPU is in MIG mode (collect/mig.lua), or {ok=false, binary, error}
 -- when that cannot be told. Nothing but nvidia after a failed main query,
 -- or on a node without the driver.
@@ -173,7 +185,7 @@ function M.collect(core, binary, with_health, deadline_ms)
   local driver = drivers[binary]
   local plan = driver and optional.plan(driver.known, with_health)
   local asks = { MAIN, APPS }
-  for _, ask in ipairs(plan and optional_asks(plan) or { HELP }) do
+  for _, ask in ipairs(plan and optional_asks(plan) or { HELP, VERSION }) do
     asks[#asks + 1] = ask
   end
   local results = run.run_all(core, binary, asks, deadline_ms)
@@ -183,7 +195,7 @@ function M.collect(core, binary, with_health, deadline_ms)
   end
   if driver and stale(core, driver, plan, results.optional) then
     drivers[binary], driver = nil, nil
-    run.run_all(core, binary, { HELP }, deadline_ms, results)
+    run.run_all(core, binary, { HELP, VERSION }, deadline_ms, results)
   end
   if not driver then
     local why = run.failure(binary, "help-query-gpu", results.help)
@@ -192,7 +204,7 @@ function M.collect(core, binary, with_health, deadline_ms)
       sources.mig = { ok = false, binary = binary, error = why }
       return sources
     end
-    driver = { known = health.known_fields(results.help.out) }
+    driver = { known = health.known_fields(results.help.out), version = version_of(binary, results.version) }
     local refused -- a field the driver lists but refuses: asked again without it
     repeat
       if refused then
@@ -209,7 +221,7 @@ function M.collect(core, binary, with_health, deadline_ms)
     driver.driver = optional.driver(plan, rows)
     drivers[binary] = driver
   end
-  fill_optional(core, binary, sources, answers, results.remapped, with_health)
+  fill_optional(core, binary, sources, answers, results.remapped, with_health, driver.version)
   sources.mig = mig.collect(core, binary, answers.mig_mode, deadline_ms)
   return sources
 end

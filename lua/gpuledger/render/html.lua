@@ -290,6 +290,17 @@ local function page_foot(out, version)
   return table.concat(out, "\n") .. "\n"
 end
 
+-- The header's line of the node's context (table_render.context_parts:
+-- the driver's and CUDA's versions, Nomad's node), or nothing when none is
+-- known.
+local function context_line(ledger)
+  local parts = {}
+  for i, part in ipairs(table_render.context_parts(ledger)) do
+    parts[i] = M.escape(part)
+  end
+  return #parts > 0 and ('<p class="meta context">' .. table.concat(parts, " · ") .. "</p>") or ""
+end
+
 -- The node page of a report (judge.lua: the annotated ledger of this
 -- refresh, its findings worst first and their worst level, the policy its
 -- memory bars are marked by). opts: interval
@@ -307,6 +318,7 @@ function M.node(report, opts)
     "<header>",
     string.format("<h1>%s %s</h1>", linked(node, grafana.link(opts.grafana_url, node)), level_badge(worst)),
     counts_line(report.counts),
+    context_line(ledger),
     string.format('<p class="meta">%d GPU(s) · read %s · refresh %d s · <a href="ledger">ledger</a> · '
       .. '<a href="findings">findings</a> · <a href="metrics">metrics</a></p>',
       #(ledger.entries or {}), M.escape(clock.format_stamp(clock.parse_time(ledger.at) or 0)), refresh),

@@ -373,6 +373,15 @@ function M.node(report, h, refresh, build)
   w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
   w.sample({ { "node", node } }, rule_schema.LEVELS[report.worst])
 
+  w.family("gpuledger_node_info", "gauge",
+    "One series naming the node's driver and CUDA versions and its Nomad node (id, name, datacenter, pool, class); "
+      .. "a label is empty where it is not known; always 1.")
+  local nomad_node = ledger.nomadNode or {}
+  w.sample({ { "node", node }, { "driver_version", ledger.driverVersion or "" }, { "cuda_version", ledger.cudaVersion or "" },
+    { "nomad_node_id", nomad_node.id or "" }, { "nomad_node_name", nomad_node.name or "" },
+    { "nomad_datacenter", nomad_node.datacenter or "" }, { "nomad_node_pool", nomad_node.pool or "" },
+    { "nomad_node_class", nomad_node.class or "" } }, 1)
+
   w.family("gpuledger_gpu_info", "gauge", "One series per GPU naming its model and PCI bus id; always 1.")
   for _, gpu in ipairs(entries) do
     w.sample(gpu_labels(node, gpu, { "model", gpu.model or "" }, { "bus", gpu.busId or "" }), 1)

@@ -318,8 +318,32 @@ local function narrow(columns, rows, width)
   return table.concat(out, "\n") .. "\n"
 end
 
--- `ls`: the header line, the table, and a line saying which sources were
--- read, failed or off. output (config.output): columns, the width of the
+-- The parts of the header's context that are known, as `ls` and the page
+-- show them: "driver 580.95.05", "CUDA 13.0", and Nomad's node ("nomad
+-- dc1", "pool default", "class gpu", and "nomad node <name>" where Nomad
+-- names it otherwise than the ledger).
+function M.context_parts(ledger)
+  local parts = {}
+  local function add(format, value)
+    if value and value ~= "" then
+      parts[#parts + 1] = string.format(format, value)
+    end
+  end
+  add("driver %s", ledger.driverVersion)
+  add("CUDA %s", ledger.cudaVersion)
+  local nomad_node = ledger.nomadNode or {}
+  if nomad_node.name ~= ledger.node then
+    add("nomad node %s", nomad_node.name)
+  end
+  add("nomad %s", nomad_node.datacenter)
+  add("pool %s", nomad_node.pool)
+  add("class %s", nomad_node.class)
+  return parts
+end
+
+-- `ls`: the header line (the node, its GPUs, the time, the source errors,
+-- then the context: M.context_parts), the table, and a line saying which
+-- sources were read, failed or off. output (config.output): columns, the width of the
 -- terminal ls writes to (nil for a pipe, a file, or --wide): when the full
 -- table is wider, the narrow layout fits it.
 function M.ls(ledger, output)
@@ -327,6 +351,9 @@ function M.ls(ledger, output)
     clock.format_stamp(clock.parse_time(ledger.at) or 0))
   if ledger.errors and #ledger.errors > 0 then
     header = header .. string.format(" · %d source error(s)", #ledger.errors)
+  end
+  for _, part in ipairs(M.context_parts(ledger)) do
+    header = header .. " · " .. part
   end
   local columns = ls_columns()
   local headers, rows = {}, {}

@@ -31,6 +31,7 @@ M.SOURCES = {
   } },
   { name = "health", shape = {
     ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER,
+    version = { text = "string", error = "string" },
   } },
   { name = "mig", shape = {
     ok = OK, error = "string", binary = "string", enabled = { list = "string" },
@@ -53,6 +54,7 @@ M.SOURCES = {
   { name = "nomad", shape = { ok = OK, error = "string", node_id = "string", allocations = { list = "any" } } },
   { name = "nomad_devices", shape = {
     ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" },
+    node = { ID = "string", Name = "string", NodeClass = "string", NodePool = "string", Datacenter = "string" },
   } },
 }
 

@@ -81,6 +81,8 @@ local ENTRY = {
 M.SHAPE = {
   schema = COUNT, node = "string", at = "string", entries = { list = ENTRY, max = LIMITS.gpus },
   nomadRead = "boolean", processesRead = "boolean", nvidiaInstalled = "boolean",
+  driverVersion = "string", cudaVersion = "string",
+  nomadNode = { id = "string", name = "string", class = "string", pool = "string", datacenter = "string" },
   errors = { list = "string", max = LIMITS.errors },
   sourceErrors = {
     list = { source = "string", asked = "string", containerId = "string", gpu = "string", message = "string" },

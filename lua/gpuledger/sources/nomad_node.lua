@@ -81,4 +81,17 @@ function M.devices(groups)
   return devices
 end
 
+-- The fields of a node answer that say which node it is, as the snapshot
+-- keeps them: {ID, Name, NodeClass, NodePool, Datacenter}, each its text or
+-- absent (NodePool is Nomad 1.6's; NodeClass is "" when none was set). A
+-- field of another type is left out: it names nothing.
+function M.identity(node)
+  local identity = {}
+  for _, field in ipairs { "ID", "Name", "NodeClass", "NodePool", "Datacenter" } do
+    local value = type(node) == "table" and node[field]
+    identity[field] = type(value) == "string" and value or nil
+  end
+  return identity
+end
+
 return M
