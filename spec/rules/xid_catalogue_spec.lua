@@ -22,9 +22,9 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
   it("classes every code of docs/health.md's table as NVIDIA's catalogue grades it", function()
     local catalogue = H.rule_set().xid_catalogue
     local want = {
-      reset = { 46, 48, 62, 64, 74, 95, 109, 119, 120, 136, 140, 143, 155, 158 },
-      reboot = { 61, 79 },
-      memory = { 63, 92, 94, 156, 157 },
+      reset = { 46, 48, 62, 64, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158, 167, 169, 171, 172 },
+      reboot = { 54, 61, 79, 151, 159 },
+      memory = { 63, 92, 94, 157 },
       app = { 8, 13, 31, 43, 68, 69, 121, 154 },
       ignore = { 45 },
     }
@@ -38,6 +38,16 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
     for code = 144, 150 do
       assert.same({ "reset", "app" }, { catalogue[code].class, catalogue[code].nonfatal }, "Xid " .. code)
     end
+  end)
+
+  it("makes an Xid 156 (resource retirement, reset to activate) in the kernel log an xid-fatal BAD", function()
+    local json = require "gpuledger.json"
+    local snap = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
+    snap.sources.kernel_log.records = { { text = "NVRM: Xid (PCI:0000:01:00): 156, Resource retirement event", at = H.AT } }
+    local found = H.with_code((H.run_rules(snap)), "xid-fatal")
+    assert.equal(1, #found)
+    assert.same({ "BAD", 0 }, { found[1].level, found[1].index })
+    assert.matches("^Xid 156 %(resource retirement event %(a reset activates it%)%) this boot", found[1].message)
   end)
 
   it("takes a site's regrading field by field and its new codes", function()
