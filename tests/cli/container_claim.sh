@@ -17,26 +17,24 @@
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/containers.sh
 . "$SRC/tests/lib/containers.sh"
+# shellcheck source=../lib/cgroups.sh
+. "$SRC/tests/lib/cgroups.sh"
 # shellcheck source=../lib/fakes.sh
 . "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
-TOKEN=7d4b9a2e-31c5-4f08-b6e2-9f0a5c3d8e17 # in testdata/nomad/docker-node.json
-G0=GPU-0c0ffee0-0000-4000-8000-000000000000
-ALLOC_A=aaaa0000-0000-4000-8000-00000000000a # default/train, trainer, worker: reserved on G0
 EXEC_UID=4321 SPOOF_UID=4322
 mkdir "$WORK/no-rules"
 
-cgroup2=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
-if [ -z "$cgroup2" ]; then
-    skip "a process that claims a container" "no cgroup2 file system is mounted here"
+if ! cgroup2_find; then
+    skip "a process that claims a container" "$CG_WHY"
     finish
 fi
 made_system=""
-[ -d "$cgroup2/system.slice" ] || made_system=yes
-service=$cgroup2/system.slice/ci-runner-$$.service # a name no other run uses
-if ! mkdir -p "$service" 2>"$WORK/mkdir.err"; then
-    skip "a process that claims a container" "cannot make $service: $(cat "$WORK/mkdir.err")"
+[ -d "$CGROUP2/system.slice" ] || made_system=yes
+service=$CGROUP2/system.slice/ci-runner-$$.service # a name no other run uses
+if ! cgroup_make "$service"; then
+    skip "a process that claims a container" "$CG_WHY"
     finish
 fi
 spoof="" spoof_scope=""
@@ -47,17 +45,13 @@ remove_cgroups() {
     [ -z "$spoof" ] || stop_pid "$spoof"
     [ -z "$spoof_scope" ] || rmdir "$spoof_scope" 2>/dev/null
     rmdir "$service" 2>/dev/null
-    [ -z "$made_system" ] || rmdir "$cgroup2/system.slice" 2>/dev/null
+    [ -z "$made_system" ] || rmdir "$CGROUP2/system.slice" 2>/dev/null
     return 0
 }
 at_exit remove_cgroups
 
-fake_nomad_up "$TESTDATA/nomad/docker-node.json"
-at_exit "docker_down '$WORK/docker'"
-if ! docker_up "$WORK/docker"; then
-    skip "real dockerd" "$CT_WHY"
-    finish
-fi
+docker_node_nomad # TOKEN, G0, ALLOC_A (default/train, trainer, worker: reserved on G0)
+engine_up_or_skip docker "$WORK/docker"
 if ! id=$(docker_run_task "worker-$ALLOC_A" "com.hashicorp.nomad.alloc_id=$ALLOC_A" \
     com.hashicorp.nomad.job_name=train com.hashicorp.nomad.task_name=worker \
     com.hashicorp.nomad.namespace=default "--env=NVIDIA_VISIBLE_DEVICES=$G0" -- sleep 600); then
@@ -83,12 +77,11 @@ if [ "$parent" != "$main" ]; then pass "the exec'd process is no child of the ma
 
 spoof_scope=$service/docker-$id.scope
 mkdir "$spoof_scope"
-setpriv --reuid="$SPOOF_UID" --regid="$SPOOF_UID" --clear-groups sleep 300 &
-spoof=$!
-if ! echo "$spoof" >"$spoof_scope/cgroup.procs" 2>"$WORK/move.err"; then
-    skip "a process that claims a container" "cannot move a process into $spoof_scope: $(cat "$WORK/move.err")"
+if ! cgroup_start "$spoof_scope" setpriv --reuid="$SPOOF_UID" --regid="$SPOOF_UID" --clear-groups sleep 300; then
+    skip "a process that claims a container" "$CG_WHY"
     finish
 fi
+spoof=$CG_PID
 expect_in "the spoofer's cgroup names the container, under /system.slice" "$(cat "/proc/$spoof/cgroup")" \
     "0::/system.slice/ci-runner-$$.service/docker-$id.scope"
 
@@ -98,7 +91,7 @@ printf '%s, %s, 2048, python3\n%s, %s, 1024, python3\n%s, %s, 512, python3\n' \
 # gl ARGS...: gpuledger ARGS on this node.
 gl() {
     FAKE_SMI_DIR=$WORK/smi MY_TOKEN=$TOKEN run "$@" --nvidia-smi "$FAKES/nvidia-smi" --proc /proc \
-        --node claim-node --rules "$WORK/no-rules" --docker "unix://$WORK/docker/docker.sock" --podman off \
+        --node claim-node --rules "$WORK/no-rules" --docker "$DOCKER" --podman off \
         --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
 }
 

@@ -24,29 +24,16 @@
 . "$SRC/tests/lib/fakes.sh"
 out="" err="" rc=0 # what run leaves
 
-TOKEN=7d4b9a2e-31c5-4f08-b6e2-9f0a5c3d8e17 # in testdata/nomad/docker-node.json
-G0=GPU-0c0ffee0-0000-4000-8000-000000000000
-G1=GPU-1c0ffee1-1111-4111-8111-111111111111
-G3=GPU-3c0ffee3-3333-4333-8333-333333333333
-G5=GPU-5c0ffee5-5555-4555-8555-555555555555
-ALLOC_A=aaaa0000-0000-4000-8000-00000000000a # default/train, trainer, worker: gpu0
-ALLOC_B=bbbb0000-0000-4000-8000-00000000000b # ml/encode, encoders, enc: reserved gpu4
-ALLOC_H=dddd0000-0000-4000-8000-00000000000d # secret/hidden, miners, miner: hidden
 SECRET_ENV=env-secret-93c1d    # an environment value that must never be read
 SECRET_LABEL=label-secret-5f0a # a non-Nomad label value that must never be kept
 mkdir "$WORK/no-rules"
 expect_lua_shown=2000 # a failing expect_lua shows more of the six-GPU documents
 
-# --- the fake Nomad ------------------------------------------------------------
-fake_nomad_up "$TESTDATA/nomad/docker-node.json"
+# --- the fake Nomad: TOKEN, G0…G5, ALLOC_A, ALLOC_B, ALLOC_H ------------------------
+docker_node_nomad
 
 # --- the real dockerd and its containers --------------------------------------------
-at_exit "docker_down '$WORK/docker'"
-if ! docker_up "$WORK/docker"; then
-    skip "real dockerd" "$CT_WHY"
-    finish
-fi
-DOCKER=unix://$WORK/docker/docker.sock
+engine_up_or_skip docker "$WORK/docker"
 
 # worker-… carries the token in its environment, as a task with a workload
 # identity does: gpuledger must read no environment value but

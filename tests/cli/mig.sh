@@ -32,12 +32,7 @@ mkdir "$WORK/no-rules"
 
 fake_nomad_up "$TESTDATA/nomad/mig-node.json"
 
-at_exit "docker_down '$WORK/docker'"
-if ! docker_up "$WORK/docker"; then
-    skip "real dockerd" "$CT_WHY"
-    finish
-fi
-DOCKER=unix://$WORK/docker/docker.sock
+engine_up_or_skip docker "$WORK/docker"
 
 started=1
 docker_run_task "trainer-$TRAIN" "com.hashicorp.nomad.alloc_id=$TRAIN" com.hashicorp.nomad.job_name=train \

@@ -14,6 +14,8 @@
 # cgroup2 mount or no right to make a cgroup in it.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
+# shellcheck source=../lib/cgroups.sh
+. "$SRC/tests/lib/cgroups.sh"
 # shellcheck source=../lib/fakes.sh
 . "$SRC/tests/lib/fakes.sh"
 out="" # what run leaves (with $err and $rc)
@@ -23,26 +25,25 @@ GPU="GPU-5e1d7a3c-9b2f-4c68-a0e4-7f3b1d9c2e85"
 ALLOC=$(cat /proc/sys/kernel/random/uuid) # a fresh one: runs never share a cgroup
 TASK=worker
 
-cgroup2=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
-if [ -z "$cgroup2" ]; then
-    skip "a process in a Nomad task cgroup" "no cgroup2 file system is mounted here"
+if ! cgroup2_find; then
+    skip "a process in a Nomad task cgroup" "$CG_WHY"
     finish
 fi
-slice=$cgroup2/nomad.slice
+slice=$CGROUP2/nomad.slice
 scope=$slice/share.slice/$ALLOC.$TASK.scope
 made_slice=""
 [ -d "$slice" ] || made_slice=yes
 # A user's own manager: a uid no other run uses (this shell's pid).
 FAKE_UID=$$
 CONTAINER_ID=$(printf '%s' "$ALLOC" | sha256sum | cut -c1-64)
-user_slice=$cgroup2/user.slice/user-$FAKE_UID.slice
+user_slice=$CGROUP2/user.slice/user-$FAKE_UID.slice
 app_slice=$user_slice/user@$FAKE_UID.service/app.slice
 user_task_scope=$app_slice/$ALLOC.$TASK.scope
 user_container_scope=$app_slice/docker-$CONTAINER_ID.scope
 made_users=""
-[ -d "$cgroup2/user.slice" ] || made_users=yes
-if ! mkdir -p "$scope" 2>"$WORK/mkdir.err"; then
-    skip "a process in a Nomad task cgroup" "cannot make $scope: $(cat "$WORK/mkdir.err")"
+[ -d "$CGROUP2/user.slice" ] || made_users=yes
+if ! cgroup_make "$scope"; then
+    skip "a process in a Nomad task cgroup" "$CG_WHY"
     finish
 fi
 # Stops the holder, then removes the scope, and the slices when this test
@@ -57,7 +58,7 @@ remove_cgroups() {
     done
     rmdir "$user_task_scope" "$user_container_scope" "$app_slice" "$user_slice/user@$FAKE_UID.service" \
         "$user_slice" 2>/dev/null
-    [ -z "$made_users" ] || rmdir "$cgroup2/user.slice" 2>/dev/null
+    [ -z "$made_users" ] || rmdir "$CGROUP2/user.slice" 2>/dev/null
     rmdir "$scope" 2>/dev/null
     if [ -n "$made_slice" ]; then
         rmdir "$slice/share.slice" "$slice" 2>/dev/null
@@ -66,12 +67,11 @@ remove_cgroups() {
 }
 at_exit remove_cgroups
 
-sleep 300 &
-holder=$!
-if ! echo "$holder" >"$scope/cgroup.procs" 2>"$WORK/move.err"; then
-    skip "a process in a Nomad task cgroup" "cannot move a process into $scope: $(cat "$WORK/move.err")"
+if ! cgroup_start "$scope" sleep 300; then
+    skip "a process in a Nomad task cgroup" "$CG_WHY"
     finish
 fi
+holder=$CG_PID
 expect_in "the holder's /proc/<pid>/cgroup names the task's scope" "$(cat "/proc/$holder/cgroup")" \
     "/nomad.slice/share.slice/$ALLOC.$TASK.scope"
 
@@ -120,18 +120,20 @@ expect_rc "check: exit 0, nothing to warn of" 0
 expect_lua "check: one finding, held, OK" "$out" "#j.findings == 1 and j.findings[1].code == 'held' and j.findings[1].level == 'OK'"
 
 # --- a user's own scopes named like the task and like a Nomad container -------
-if ! mkdir -p "$user_task_scope" "$user_container_scope" 2>"$WORK/mkdir.err"; then
-    fail "make a user's own scopes" "$(cat "$WORK/mkdir.err")"
+if ! cgroup_make "$user_task_scope" "$user_container_scope"; then
+    fail "make a user's own scopes" "$CG_WHY"
     finish
 fi
-sleep 300 &
-task_spoof=$!
-sleep 300 &
-container_spoof=$!
-if ! { echo "$task_spoof" >"$user_task_scope/cgroup.procs" && echo "$container_spoof" >"$user_container_scope/cgroup.procs"; } 2>"$WORK/move.err"; then
-    fail "move the spoofers into a user's own scopes" "$(cat "$WORK/move.err")"
+if ! cgroup_start "$user_task_scope" sleep 300; then
+    fail "move the spoofers into a user's own scopes" "$CG_WHY"
     finish
 fi
+task_spoof=$CG_PID
+if ! cgroup_start "$user_container_scope" sleep 300; then
+    fail "move the spoofers into a user's own scopes" "$CG_WHY"
+    finish
+fi
+container_spoof=$CG_PID
 expect_in "the task spoofer's cgroup is in the user's manager" "$(cat "/proc/$task_spoof/cgroup")" \
     "/user.slice/user-$FAKE_UID.slice/user@$FAKE_UID.service/app.slice/$ALLOC.$TASK.scope"
 printf '%s, %s, 1024, python3\n%s, %s, 512, python3\n' "$GPU" "$task_spoof" "$GPU" "$container_spoof" \

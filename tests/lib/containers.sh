@@ -333,3 +333,18 @@ podman_down() {
     [ "$CT_PODMAN_DIR" = "$dir" ] && CT_PODMAN_DIR=""
     return 0
 }
+
+# engine_up_or_skip ENGINE DIR: for a test script (after testlib.sh), ENGINE
+# docker or podman: has ENGINE's daemon under DIR stopped when the script
+# ends (docker_down, podman_down), starts it (docker_up, podman_up) and sets
+# DOCKER or PODMAN to its API address. Where it cannot run, skips "real
+# ENGINE" with the reason and ends the script.
+engine_up_or_skip() {
+    local engine=$1 dir=$2
+    at_exit "${engine}_down '$dir'"
+    if ! "${engine}_up" "$dir"; then
+        skip "real $engine" "$CT_WHY"
+        finish
+    fi
+    printf -v "${engine^^}" 'unix://%s/%s.sock' "$dir" "$engine"
+}

@@ -43,6 +43,26 @@ fake_nomad_up() {
     NOMAD=http://127.0.0.1:$nomad_port
 }
 
+# docker_node_nomad: starts the fake Nomad of the Docker node
+# (testdata/nomad/docker-node.json, fake_nomad_up) and sets the names its
+# fixtures give: TOKEN, the token it expects (agent:read, node:read,
+# read-job on "default" and "ml"); G0, G1, G3 and G5, GPUs of
+# testdata/engine/docker-node/query-gpu.csv; the allocations ALLOC_A
+# (default/train, trainer, worker: reserved on gpu0), ALLOC_B (ml/encode,
+# encoders, enc: reserved on gpu4) and ALLOC_H (secret/hidden, miners,
+# miner: hidden from TOKEN).
+docker_node_nomad() {
+    TOKEN=7d4b9a2e-31c5-4f08-b6e2-9f0a5c3d8e17
+    G0=GPU-0c0ffee0-0000-4000-8000-000000000000
+    G1=GPU-1c0ffee1-1111-4111-8111-111111111111
+    G3=GPU-3c0ffee3-3333-4333-8333-333333333333
+    G5=GPU-5c0ffee5-5555-4555-8555-555555555555
+    ALLOC_A=aaaa0000-0000-4000-8000-00000000000a
+    ALLOC_B=bbbb0000-0000-4000-8000-00000000000b
+    ALLOC_H=dddd0000-0000-4000-8000-00000000000d
+    fake_nomad_up "$TESTDATA/nomad/docker-node.json"
+}
+
 # fake_engine_start NAME ARGS...: starts fake_engine.py with ARGS (--mode,
 # --fixture, --max-seconds, --port-file) on the socket $WORK/NAME.sock, its
 # request log $WORK/NAME.log, its stderr added to $WORK/NAME.stderr; it is
