@@ -244,6 +244,15 @@ describe("gpuledger.options", function()
       end
     end)
 
+    describe("--nomad-ui-url", function()
+      it("is checked and kept without its trailing slash, for serve and fleet serve", function()
+        local opts = assert(parse({ "serve", "--nomad-ui-url", "https://nomad.test:4646/" }))
+        assert.equal("https://nomad.test:4646", options.config(opts, function() end).serve.nomad_ui_url)
+        assert.matches("--nomad-ui-url", usage_error({ "serve", "--nomad-ui-url", "javascript:alert(1)" }), 1, true)
+        assert.matches("--nomad-ui-url is not a flag of ls", usage_error({ "ls", "--nomad-ui-url", "https://n" }), 1, true)
+      end)
+    end)
+
     describe("--grafana-url", function()
       it("takes an http(s) URL, trailing slashes dropped", function()
         local opts = assert(parse({ "serve", "--grafana-url", "https://grafana.test/" }))

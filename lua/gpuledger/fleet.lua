@@ -214,6 +214,7 @@ end
 function M.node_row(target, ledger)
   local row = {
     node = ledger.node ~= "" and ledger.node or target.node, url = target.url, schema = ledger.schema,
+    nomadNodeId = ledger.nomadNode and ledger.nomadNode.id,
     gpus = 0, held = 0, reservedIdle = 0, unaccounted = 0, free = 0, memoryUsedMiB = 0, memoryTotalMiB = 0,
   }
   local jobs = {}

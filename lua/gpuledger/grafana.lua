@@ -10,13 +10,11 @@ M.DASHBOARD_PATH = "/d/gpuledger/gpuledger"
 -- Checks a --grafana-url: "" (no links) or an http(s) URL. Returns the
 -- base without trailing slashes, or nil and why.
 function M.base(url)
-  if url == "" then
-    return ""
-  end
-  if not url:match("^https?://[^/%s\"'<>]+[^%s\"'<>]*$") then
+  local base = text.http_base(url)
+  if not base then
     return nil, string.format("--grafana-url %q: want http(s)://host[:port][/path] of Grafana", url)
   end
-  return (url:gsub("/+$", ""))
+  return base
 end
 
 -- The dashboard's URL for node (and gpu, an index, when given) under base

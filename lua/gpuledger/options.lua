@@ -61,6 +61,7 @@ local FLAGS = {
   { "since", "string", "7d", nil, "report: window (e.g. 24h, 7d, 4w)" },
   { "web.config.file", "string", "", nil, "serve, fleet serve: web configuration (YAML, as the Prometheus exporters take it): tls_server_config (cert_file, key_file), basic_auth_users (bcrypt hashes)" },
   { "grafana-url", "string", "", nil, "serve, fleet serve: link each node (and GPU) of the page to gpuledger's Grafana dashboard there" },
+  { "nomad-ui-url", "string", "", nil, "serve, fleet serve: link allocations, jobs and the node to Nomad's web UI there (without it the page shows the nomad alloc status command)" },
   { "rules", "string", "/etc/gpuledger/rules.d", "GPULEDGER_RULES", "site rules directory" },
   { "scripts", "string", "/etc/gpuledger/scripts", "GPULEDGER_SCRIPTS", "site scripts directory" },
   { "demo", "bool", false, nil, "run on the embedded demo node (no GPU needed)" },
@@ -79,7 +80,7 @@ local FLAG_COMMANDS = {
   docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, ["cgroup-parent"] = { NODE },
   node = { NODE },
   ["no-nomad"] = { NODE }, ["no-docker"] = { NODE }, ["no-health"] = { NODE }, ["kernel-log"] = { NODE },
-  ["grafana-url"] = { "serve", "fleet" }, ["web.config.file"] = { "serve", "fleet" },
+  ["grafana-url"] = { "serve", "fleet" }, ["nomad-ui-url"] = { "serve", "fleet" }, ["web.config.file"] = { "serve", "fleet" },
   json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls", "check", "fleet" }, ["exit-on"] = { "check", "fleet" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
   listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
@@ -361,6 +362,11 @@ local function validate(opts)
     return grafana_problem
   end
   opts["grafana-url"] = grafana_base
+  local nomad_ui_base, nomad_ui_problem = require("gpuledger.nomad_ui").base(opts["nomad-ui-url"])
+  if not nomad_ui_base then
+    return nomad_ui_problem
+  end
+  opts["nomad-ui-url"] = nomad_ui_base
   if opts.command == "report" and opts.prometheus == "" then
     return "report needs --prometheus (or PROMETHEUS_URL)"
   end
@@ -634,7 +640,7 @@ function M.config(opts, getenv, terminal_columns)
     },
     serve = {
       listen = opts.listen, interval = opts.interval, history = opts.history ~= "" and opts.history or nil,
-      grafana_url = opts["grafana-url"],
+      grafana_url = opts["grafana-url"], nomad_ui_url = opts["nomad-ui-url"],
       web_config = opts["web.config.file"] ~= "" and opts["web.config.file"] or nil,
     },
     policy = M.policy(opts),

@@ -119,6 +119,18 @@ function M.one_line(s, max)
   return line
 end
 
+-- The base of a URL flag that links the pages elsewhere (--grafana-url,
+-- --nomad-ui-url): "" stays "" (no links); an http(s) URL without white
+-- space or quotes loses its trailing slashes; anything else is nil.
+function M.http_base(url)
+  if url == "" then
+    return ""
+  elseif not url:match("^https?://[^/%s\"'<>]+[^%s\"'<>]*$") then
+    return nil
+  end
+  return (url:gsub("/+$", ""))
+end
+
 -- s percent-encoded for a URL query (RFC 3986: unreserved characters stay).
 function M.urlencode(s)
   return (s:gsub("[^%w%-%._~]", function(c)

@@ -45,6 +45,21 @@ describe("render.html", function()
     assert.falsy(page(node()):find('class="meta context"', 1, true))
   end)
 
+  it("with --nomad-ui-url, links jobs, allocations and the node to Nomad's UI; without, shows the command", function()
+    local ledger = node()
+    ledger.nomadNode = { id = "f7476465", name = "gpud" }
+    ledger.entries[1].tenants[1] = H.nomad_tenant {}
+    local _, _, report = H.run_rules(ledger)
+    local text = html.node(report, { interval = 15, nomad_ui_url = "https://nomad.test" })
+    assert.truthy(text:find('<a href="https://nomad.test/ui/jobs/worker@video">worker/w</a> '
+      .. '<a class="alloc" href="https://nomad.test/ui/allocations/4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e">alloc 4d1e6a9b</a>', 1, true))
+    assert.truthy(text:find('nomad: <a href="https://nomad.test/ui/allocations/4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e">worker/worker</a>', 1, true))
+    assert.truthy(text:find('<a class="nomad" href="https://nomad.test/ui/clients/f7476465">Nomad node</a>', 1, true))
+    local plain = html.node(report, { interval = 15 })
+    assert.truthy(plain:find('worker/w <code class="command">nomad alloc status -namespace=video 4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e</code>', 1, true))
+    assert.falsy(plain:find("/ui/", 1, true))
+  end)
+
   it("escapes a hostile container name and has no script and no inline style", function()
     local text = page(node())
     assert.truthy(text:find("&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", 1, true))
@@ -277,6 +292,11 @@ describe("render.html: the fleet page", function()
       .. '<a class="dashboard" href="https://grafana.test/d/gpuledger/gpuledger?var-node=gpud">dashboard</a>', 1, true))
     local plain = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
     assert.falsy(plain:find('class="dashboard"', 1, true))
+    summary.nodes[2].nomadNodeId = "f7476465"
+    local nomad = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, nomad_ui_url = "https://nomad.test" })
+    assert.truthy(nomad:find('<a class="nomad" href="https://nomad.test/ui/clients/f7476465">Nomad</a>', 1, true))
+    assert.truthy(nomad:find('<td data-label="job"><a href="https://nomad.test/ui/jobs/worker@video">video/worker</a></td>', 1, true))
+    assert.falsy(plain:find("/ui/", 1, true))
   end)
 end)
 

@@ -35,7 +35,8 @@ fake_start "$WORK/hostile.stderr" "$WORK/hostile.port" python3 "$FAKES/fake_node
 NODE_H=127.0.0.1:$(cat "$WORK/hostile.port")
 DEAD=127.0.0.1:$(free_port)
 
-if ! start_serving fleet fleet serve --targets "$NODE_A,$NODE_H,$DEAD" --listen 127.0.0.1:0 --interval 1s --timeout 2s; then
+if ! start_serving fleet fleet serve --targets "$NODE_A,$NODE_H,$DEAD" --listen 127.0.0.1:0 --interval 1s --timeout 2s \
+    --nomad-ui-url https://nomad.test:4646/; then
     fail "fleet serve starts" "$(cat "$SERVE_LOG")"
     finish
 fi
@@ -141,7 +142,10 @@ else
     expect_eq "no script element in the DOM" "$(grep -c '<script' <<<"$dom")" 0
     expect_eq "no b element from the name" "$(grep -c '<b>' <<<"$dom")" 0
     expect_in "the unreachable node across the columns" "$dom" '<td colspan="6" data-label="error"><span class="level ERROR">unreachable</span>'
-    expect_in "the job table" "$dom" '<td data-label="job">default/restreamer</td>'
+    expect_in "the job table, each job linked to Nomad's UI (--nomad-ui-url)" "$dom" \
+        '<td data-label="job"><a href="https://nomad.test:4646/ui/jobs/restreamer@default">default/restreamer</a></td>'
+    expect_in "a node Nomad named links to its client in Nomad's UI" "$dom" \
+        '<a class="nomad" href="https://nomad.test:4646/ui/clients/f7476465-4d6e-c0de-26d0-e383c49be941">Nomad</a>'
     expect_eq "every node and job cell labelled for the narrow cards" \
         "$(sed -n '/<table class="nodes">/,/<h2>Findings/p' <<<"$dom" | grep -o '<td[^>]*>' | grep -vc 'data-label=')" 0
     expect_in "3 nodes, 1 unreachable" "$dom" "3 node(s), 1 unreachable"

@@ -48,6 +48,10 @@ expect_in "gpu1's memory bar marked amber at 85 % and red at 95 % (rules/thresho
     '<meter class="memory" min="0" max="23034" low="19578" high="21882" optimum="0" value="22500"></meter> 22500/23034 MiB'
 expect_in "gpu1's health codes one per line, its reserved-idle under them" "$dom" \
     '<li>row-remap-pending</li><li>nomad-schedules-failing-gpu</li><li>xid-memory</li><li><span class="level WARN">WARN</span> reserved-idle</li>'
+expect_in "without --nomad-ui-url, a reservation shows the command that shows its allocation" "$dom" \
+    'worker/worker <code class="command">nomad alloc status -namespace=video 4d1e6a9b-2c3f-4b8a-9e7d-1f2a3b4c5d6e</code>'
+expect_in "the header names the driver, CUDA and the Nomad node" "$dom" \
+    '<p class="meta context">driver 580.95.05 · CUDA 13.0 · nomad dc1 · pool default · class gpu</p>'
 expect_in "the header counts the findings per level" "$dom" '<span class="count"><span class="level ERROR">ERROR</span> 1</span>'
 expect_in "the header counts BAD (the demo's health findings among them)" "$dom" '<span class="count"><span class="level BAD">BAD</span> 8</span>'
 for gpu in "NVIDIA L4" "NVIDIA GeForce RTX 4090" "Tesla T4"; do

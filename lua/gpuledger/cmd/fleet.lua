@@ -123,7 +123,7 @@ local function healthz(summary)
 end
 
 -- Every response of fleet serve for one poll made at `at`, from the fleet's
--- report (judge.fleet). page: {interval, grafana_url} of the fleet page.
+-- report (judge.fleet). page: {interval, grafana_url, nomad_ui_url} of the fleet page.
 function M.responses(core, at, report, page)
   local summary, found, worst = report.summary, report.findings, report.worst
   return {
@@ -131,7 +131,7 @@ function M.responses(core, at, report, page)
       status = 200, content_type = html.CONTENT_TYPE,
       body = html.fleet(summary, found, worst, {
         counts = report.counts, at = at, interval = page.interval, version = core.version,
-        grafana_url = page.grafana_url,
+        grafana_url = page.grafana_url, nomad_ui_url = page.nomad_ui_url,
       }),
     },
     ["/style.css"] = server.stylesheet(core),
@@ -147,7 +147,9 @@ function commands.serve(core, config)
   local function refresh()
     local ok, responses = xpcall(function()
       local at, report = judged_poll(core, config, rules.sources, rules.refused())
-      return M.responses(core, at, report, { interval = interval, grafana_url = config.serve.grafana_url })
+      return M.responses(core, at, report, {
+        interval = interval, grafana_url = config.serve.grafana_url, nomad_ui_url = config.serve.nomad_ui_url,
+      })
     end, debug.traceback)
     if not ok then
       return server.failed_responses(core, "fleet poll", tostring(responses), { "/", "/fleet", "/metrics" })

@@ -84,7 +84,7 @@ local function source_watch()
 end
 
 -- Every response of one refresh, from its report (judge.lua) and the
--- history h. page: {interval, version, grafana_url} of the node page; refresh:
+-- history h. page: {interval, version, grafana_url, nomad_ui_url} of the node page; refresh:
 -- {at, seconds} of this refresh, for /metrics (nil: none). The renderers
 -- are required here, where they run (isolated.render: perhaps the site's).
 function M.responses(core, report, h, page, refresh)
@@ -190,7 +190,8 @@ function M.run(core, config)
         { record = h, max_gap = max_gap, observe = true }, rules.refused())
       last_node = report.ledger.node
       save()
-      local page = { interval = interval, version = core.version, grafana_url = config.serve.grafana_url }
+      local page = { interval = interval, version = core.version, grafana_url = config.serve.grafana_url,
+        nomad_ui_url = config.serve.nomad_ui_url }
       local timing = { at = now, seconds = core.now() - now }
       return assert(isolated.render(core, config.site.scripts, function()
         return M.responses(core, report, h, page, timing)

@@ -8,6 +8,7 @@ local clock = require "gpuledger.clock"
 local fleet = require "gpuledger.fleet"
 local gl = require "gpuledger.gl"
 local grafana = require "gpuledger.grafana"
+local nomad_ui = require "gpuledger.nomad_ui"
 local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
 
@@ -74,11 +75,33 @@ local function health_cell(gpu, found)
   return '<ul class="codes"><li>' .. table.concat(lines, "</li><li>") .. "</li></ul>"
 end
 
--- "restreamer/restreamer" per reservation, or a dash.
-local function reserved_cell(gpu)
+-- text, escaped, inside a link to url when there is one.
+local function linked(text_value, url)
+  if not url then
+    return M.escape(text_value)
+  end
+  return string.format('<a href="%s">%s</a>', M.escape(url), M.escape(text_value))
+end
+
+-- "restreamer/restreamer" per reservation, or a dash. With ui (the checked
+-- --nomad-ui-url) the job links to its page in Nomad's UI and "alloc
+-- 4d1e6a9b" to its allocation's; without, the command that shows the
+-- allocation follows, to copy.
+local function reserved_cell(gpu, ui)
   local items = {}
   for i, reservation in ipairs(gpu.reservations or {}) do
-    items[i] = M.escape(gl.job_task(reservation))
+    local job = M.escape(gl.job_task(reservation))
+    local alloc = reservation.allocId or ""
+    if (ui or "") ~= "" then
+      job = string.format('<a href="%s">%s</a>', M.escape(nomad_ui.job(ui, reservation.namespace, reservation.jobId or "")), job)
+      if alloc ~= "" then
+        job = job .. string.format(' <a class="alloc" href="%s">alloc %s</a>', M.escape(nomad_ui.alloc(ui, alloc)),
+          M.escape(alloc:sub(1, 8)))
+      end
+    elseif alloc ~= "" then
+      job = job .. string.format(' <code class="command">%s</code>', M.escape(nomad_ui.alloc_command(reservation.namespace, alloc)))
+    end
+    items[i] = job
   end
   if #items == 0 then
     return '<span class="none">-</span>'
@@ -93,14 +116,16 @@ local MARKS = {
 }
 
 -- One line per tenant: "nomad: job/task, 2048 MiB" (+ a mark when it
--- should not be there, or when that cannot be told).
-local function tenants_cell(gpu)
+-- should not be there, or when that cannot be told); with ui, a Nomad
+-- task links to its allocation in Nomad's UI.
+local function tenants_cell(gpu, ui)
   local items = {}
   for i, tenant in ipairs(gpu.tenants or {}) do
     local verdict = MARKS[tenant.verdict]
     local mark = verdict and (' <span class="mark">· ' .. verdict .. "</span>") or ""
-    items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind),
-      M.escape(gl.who(tenant)), tenant.usedMemoryMiB or 0, mark)
+    local who = linked(gl.who(tenant), tenant.kind == "nomad" and (tenant.allocId or "") ~= ""
+      and nomad_ui.alloc(ui, tenant.allocId) or nil)
+    items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind), who, tenant.usedMemoryMiB or 0, mark)
   end
   if #items == 0 then
     return '<span class="none">-</span>'
@@ -168,18 +193,10 @@ end
 
 local ROW_CLASS = { BAD = "gpu alarm BAD", ERROR = "gpu alarm ERROR" }
 
--- text, escaped, inside a link to url when there is one.
-local function linked(text_value, url)
-  if not url then
-    return M.escape(text_value)
-  end
-  return string.format('<a href="%s">%s</a>', M.escape(url), M.escape(text_value))
-end
-
 -- A MIG slice's sub-row under its GPU's: "0/mig1", its profile, memory,
 -- state, reservations and tenants (utilisation, temperature, encoder and
 -- health are the GPU's).
-local function slice_row(ledger, gpu, slice)
+local function slice_row(ledger, gpu, slice, ui)
   local view = table_render.slice_view(gpu, slice)
   return string.format(
     '<tr id="mig-%s" class="slice"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
@@ -188,10 +205,10 @@ local function slice_row(ledger, gpu, slice)
       .. '<td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
     M.escape(slice.uuid), M.escape(table_render.cells.gpu(ledger, view)), M.escape(view.model),
     bar("memory", view.memoryUsedMiB, view.memoryTotalMiB, string.format("%d/%d MiB", view.memoryUsedMiB, view.memoryTotalMiB)),
-    state_cell(ledger, view), reserved_cell(view), tenants_cell(view))
+    state_cell(ledger, view), reserved_cell(view, ui), tenants_cell(view, ui))
 end
 
-local function gpu_table(ledger, findings, policy, out, grafana_url)
+local function gpu_table(ledger, findings, policy, out, grafana_url, ui)
   local entries = ledger.entries or {}
   if #entries == 0 then
     if ledger.sources and ledger.sources.nvidia == "failed" or (ledger.errors and #ledger.errors > 0) then
@@ -221,9 +238,9 @@ local function gpu_table(ledger, findings, policy, out, grafana_url)
       linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gl.index_text(gpu))), M.escape(gpu.model),
       util, bar("memory", used, total, string.format("%d/%d MiB", used, total), marks),
       gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu, found),
-      reserved_cell(gpu), tenants_cell(gpu))
+      reserved_cell(gpu, ui), tenants_cell(gpu, ui))
     for _, slice in ipairs(gpu.migDevices or {}) do
-      out[#out + 1] = slice_row(ledger, gpu, slice)
+      out[#out + 1] = slice_row(ledger, gpu, slice, ui)
     end
   end
   out[#out + 1] = "</tbody></table>"
@@ -291,12 +308,16 @@ local function page_foot(out, version)
 end
 
 -- The header's line of the node's context (table_render.context_parts:
--- the driver's and CUDA's versions, Nomad's node), or nothing when none is
--- known.
-local function context_line(ledger)
+-- the driver's and CUDA's versions, Nomad's node, linked to the node in
+-- Nomad's UI with ui), or nothing when none is known.
+local function context_line(ledger, ui)
   local parts = {}
   for i, part in ipairs(table_render.context_parts(ledger)) do
     parts[i] = M.escape(part)
+  end
+  local id = ledger.nomadNode and ledger.nomadNode.id
+  if id and (ui or "") ~= "" then
+    parts[#parts + 1] = string.format('<a class="nomad" href="%s">Nomad node</a>', M.escape(nomad_ui.client(ui, id)))
   end
   return #parts > 0 and ('<p class="meta context">' .. table.concat(parts, " · ") .. "</p>") or ""
 end
@@ -305,8 +326,10 @@ end
 -- refresh, its findings worst first and their worst level, the policy its
 -- memory bars are marked by). opts: interval
 -- (seconds; the page refreshes at that pace, at least every second),
--- version, and grafana_url (the checked --grafana-url: the node and each
--- GPU link to the dashboard).
+-- version, grafana_url (the checked --grafana-url: the node and each GPU
+-- link to the dashboard) and nomad_ui_url (the checked --nomad-ui-url:
+-- allocations, jobs and the node link to Nomad's UI; without it each
+-- reservation shows the nomad alloc status command).
 function M.node(report, opts)
   local ledger, findings, worst = report.ledger, report.findings, report.worst
   opts = opts or {}
@@ -318,7 +341,7 @@ function M.node(report, opts)
     "<header>",
     string.format("<h1>%s %s</h1>", linked(node, grafana.link(opts.grafana_url, node)), level_badge(worst)),
     counts_line(report.counts),
-    context_line(ledger),
+    context_line(ledger, opts.nomad_ui_url),
     string.format('<p class="meta">%d GPU(s) · read %s · refresh %d s · <a href="ledger">ledger</a> · '
       .. '<a href="findings">findings</a> · <a href="metrics">metrics</a></p>',
       #(ledger.entries or {}), M.escape(clock.format_stamp(clock.parse_time(ledger.at) or 0)), refresh),
@@ -341,7 +364,7 @@ function M.node(report, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>GPUs</h2>"
-  gpu_table(ledger, findings, report.policy, out, opts.grafana_url)
+  gpu_table(ledger, findings, report.policy, out, opts.grafana_url, opts.nomad_ui_url)
   out[#out + 1] = "</section>"
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"
@@ -364,11 +387,11 @@ local FLEET_COUNTS = {
 }
 
 -- One node's row of the fleet page, worst first: its name linked to its own page when
--- it was read (with "schema N" when not 1, and a link to the node on the
--- dashboard with grafana_url), counts and memory; an unreachable node's row
+-- it was read (with "schema N" when not 1, a link to the node on the
+-- dashboard with grafana_url, and to it in Nomad's UI with ui), counts and memory; an unreachable node's row
 -- is the badge and its error across the columns. Each cell carries its
 -- column's name as data-label, the label of its line on a narrow screen.
-local function fleet_row(row, grafana_url)
+local function fleet_row(row, grafana_url, ui)
   if row.error then
     return string.format('<tr><td data-label="node">%s</td>%s<td colspan="6" data-label="error">%s %s</td></tr>',
       M.escape(row.node), verdict_cells(row),
@@ -384,6 +407,10 @@ local function fleet_row(row, grafana_url)
   local dashboard = grafana.link(grafana_url, row.node)
   if dashboard then
     name = name .. string.format(' <a class="dashboard" href="%s">dashboard</a>', M.escape(dashboard))
+  end
+  local client = row.nomadNodeId and nomad_ui.client(ui, row.nomadNodeId)
+  if client then
+    name = name .. string.format(' <a class="nomad" href="%s">Nomad</a>', M.escape(client))
   end
   local cells = {}
   for _, count in ipairs(FLEET_COUNTS) do
@@ -446,8 +473,10 @@ end
 
 -- fleet serve's page. summary: gpuledger.fleet's; findings:
 -- the fleet's, worst first; worst: their worst level; opts: counts (of the
--- findings per level), at (RFC 3339), interval (seconds), version and
--- grafana_url (the checked --grafana-url: each node links to the dashboard).
+-- findings per level), at (RFC 3339), interval (seconds), version,
+-- grafana_url (the checked --grafana-url: each node links to the dashboard)
+-- and nomad_ui_url (the checked --nomad-ui-url: each node and job links to
+-- Nomad's UI).
 function M.fleet(summary, findings, worst, opts)
   local refresh = math.max(1, math.floor(opts.interval or 30))
   local total = summary.total
@@ -475,7 +504,7 @@ function M.fleet(summary, findings, worst, opts)
     out[#out + 1] = line
   end
   for _, row in ipairs(summary.nodes) do
-    out[#out + 1] = fleet_row(row, opts.grafana_url)
+    out[#out + 1] = fleet_row(row, opts.grafana_url, opts.nomad_ui_url)
   end
   out[#out + 1] = fleet_row(total) -- node "fleet", schema 1, no url, no error
   out[#out + 1] = "</tbody></table>"
@@ -492,7 +521,7 @@ function M.fleet(summary, findings, worst, opts)
     for _, job in ipairs(summary.jobs) do
       out[#out + 1] = string.format('<tr><td data-label="job">%s</td><td class="num" data-label="reserved">%d</td>'
         .. '<td class="num" data-label="held">%d</td></tr>',
-        M.escape(job.namespace .. "/" .. job.job), job.reserved, job.held)
+        linked(job.namespace .. "/" .. job.job, nomad_ui.job(opts.nomad_ui_url, job.namespace, job.job)), job.reserved, job.held)
     end
     out[#out + 1] = "</tbody></table>"
     out[#out + 1] = "</section>"
