@@ -18,6 +18,8 @@
 #                          RUNS=5, SIZES="10 100 1000 10000")
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 RUNS=${RUNS:-5}
 SIZES=${SIZES:-10 100 1000 10000}
@@ -32,19 +34,7 @@ mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
 cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
 
-# One node's ledger: the demo node's first four GPUs twice (eight, distinct uuids).
-"$GPULEDGER" ls --demo --json --node gpu-bench | lua5.4 -e '
-local cjson = require "cjson"
-local ledger = cjson.decode(io.read("a"))
-local n = 4
-for i = #ledger.entries, n + 1, -1 do ledger.entries[i] = nil end
-for i = 1, n do
-  local copy = cjson.decode(cjson.encode(ledger.entries[i]))
-  copy.index = n + i - 1
-  copy.uuid = copy.uuid:gsub("^GPU%-%x%x", "GPU-ff")
-  ledger.entries[n + i] = copy
-end
-io.write(cjson.encode(ledger))' >"$WORK/ledger.json"
+fleet_ledger "$GPULEDGER" "$WORK/ledger.json"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ADDRESSES=()

@@ -36,3 +36,21 @@ cpu_ms() {
     awk -v hz="$(getconf CLK_TCK)" -v kids="${2:-}" \
         '{ t = $14 + $15; if (kids == "children") t += $16 + $17; printf "%d\n", t * 1000 / hz }' "/proc/$1/stat"
 }
+
+# fleet_ledger BINARY FILE: writes to FILE the node ledger the fleet benches
+# serve (bench/fleet_server.c): the demo node's first four GPUs twice, eight
+# GPUs with distinct uuids, as BINARY's `ls --demo --json` gives them.
+fleet_ledger() {
+    "$1" ls --demo --json --node gpu-bench | lua5.4 -e '
+local cjson = require "cjson"
+local ledger = cjson.decode(io.read("a"))
+local n = 4
+for i = #ledger.entries, n + 1, -1 do ledger.entries[i] = nil end
+for i = 1, n do
+  local copy = cjson.decode(cjson.encode(ledger.entries[i]))
+  copy.index = n + i - 1
+  copy.uuid = copy.uuid:gsub("^GPU%-%x%x", "GPU-ff")
+  ledger.entries[n + i] = copy
+end
+io.write(cjson.encode(ledger))' >"$2"
+}

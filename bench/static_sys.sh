@@ -8,6 +8,8 @@
 # Environment: RUNS (3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 RUNS=${RUNS:-3}
 DYNAMIC=${DYNAMIC:-build/gpuledger}
 for which in STATIC DYNAMIC; do
@@ -20,17 +22,7 @@ trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EX
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
 cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
-"$DYNAMIC" ls --demo --json --node gpu-bench | lua5.4 -e '
-local cjson = require "cjson"
-local ledger = cjson.decode(io.read("a"))
-local n = #ledger.entries
-for i = 1, n do
-  local copy = cjson.decode(cjson.encode(ledger.entries[i]))
-  copy.index = n + i - 1
-  copy.uuid = copy.uuid:gsub("^GPU%-%x%x", "GPU-ff")
-  ledger.entries[n + i] = copy
-end
-io.write(cjson.encode(ledger))' >"$WORK/ledger.json"
+fleet_ledger "$DYNAMIC" "$WORK/ledger.json"
 echo '[]' >"$WORK/consul.json"
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ADDRESSES=()
