@@ -523,6 +523,23 @@ function H.fleet_rows()
   }, { gpud = gpud, gpue = gpue }
 end
 
+-- The summary of H.fleet_rows() (with unreachable_only, of its unreachable
+-- gpuz alone) and the built ledger of each row read: judge.fleet's input.
+function H.fleet_input(unreachable_only)
+  local rows, wire = H.fleet_rows()
+  if unreachable_only then
+    rows = { rows[2] }
+  end
+  local summary = fleet.summarise(rows)
+  local ledgers = {}
+  for _, row in ipairs(summary.nodes) do
+    if not row.error then
+      ledgers[row] = judge.ledger_of(wire[row.node])
+    end
+  end
+  return summary, ledgers
+end
+
 -- The summary of H.fleet_rows() and its findings, each node judged by the
 -- embedded rules, each row with its verdict, worst first (judge.fleet_verdicts).
 function H.fleet_judged()

@@ -113,24 +113,10 @@ describe("gpuledger.judge", function()
 end)
 
 describe("judge.fleet", function()
-  local fleet = require "gpuledger.fleet"
   local findings = require "gpuledger.findings"
 
-  -- The summary of H.fleet_rows() and the built ledger of each row read.
-  local function fleet_input()
-    local rows, wire = H.fleet_rows()
-    local summary = fleet.summarise(rows)
-    local ledgers = {}
-    for _, row in ipairs(summary.nodes) do
-      if not row.error then
-        ledgers[row] = judge.ledger_of(wire[row.node])
-      end
-    end
-    return summary, ledgers
-  end
-
   it("gives the fleet's report: every node judged, the unreachable one an ERROR, worst and counts of them all", function()
-    local summary, ledgers = fleet_input()
+    local summary, ledgers = H.fleet_input()
     local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers)
     local _, expected = H.fleet_judged()
     assert.same(expected, report.findings)
@@ -142,7 +128,7 @@ describe("judge.fleet", function()
   end)
 
   it("makes extra errors the fleet's rule-errors, first among the ERRORs", function()
-    local summary, ledgers = fleet_input()
+    local summary, ledgers = H.fleet_input()
     local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers, { "a refused reload" })
     assert.same({ level = "ERROR", code = "rule-error", node = "fleet", message = "a refused reload" }, report.findings[1])
     assert.equal(1, report.rules.errors)

@@ -1,6 +1,5 @@
 -- fleet serve's responses of one poll, from the fleet's report (judge.fleet).
 local H = require "helper"
-local fleet = require "gpuledger.fleet"
 local fleet_cmd = require "gpuledger.cmd.fleet"
 local judge = require "gpuledger.judge"
 local json = require "gpuledger.json"
@@ -9,17 +8,7 @@ local ruleset = require "gpuledger.ruleset"
 -- The fleet's report of H.fleet_rows(), gpuz unreachable; with
 -- unreachable_only, every node unreachable.
 local function report_of(unreachable_only)
-  local rows, wire = H.fleet_rows()
-  if unreachable_only then
-    rows = { rows[2] }
-  end
-  local summary = fleet.summarise(rows)
-  local ledgers = {}
-  for _, row in ipairs(summary.nodes) do
-    if not row.error then
-      ledgers[row] = judge.ledger_of(wire[row.node])
-    end
-  end
+  local summary, ledgers = H.fleet_input(unreachable_only)
   return judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers)
 end
 
