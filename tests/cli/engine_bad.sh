@@ -91,7 +91,7 @@ broken() {
 broken "missing socket" "unix://$WORK/absent.sock" \
     'm:find("No such file", 1, true) ~= nil or m:find("connect", 1, true) ~= nil'
 
-# --- refusing: accepts and closes at once -------------------------------------------
+# --- refusing: reads the request, closes with no answer ----------------------------
 engine_up --mode refuse
 broken "refusing" "unix://$WORK/engine.sock" \
     'm:find("connect", 1, true) or m:find("reset", 1, true) or m:find("nothing", 1, true) or m:find("Empty", 1, true) or m:find("Recv failure", 1, true)'

@@ -110,12 +110,24 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle(self):
         if self.state.args.mode == "refuse":
+            self.read_request_head()
             self.record_raw()
-            return  # accept, then close at once: no answer at all
+            return  # the request read, the connection closed: no answer at all
         super().handle()
 
+    def read_request_head(self):
+        # Reads up to the blank line that ends the request's head, so that the client has
+        # sent all of it before the close: closing earlier races its write ("Broken pipe"
+        # instead of "Empty reply"), and which of the two it sees is then chance.
+        self.connection.settimeout(10)
+        try:
+            while self.rfile.readline(65537) not in (b"", b"\r\n", b"\n"):
+                pass
+        except OSError:
+            pass
+
     def record_raw(self):
-        self.state.log({"mode": "refuse", "event": "accepted and closed"})
+        self.state.log({"mode": "refuse", "event": "read and closed"})
 
     # -- answers -------------------------------------------------------------
 
