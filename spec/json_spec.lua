@@ -109,6 +109,15 @@ describe("gpuledger.json", function()
       assert.is_true(json.is_array(doc.c))
     end)
 
+    it("reads a compact document's empty arrays as arrays, a [] in a key or string and odd arrays alike", function()
+      local doc = json.decode('{"a":[],"b":[[],{}],"c":{"d":[]},"e":null}')
+      assert.equal('{"a":[],"b":[[],{}],"c":{"d":[]}}', json.encode(doc))
+      assert.is_true(json.is_array(doc.c.d))
+      local text = '{"k[]":[],"s":"a[]b","t":[true,null,false,null,true],"u":[1,null]}'
+      assert.equal('{"k[]":[],"s":"a[]b","t":{"1":true,"3":false,"5":true},"u":[1]}', json.encode(json.decode(text)))
+      assert.equal('[{"x":[]}]', json.encode(json.decode('[{"x":[]}]')))
+    end)
+
     it("says why a text is not JSON", function()
       local value, err = json.decode("{not json")
       assert.is_nil(value)

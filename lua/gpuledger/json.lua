@@ -71,23 +71,76 @@ local function mark_empty_arrays(s)
   return table.concat(parts)
 end
 
--- Turns JSON null into nil and the marked empty arrays into json.array()s.
-local function normalise(value)
+-- True when v (a decoded table) is EMPTY_ARRAY_TEXT's.
+local function is_mark(v)
+  return #v == 1 and v[1] == EMPTY_ARRAY_MARK and next(v, next(v)) == nil
+end
+
+-- What stands for an empty array in M.decode's quick way: JSON with no
+-- quote or backslash (so that it can stand inside a string as well) and
+-- no "[]", whose value no document gpuledger reads holds.
+local STAND_IN_TEXT = "[true,null,false,null,true]"
+
+-- True when v (a decoded table) is STAND_IN_TEXT's.
+local function is_stand_in(v)
+  return v[1] == true and v[2] == cjson.null and v[3] == false and v[4] == cjson.null and v[5] == true
+    and next(v, 5) == nil
+end
+
+-- Turns JSON null into nil and each table that is_empty (is_mark or
+-- is_stand_in) into a json.array(), in value. Returns value and how many
+-- empty arrays it made.
+local function normalise(value, is_empty)
   if type(value) ~= "table" then
-    return value
+    return value, 0
   end
-  for k, v in pairs(value) do
-    if v == cjson.null then
-      value[k] = nil
-    elseif type(v) == "table" then -- a string, number or boolean has nothing in it
-      if #v == 1 and v[1] == EMPTY_ARRAY_MARK and next(v, next(v)) == nil then
-        value[k] = M.array()
-      else
-        normalise(v)
+  if is_empty(value) then
+    return M.array(), 1
+  end
+  local made = 0
+  local function walk(t)
+    for k, v in pairs(t) do
+      if v == cjson.null then
+        t[k] = nil
+      elseif type(v) == "table" then -- a string, number or boolean has nothing in it
+        if is_empty(v) then
+          t[k] = M.array()
+          made = made + 1
+        else
+          walk(v)
+        end
       end
     end
   end
-  return value
+  walk(value)
+  return value, made
+end
+
+-- s with every "[]" written as STAND_IN_TEXT, and how many there were; nil
+-- when that would not say where the empty arrays are: an empty array with
+-- white space in it, or STAND_IN_TEXT in s already. A "[]" in a string is
+-- told afterwards (fewer stand-ins decoded than written). Plain searches
+-- only: Lua's patterns cost a walk through s each.
+local function stand_ins(s)
+  if s:find(STAND_IN_TEXT, 1, true) then
+    return nil
+  end
+  for _, blank in ipairs { " ", "\n", "\r", "\t", "\v", "\f" } do
+    if s:find("[" .. blank, 1, true) then
+      return nil
+    end
+  end
+  local parts, from, count = {}, 1, 0
+  local at = s:find("[]", 1, true)
+  while at do
+    parts[#parts + 1] = s:sub(from, at - 1)
+    parts[#parts + 1] = STAND_IN_TEXT
+    count = count + 1
+    from = at + 2
+    at = s:find("[]", from, true)
+  end
+  parts[#parts + 1] = s:sub(from)
+  return table.concat(parts), count
 end
 
 -- JSON null as M.decode_raw gives it (lua-cjson's null: a light userdata,
@@ -115,13 +168,27 @@ function M.decode_raw(s)
 end
 
 -- Decodes text: JSON null is nil, an empty array a json.array() (so it is
--- written back as []). Returns the value, or nil and cjson's message.
+-- written back as []). Returns the value, or nil and cjson's message. The
+-- quick way (stand_ins) is taken when it can tell every empty array; the
+-- other way (mark_empty_arrays: where the quotes are) gives the same value,
+-- and the messages of a text cjson refuses.
 function M.decode(s)
-  local value, why = M.decode_raw(mark_empty_arrays(s))
-  if type(value) == "table" and #value == 1 and value[1] == EMPTY_ARRAY_MARK then
-    return M.array()
+  local quick, count = stand_ins(s)
+  if quick then
+    local value = M.decode_raw(quick)
+    if value then
+      local made
+      value, made = normalise(value, is_stand_in)
+      if made == count then
+        return value
+      end
+    end
   end
-  return value and normalise(value), why
+  local value, why = M.decode_raw(mark_empty_arrays(s))
+  if not value then
+    return nil, why
+  end
+  return (normalise(value, is_mark))
 end
 
 local ESCAPES = {
