@@ -95,6 +95,10 @@ local function item_checker(item_shape)
   end
 end
 
+-- The type names a shape can be (a field of one is checked in line: most
+-- are, and a call for each costs more than the check).
+local TYPES = { string = true, number = true, boolean = true, table = true }
+
 -- The checker (compile's) of a list, map or object shape.
 local function table_checker(shape)
   local want = want_of(shape)
@@ -110,6 +114,7 @@ local function table_checker(shape)
   end
   if shape.list then
     local check, max = item_checker(shape.list), shape.max
+    local kind = TYPES[shape.list] and shape.list -- a list of such items: each one's type, in line
     return function(value)
       local is_table, why = table_of(value)
       if not is_table then
@@ -126,42 +131,53 @@ local function table_checker(shape)
         return "", string.format(" has %d items, want at most %d", length, max)
       end
       for i = 1, length do
-        local below, what = check(value[i])
-        if below then
-          return "[" .. i .. "]" .. below, what
+        local item = value[i]
+        if not kind or type(item) ~= kind then
+          local below, what = check(item)
+          if below then
+            return "[" .. i .. "]" .. below, what
+          end
         end
       end
       return nil
     end
   elseif shape.map then
     local check = compile(shape.map)
+    local kind = TYPES[shape.map] and shape.map
     return function(value)
       local is_table, why = table_of(value)
       if not is_table then
         return why and "", why
       end
       for key, item in pairs(value) do
-        local below, what = check(item)
-        if below then
-          return "." .. tostring(key) .. below, what
+        if not kind or type(item) ~= kind then
+          local below, what = check(item)
+          if below then
+            return "." .. tostring(key) .. below, what
+          end
         end
       end
       return nil
     end
   end
-  local keys, checks = {}, {}
+  local keys, checks, kinds = {}, {}, {}
   for key, field in pairs(shape) do
     keys[#keys + 1], checks[#checks + 1] = key, compile(field)
+    kinds[#kinds + 1] = TYPES[field] and field or false
   end
+  local count = #keys
   return function(value)
     local is_table, why = table_of(value)
     if not is_table then
       return why and "", why
     end
-    for i = 1, #keys do
-      local below, what = checks[i](value[keys[i]])
-      if below then
-        return "." .. keys[i] .. below, what
+    for i = 1, count do
+      local field, kind = value[keys[i]], kinds[i]
+      if not kind or (field ~= nil and type(field) ~= kind) then -- a field of a type name may be absent
+        local below, what = checks[i](field)
+        if below then
+          return "." .. keys[i] .. below, what
+        end
       end
     end
     return nil
