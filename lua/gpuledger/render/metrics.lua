@@ -44,20 +44,23 @@ function M.number(n)
   return json.number_text(n)
 end
 
--- Collects the lines of the document, family by family.
+-- Collects the lines of the document, family by family, as pieces joined
+-- once at the end (a sample's line is never put together on its own).
 local function writer()
-  local lines = {}
+  local out, n = {}, 0
   local escaped = {} -- label value → M.escape of it: a node's, a GPU's labels recur in many samples
   local w = {}
   -- Starts a family: its HELP and TYPE lines.
   function w.family(name, kind, help)
-    lines[#lines + 1] = string.format("# HELP %s %s", name, (help:gsub("\\", "\\\\"):gsub("\n", "\\n")))
-    lines[#lines + 1] = string.format("# TYPE %s %s", name, kind)
+    out[n + 1] = string.format("# HELP %s %s\n", name, (help:gsub("\\", "\\\\"):gsub("\n", "\\n")))
+    out[n + 2] = string.format("# TYPE %s %s\n", name, kind)
+    n = n + 2
     w.name = name
   end
   -- A sample of the current family: labels is an array of {name, value}.
   function w.sample(labels, value)
-    local parts = {}
+    n = n + 1
+    out[n] = w.name
     for i, label in ipairs(labels) do
       local raw = label[2]
       local text_value = escaped[raw]
@@ -67,13 +70,20 @@ local function writer()
           escaped[raw] = text_value
         end
       end
-      parts[i] = label[1] .. '="' .. text_value .. '"'
+      out[n + 1], out[n + 2], out[n + 3], out[n + 4] = i == 1 and "{" or ",", label[1], '="', text_value
+      n = n + 4
+      out[n + 1] = '"'
+      n = n + 1
     end
-    local set = #parts > 0 and ("{" .. table.concat(parts, ",") .. "}") or ""
-    lines[#lines + 1] = w.name .. set .. " " .. M.number(value)
+    if labels[1] then
+      n = n + 1
+      out[n] = "}"
+    end
+    out[n + 1], out[n + 2], out[n + 3] = " ", M.number(value), "\n"
+    n = n + 3
   end
   function w.text()
-    return table.concat(lines, "\n") .. "\n"
+    return table.concat(out)
   end
   return w
 end
