@@ -30,13 +30,24 @@ end
 -- reorder what follows (U+202A–U+202E, U+2066–U+2069) replaced by U+FFFD.
 function M.printable(s)
   s = tostring(s)
-  if not s:find("[%c\127-\255]") then
+  if not s:find("[^ -~]") then -- (a single range is the quickest class to test)
     return s -- printable ASCII, the common case: nothing to replace
   end
   s = M.valid_utf8(s)
-  s = s:gsub("[%c\127]", REPLACEMENT)
-  s = s:gsub("\xE2\x80[\xAA-\xAE]", REPLACEMENT):gsub("\xE2\x81[\xA6-\xA9]", REPLACEMENT)
-  return (s:gsub("\xC2[\x80-\x9F]", REPLACEMENT))
+  if s:find("[%c\127]") then
+    s = s:gsub("[%c\127]", REPLACEMENT)
+  end
+  -- the other controls only where their first bytes are (a plain search is quicker than a pattern's)
+  if s:find("\xE2\x80", 1, true) then
+    s = s:gsub("\xE2\x80[\xAA-\xAE]", REPLACEMENT)
+  end
+  if s:find("\xE2\x81", 1, true) then
+    s = s:gsub("\xE2\x81[\xA6-\xA9]", REPLACEMENT)
+  end
+  if s:find("\xC2", 1, true) then
+    s = s:gsub("\xC2[\x80-\x9F]", REPLACEMENT)
+  end
+  return s
 end
 
 -- The mark a string cut by M.cut ends with.

@@ -23,7 +23,11 @@ local ESCAPES = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&#34
 -- entities (quotes as &#34; and &#39;, as Go's html/template writes them),
 -- invalid UTF-8 and control characters as U+FFFD.
 function M.escape(s)
-  return (text.printable(tostring(s == nil and "" or s)):gsub("[&<>\"']", ESCAPES))
+  s = text.printable(tostring(s == nil and "" or s))
+  if not s:find("[&<>\"']") then
+    return s -- most text has none: no copy made
+  end
+  return (s:gsub("[&<>\"']", ESCAPES))
 end
 
 local LEVEL_CLASS = { OK = "OK", WARN = "WARN", BAD = "BAD", ERROR = "ERROR" }
