@@ -16,6 +16,25 @@ local M = {}
 -- (`ls | grep unmanaged`) still names its GPU.
 function M.draw(header, rows)
   local widths = {}
+  local width_of = {} -- each piece's width, counted once: a tenant's line is padded in every column of it
+  local function width(piece)
+    local w = width_of[piece]
+    if not w then
+      w = text.width(piece)
+      width_of[piece] = w
+    end
+    return w
+  end
+  local blanks = {} -- n → n spaces
+  local function pad(piece, to)
+    local n = math.max(0, to - width(piece))
+    local blank = blanks[n]
+    if not blank then
+      blank = string.rep(" ", n)
+      blanks[n] = blank
+    end
+    return piece .. blank
+  end
   local function lines_of(cell)
     local list = type(cell) == "table" and cell or { cell }
     local lines = {}
@@ -29,7 +48,7 @@ function M.draw(header, rows)
     for i, cell in ipairs(row) do
       cells[i] = lines_of(cell)
       for _, piece in ipairs(cells[i]) do
-        widths[i] = math.max(widths[i] or 0, text.width(piece))
+        widths[i] = math.max(widths[i] or 0, width(piece))
       end
       widths[i] = widths[i] or 0
     end
@@ -48,17 +67,17 @@ function M.draw(header, rows)
     local out = {}
     for n = 1, height do
       local cells = {}
-      for i, width in ipairs(widths) do
+      for i, column_width in ipairs(widths) do
         local piece = row[i] and row[i][n] or (i == 1 and row ~= header and row[1][1]) or ""
-        cells[i] = text.pad(piece, width)
+        cells[i] = pad(piece, column_width)
       end
       out[n] = "│ " .. table.concat(cells, " │ ") .. " │"
     end
     return table.concat(out, "\n")
   end
   local rules = {}
-  for i, width in ipairs(widths) do
-    rules[i] = string.rep("─", width + 2)
+  for i, column_width in ipairs(widths) do
+    rules[i] = string.rep("─", column_width + 2)
   end
   local out = { lines(header), "├" .. table.concat(rules, "┼") .. "┤" }
   for _, row in ipairs(body) do
