@@ -35,11 +35,18 @@ local WIDE_BLANKS = {
   "\u{202F}", "\u{205F}", "\u{3000}", "\u{FEFF}",
 }
 
+-- A name that is one word of printable ASCII without "/", not bracketed:
+-- its own binary, the common case.
+local PLAIN_NAME = "^[!-.0-Z\\-~][!-.0-~]*$"
+
 -- The binary of a process name: trimmed, cut at the first
 -- blank (any Unicode white space), then after the last "/"; arguments never
 -- survive, bracketed or not ("[python3 --token=x]" is "python3"). The
 -- driver's placeholders such as "[Insufficient Permissions]" are kept whole.
 function M.process_binary(name)
+  if name:find(PLAIN_NAME) then
+    return name
+  end
   if name:find("[\128-\255]") then -- each wide blank is beyond ASCII
     for _, blank in ipairs(WIDE_BLANKS) do
       name = name:gsub(blank, " ")
@@ -131,6 +138,8 @@ M.GPU_BOUNDS = {
 M.APP_BOUNDS = { [2] = { 1, 4194304 }, [3] = { 0, 16 * 1024 * 1024 } }
 M.TLIMIT_BOUNDS = { -200, 200 } -- the thermal margin, °C
 
+local BRACKET = string.byte("[")
+
 -- Whether a cell is a number outside bounds ({least, most}): a number as
 -- nvidia-smi writes one that is out of range, not finite, or too big to be
 -- one; [N/A] and the like are not.
@@ -139,22 +148,24 @@ local function out_of_range(raw, bounds)
     return false
   end
   local trimmed = text.trim(type(raw) == "string" and raw or "")
-  if NOT_A_NUMBER[trimmed] or trimmed:match("^%[") then
+  if NOT_A_NUMBER[trimmed] or trimmed:byte(1) == BRACKET then
     return false
   end
   local value = tonumber(trimmed)
   return value ~= nil and not (value >= bounds[1] and value <= bounds[2])
 end
 
--- A copy of row with each cell outside its bounds (by column) replaced by
--- [N/A], and an error for each ("nvidia-smi query-gpu: GPU 0 (GPU-…):
--- memory.used is 1e23, want 0–16777216") appended to errors; who(row)
--- names the GPU, names the columns.
+-- row, or where a cell is outside its bounds (by column) a copy with each
+-- such cell replaced by [N/A], and an error for each ("nvidia-smi
+-- query-gpu: GPU 0 (GPU-…): memory.used is 1e23, want 0–16777216")
+-- appended to errors; who(row) names the GPU, names the columns.
 local function bounded(row, bounds, names, query, who, errors)
-  local checked = {}
+  local checked = row
   for i, raw in ipairs(row) do
-    checked[i] = raw
     if out_of_range(raw, bounds[i]) then
+      if checked == row then
+        checked = table.move(row, 1, #row, 1, {})
+      end
       errors[#errors + 1] = string.format("nvidia-smi %s: %s: %s is %s, want %s–%s", query, who(row), names[i],
         text.one_line(text.trim(raw), 64), bounds[i][1], bounds[i][2])
       checked[i] = "[N/A]"
