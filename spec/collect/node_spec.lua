@@ -160,6 +160,12 @@ describe("gpuledger.collect.node", function()
     local function health_core()
       return fake_core {
         spawn = function(argv)
+          local fields = argv[2]:match("^%-%-query%-gpu=(.*)$")
+          for name in (fields and not fields:find("encoder", 1, true) and fields or ""):gmatch("[^,]+") do
+            if not HELP:find('"' .. name .. '"', 1, true) then -- (as the real one refuses a field it does not list)
+              return 'Field "' .. name .. '" is not a valid field to query.\n\n', "", 2
+            end
+          end
           if argv[2] == "--help-query-gpu" then
             return HELP, "", 0
           elseif argv[2]:find("remapped_rows", 1, true) then
@@ -204,15 +210,17 @@ describe("gpuledger.collect.node", function()
       assert.same({ "read", "read", "read" }, { l.sources.health, l.sources.kernel_log, l.sources.nomad_devices })
     end)
 
-    it("asks nvidia-smi in two rounds: the main query, the process list, the field list and --version, then the optional query", function()
+    it("asks an older nvidia-smi in two rounds: the main query, the process list, the newest driver's optional query, "
+      .. "the field list and --version, then its own optional query", function()
       local fake = health_core()
       collect.collect(fake, options.config(assert(options.parse(
         { "ls", "--no-docker", "--no-nomad", "--kernel-log", "off", "--nvidia-smi", "/opt/smi-rounds" }, function() end)),
         function() end))
-      assert.same({ 2, 4, "--version" }, { #fake.rounds, #fake.rounds[1], fake.rounds[1][4] })
+      assert.same({ 2, 5, "--version" }, { #fake.rounds, #fake.rounds[1], fake.rounds[1][5] })
       assert.matches("^%-%-query%-compute%-apps=", fake.rounds[1][2])
+      assert.matches("^%-%-query%-gpu=index,uuid,pci.bus_id,driver_version,persistence_mode,", fake.rounds[1][3])
       assert.same({ "--help-query-gpu", "--query-gpu=index,uuid,pci.bus_id,remapped_rows.pending" },
-        { fake.rounds[1][3], fake.rounds[2][1] })
+        { fake.rounds[1][4], fake.rounds[2][1] })
     end)
 
     it("asks no health of an nvidia-smi whose main query failed, and no devices of a Nomad that failed", function()

@@ -5,6 +5,7 @@ local collect = require "gpuledger.collect.nvidia"
 local health = require "gpuledger.sources.health"
 local json = require "gpuledger.json"
 local nvidia = require "gpuledger.sources.nvidia"
+local optional = require "gpuledger.sources.nvidia_optional"
 
 local UUID_A = "GPU-aaaa1111-0000-4000-8000-000000000000"
 local UUID_B = "GPU-bbbb2222-0000-4000-8000-000000000000"
@@ -31,29 +32,70 @@ local CELLS = {
 local OPTIONAL = "index,uuid,pci.bus_id,driver_version,persistence_mode,remapped_rows.pending,mig.mode.current,"
   .. "temperature.gpu.tlimit,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown"
 
+-- The cells of the newest driver: those of CELLS, and [N/A] for every other
+-- field it lists.
+local NEWEST_CELLS = H.merge(CELLS, {})
+for name in pairs(optional.NEWEST_KNOWN) do
+  NEWEST_CELLS[name] = NEWEST_CELLS[name] or { "[N/A]", "[N/A]" }
+end
+
+-- The flags of the newest driver's optional query, with and without the health query.
+local NEWEST = {}
+for _, with_health in ipairs { true, false } do
+  NEWEST["--query-gpu=" .. table.concat(optional.plan(optional.NEWEST_KNOWN, with_health).fields, ",")] = true
+end
+
+-- The key of a query by its argv (main, apps, help, version, remapped,
+-- newest: the newest driver's optional query, optional: another, or the
+-- flag itself).
+local function key_of(argv)
+  local flag = argv[2]
+  if flag == "--help-query-gpu" then
+    return "help"
+  elseif flag == "--version" then
+    return "version"
+  elseif flag:find("^%-%-query%-compute%-apps") then
+    return "apps"
+  elseif flag:find("^%-%-query%-remapped%-rows") then
+    return "remapped"
+  elseif flag == "--query-gpu=" .. table.concat(nvidia.GPU_FIELDS, ",") then
+    return "main"
+  elseif NEWEST[flag] then
+    return "newest"
+  elseif flag:find("^%-%-query%-gpu=") then
+    return "optional"
+  end
+  return flag
+end
+
 -- A fake nvidia-smi behind a fake core (H.fake_nvidia_core): the main
 -- query and the process list from state.main and state.apps; the help
--- lists the names of state.cells (default CELLS) but those of state.hidden;
--- any other --query-gpu answers their cells, or fails as the real one when
--- it names a field it does not know (or, listed, state.refuses); state.answers overrides an answer by
--- key (main, apps, help, version, optional, remapped, -L, -q); --version
--- answers state.version, else the 590 driver's versions.
+-- lists the names of state.cells (default CELLS) but those of state.hidden
+-- and state.unlisted; any other --query-gpu answers their cells, or fails as
+-- the real one when it names a field it does not know (known: listed, or
+-- state.unlisted; or state.refuses); state.answers overrides an answer by
+-- key (key_of: main, apps, help, version, newest, optional, remapped, -L,
+-- -q); --version answers state.version, else the 590 driver's versions.
 local function smi(state)
   local cells = state.cells or CELLS
+  local unlisted = state.unlisted or {}
+  local function listed(name)
+    return cells[name] and not (state.hidden and state.hidden[name]) and not unlisted[name]
+  end
   local function known(name)
-    return cells[name] and not (state.hidden and state.hidden[name])
+    return listed(name) or unlisted[name]
   end
   local function help()
     local lines = {}
     for name in pairs(cells) do
-      if known(name) then
+      if listed(name) then
         lines[#lines + 1] = '"' .. name .. '"\nA field.\n'
       end
     end
     table.sort(lines)
     return table.concat(lines, "\n")
   end
-  local function optional(argv)
+  local function answer_gpu_query(argv)
     local names, rows = {}, { {}, {} }
     for name in argv[2]:match("=(.*)$"):gmatch("[^,]+") do
       if not known(name) or (state.refuses and state.refuses[name]) then
@@ -66,23 +108,6 @@ local function smi(state)
     end
     return table.concat(rows[1], ", ") .. "\n" .. table.concat(rows[2], ", ") .. "\n"
   end
-  local function key_of(argv)
-    local flag = argv[2]
-    if flag == "--help-query-gpu" then
-      return "help"
-    elseif flag == "--version" then
-      return "version"
-    elseif flag:find("^%-%-query%-compute%-apps") then
-      return "apps"
-    elseif flag:find("^%-%-query%-remapped%-rows") then
-      return "remapped"
-    elseif flag == "--query-gpu=" .. table.concat(nvidia.GPU_FIELDS, ",") then
-      return "main"
-    elseif flag:find("^%-%-query%-gpu=") then
-      return "optional"
-    end
-    return flag
-  end
   local fake = H.fake_nvidia_core(key_of, state.answers or {})
   local given = fake.spawn
   local defaults = {
@@ -90,7 +115,8 @@ local function smi(state)
     apps = function() return state.apps or APPS end,
     help = help,
     version = function() return state.version or "DRIVER version      : 590.48.01\nCUDA Version        : 13.1\n" end,
-    optional = optional,
+    newest = answer_gpu_query,
+    optional = answer_gpu_query,
   }
   function fake.spawn(argv, opts)
     local key = key_of(argv)
@@ -98,7 +124,7 @@ local function smi(state)
       return given(argv, opts)
     end
     fake.deadlines[#fake.deadlines + 1] = opts.deadline_ms
-    if key == "optional" then
+    if key == "optional" or key == "newest" then
       fake.optional_argv = argv
     end
     local answer = defaults[key](argv)
@@ -123,9 +149,7 @@ local function rounds(fake)
   for r, round in ipairs(fake.rounds) do
     keyed[r] = {}
     for i, flag in ipairs(round) do
-      keyed[r][i] = flag == "--help-query-gpu" and "help" or flag == "--version" and "version" or flag:find("compute%-apps") and "apps"
-        or flag:find("remapped%-rows") and "remapped" or flag:find("encoder.stats", 1, true) and "main"
-        or flag:find("^%-%-query%-gpu") and "optional" or flag
+      keyed[r][i] = key_of { "nvidia-smi", flag }
     end
   end
   return keyed
@@ -136,7 +160,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     local fake = smi {}
     local first = collected(fake, "/opt/smi-version")
     local again = collected(fake, "/opt/smi-version")
-    assert.same({ { "main", "apps", "help", "version" }, { "optional" }, { "main", "apps", "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "optional" }, { "main", "apps", "optional" } }, rounds(fake))
     assert.same({ text = "DRIVER version      : 590.48.01\nCUDA Version        : 13.1\n" }, first.health.version)
     assert.same(first.health.version, again.health.version)
     local old = collected(smi { answers = { version = { "ERROR: Option --version is not recognized. Please run 'nvidia-smi -h'.\n\n", "", 2 } } },
@@ -144,10 +168,25 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.matches("^nvidia%-smi version: /opt/smi%-no%-version: exit status 2", old.health.version.error)
   end)
 
-  it("asks in two rounds: main, process list and field list together, then one optional query", function()
+  it("asks a current driver in one round: the newest driver's optional query beside the field list", function()
+    local fake = smi { cells = NEWEST_CELLS }
+    local sources = collected(fake, "/opt/smi-one-round-first")
+    assert.same({ { "main", "apps", "newest", "help", "version" } }, rounds(fake))
+    local gpus, _, errors = nvidia.read(sources.nvidia)
+    assert.same({}, errors)
+    assert.same({ 4, nil }, { gpus[1].thermalMarginC, gpus[2].thermalMarginC })
+    assert.same({ true, false }, { gpus[1].thermalSlowdown, gpus[2].thermalSlowdown })
+    assert.same(health.plan(optional.NEWEST_KNOWN), sources.health.health.fields)
+    assert.same({ ok = true, version = "590.48.01" }, { ok = sources.health.ok, version = sources.health.health.rows[1][4] })
+    fake.rounds = {}
+    collected(fake, "/opt/smi-one-round-first")
+    assert.same({ { "main", "apps", "newest" } }, rounds(fake))
+  end)
+
+  it("asks a driver that refuses the newest driver's query its own in round two; the refusal is no error", function()
     local fake = smi {}
     local sources = collected(fake, "/opt/smi-two-rounds")
-    assert.same({ { "main", "apps", "help", "version" }, { "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "optional" } }, rounds(fake))
     assert.equal("--query-gpu=" .. OPTIONAL, fake.optional_argv[2])
     assert.equal("--format=csv,noheader,nounits", fake.optional_argv[3])
     local gpus, processes, errors = nvidia.read(sources.nvidia)
@@ -161,6 +200,23 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     local records = health.read(sources.health.health, sources.health.remapped_rows)
     assert.same({ false, true }, { records[1].remappedRowsPending, records[2].remappedRowsPending })
     assert.is_nil(sources.mig) -- no GPU in MIG mode
+    assert.is_true(sources.health.ok)
+  end)
+
+  it("asks its own optional query where the driver answers the newest driver's but lists other fields", function()
+    local fake = smi { cells = NEWEST_CELLS, unlisted = { gpu_recovery_action = true } }
+    local sources = collected(fake, "/opt/smi-unlisted")
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "optional" } }, rounds(fake))
+    assert.is_nil(fake.optional_argv[2]:find("gpu_recovery_action", 1, true))
+    assert.same(#health.plan(optional.NEWEST_KNOWN) - 1, #sources.health.health.fields)
+  end)
+
+  it("a guess that failed is no error of its own when round two answers", function()
+    local fake = smi { answers = { newest = { nil, "timed out after 9.99s: its deadline passed" } } }
+    local sources = collected(fake, "/opt/smi-guess-hangs")
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "optional" } }, rounds(fake))
+    assert.same({}, select(3, nvidia.read(sources.nvidia)))
+    assert.is_true(sources.health.ok)
   end)
 
   it("asks a known driver everything in one round, all by the one deadline", function()
@@ -181,7 +237,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     cells.driver_version = { "595.71.05", "595.71.05" }
     fake.rounds = {}
     local sources = collected(fake, "/opt/smi-changes")
-    assert.same({ { "main", "apps", "optional" }, { "help", "version" }, { "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "optional" }, { "help", "version" } }, rounds(fake)) -- (the same list: its answer kept)
     assert.equal("595.71.05", sources.health.health.rows[1][4])
     local hidden = { ["temperature.gpu.tlimit"] = true }
     local older = smi { cells = cells, hidden = hidden }
@@ -198,7 +254,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("asks again without a field the driver lists but refuses, keeping the rest", function()
     local fake = smi { refuses = { ["temperature.gpu.tlimit"] = true } }
     local sources = collected(fake, "/opt/smi-lists-more")
-    assert.same({ { "main", "apps", "help", "version" }, { "optional" }, { "optional" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "optional" }, { "optional" } }, rounds(fake))
     assert.is_nil(fake.optional_argv[2]:find("tlimit", 1, true))
     assert.is_nil(sources.nvidia.tlimit)
     assert.is_true(sources.health.ok)
@@ -217,7 +273,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     local old = { ["remapped_rows.pending"] = true }
     local fake = smi { hidden = old, answers = { remapped = "00000000:02:00.0, " .. UUID_B .. ", 0, 2, Yes, No\n" } }
     local sources = collected(fake, "/opt/smi-old")
-    assert.same({ { "main", "apps", "help", "version" }, { "optional", "remapped" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "optional", "remapped" } }, rounds(fake))
     local records = health.read(sources.health.health, sources.health.remapped_rows)
     assert.same({ nil, true }, { records[1].remappedRowsPending, records[2].remappedRowsPending })
     local older = smi { hidden = old, answers = { remapped = { "ERROR: Option --query-remapped-rows is not recognized.\n", "", 2 } } }
@@ -234,10 +290,10 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   end)
 
   it("asks -L and -q together, in a round of their own, where a GPU is in MIG mode", function()
-    local fake = smi { cells = H.merge(CELLS, { ["mig.mode.current"] = { "Enabled", "Disabled" } }),
+    local fake = smi { cells = H.merge(NEWEST_CELLS, { ["mig.mode.current"] = { "Enabled", "Disabled" } }),
       answers = { ["-L"] = H.testdata("nvidia/h100-mig-590.48.01/list.txt"), ["-q"] = H.testdata("nvidia/h100-mig-590.48.01/query.txt") } }
     local sources = collected(fake, "/opt/smi-mig")
-    assert.same({ { "main", "apps", "help", "version" }, { "optional" }, { "-L", "-q" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" }, { "-L", "-q" } }, rounds(fake))
     assert.same({ UUID_A }, sources.mig.enabled)
   end)
 
@@ -253,13 +309,14 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.same({ "nvidia-smi tlimit" .. why, "nvidia-smi clocks_event_reasons" .. why }, errors)
   end)
 
-  it("a field list that cannot be had is the health and MIG sources' error; nothing optional is asked", function()
-    local fake = smi { answers = { help = { nil, "not found" } } }
+  it("a field list that cannot be had is the health and MIG sources' error; the guess's answer is not read", function()
+    local fake = smi { cells = NEWEST_CELLS, answers = { help = { nil, "not found" } } }
     local sources = collected(fake, "/opt/smi-e")
-    assert.same({ { "main", "apps", "help", "version" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" } }, rounds(fake))
     assert.same({ ok = false, binary = "/opt/smi-e", error = "nvidia-smi help-query-gpu: /opt/smi-e: not found" }, sources.health)
     assert.same({ ok = false, binary = "/opt/smi-e", error = "nvidia-smi help-query-gpu: /opt/smi-e: not found" }, sources.mig)
     assert.is_nil(sources.nvidia.tlimit)
+    assert.is_nil(sources.nvidia.slowdown)
   end)
 
   it("takes a bare name found nowhere in PATH for a node without a driver: no GPU, no error, nothing more", function()
@@ -288,7 +345,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("a main failure is the only answer: an error naming query-gpu, no health, no MIG", function()
     local fake = smi { answers = { main = { "NVIDIA-SMI has failed because it couldn't communicate with the driver\nmore\n", "", 9 } } }
     local sources = collected(fake, "/opt/smi-fails")
-    assert.same({ { "main", "apps", "help", "version" } }, rounds(fake))
+    assert.same({ { "main", "apps", "newest", "help", "version" } }, rounds(fake))
     assert.is_false(sources.nvidia.ok)
     assert.equal("nvidia-smi query-gpu: /opt/smi-fails: exit status 9: NVIDIA-SMI has failed because it couldn't communicate with the driver",
       sources.nvidia.error)

@@ -103,7 +103,8 @@ source_error "exit non-zero" "$BAD/exit-nonzero" "$SMI" "nvidia-smi query-gpu" \
 : >"$log"
 FAKE_SMI_LOG=$log smi "$BAD/exit-nonzero" "$SMI" ls --json
 expect_lua "exit non-zero: no GPUs" "$out" '#j.entries == 0'
-expect_eq "exit non-zero: nothing asked after the first round (main, process list, field list, --version)" "$(wc -l <"$log")" 4
+expect_eq "exit non-zero: nothing asked after the first round (main, process list, optional query, field list, --version)" \
+    "$(wc -l <"$log")" 5
 
 # --- nvidia-smi hangs: killed after 10 s ----------------------------------------
 # A private copy of the fake, so that a leftover process is recognisable.
@@ -247,8 +248,8 @@ expect_rc "old driver: ls --json exits 0" 0
 expect_lua "old driver: no error" "$out" 'j.errors == nil or #j.errors == 0'
 expect_lua "old driver: two GPUs, margins unknown" "$out" '#j.entries == 2 and j.entries[1].thermalMarginC == nil and j.entries[2].thermalMarginC == nil'
 expect_lua "old driver: slowdown from throttle reasons (gpu0 false, gpu1 true)" "$out" 'j.entries[1].thermalSlowdown == false and j.entries[2].thermalSlowdown == true'
-expect_eq "old driver: six queries: main, process list, field list and --version, then the optional query and --query-remapped-rows" \
-    "$(wc -l <"$log")" 6
+expect_eq "old driver: seven queries: main, process list, the newest driver's optional query (refused), field list and --version, then its own optional query and --query-remapped-rows" \
+    "$(wc -l <"$log")" 7
 expect_lua "old driver: its version from the health query, no CUDA version (its nvidia-smi has no --version), no error" "$out" \
     'j.driverVersion == "470.256.02" and j.cudaVersion == nil'
 expect_in "old driver: clocks_throttle_reasons asked" "$(cat "$log")" "clocks_throttle_reasons.hw_thermal_slowdown"

@@ -177,7 +177,9 @@ apps_q=--query-compute-apps=gpu_uuid,pid,used_memory,process_name
 help_q=--help-query-gpu
 version_q=--version
 # the optional query: the health fields this R590 driver's help lists, then
-# the thermal margin and the slowdown flags (the MIG mode is a health field)
+# the thermal margin and the slowdown flags (the MIG mode is a health field);
+# it lists every field, each by its newest name, so this is also the query
+# asked before its help is in (the newest driver's)
 health_fields=index,uuid,pci.bus_id,driver_version,persistence_mode,ecc.mode.current,ecc.mode.pending,ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total,retired_pages.single_bit_ecc.count,retired_pages.double_bit.count,retired_pages.pending,remapped_rows.correctable,remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_power_cap,pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,enforced.power.limit,power.default_limit,mig.mode.current,mig.mode.pending,gpu_recovery_action
 optional_q=--query-gpu=$health_fields,temperature.gpu.tlimit,clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.sw_thermal_slowdown
 
@@ -191,18 +193,24 @@ span_marks() {
 # overlapping runs show as overlapping however loaded the machine is; runs
 # one after another would each wait 5 s in vain and show as start, end,
 # start, end.
-rounds_h100=$WORK/rounds-h100
-cp -r "$H100" "$rounds_h100"
-echo "4 1" >"$rounds_h100/rounds"
-: >"$log"
-: >"$spans"
-FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$rounds_h100" check --json
+# in_rounds NAME FIXTURE ROUNDS ARGS...: gpuledger ARGS on a copy of FIXTURE
+# whose runs the fake holds by ROUNDS (its rounds file), the fake's argv
+# logged in $log and its marks in $spans.
+in_rounds() {
+    local copy=$WORK/rounds-$1
+    cp -r "$2" "$copy"
+    echo "$3" >"$copy/rounds"
+    : >"$log"
+    : >"$spans"
+    shift 3
+    FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$copy" "$@"
+}
+in_rounds h100 "$H100" 5 check --json
 expect_rc "rounds: check exits 0" 0
-expect_eq "rounds: check starts 5 nvidia-smi processes: main, process list, field list and versions, then one optional query" \
+expect_eq "rounds: check starts 5 nvidia-smi processes: main, process list, field list, versions and the optional query" \
     "$(sort "$log")" "$(printf '%s\n' "$main_q" "$apps_q" "$help_q" "$version_q" "$optional_q" | sort)"
-expect_eq "rounds: the optional query is asked last, alone" "$(tail -1 "$log")" "$optional_q"
-expect_eq "rounds: two rounds, the first four queries running at the same time" \
-    "$(span_marks)" "start start start start end end end end start end "
+expect_eq "rounds: one round, the five queries running at the same time" \
+    "$(span_marks)" "start start start start start end end end end end "
 expect_lua "rounds: the optional answers are read (margin, slowdown, health)" "$out" \
     'return j.findings ~= nil'
 FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$H100" ls --json
@@ -210,18 +218,23 @@ expect_lua "rounds: margin, slowdown and health read from the one optional query
     'local e = j.entries[1]; return e.thermalMarginC == 26 and e.thermalSlowdown == false and e.health.persistenceMode == true'
 expect_lua "rounds: the driver's and CUDA's versions from --version" "$out" 'j.driverVersion == "590.48.01" and j.cudaVersion == "13.1"'
 
+# A GPU in MIG mode: -L and -q together, in a round of their own after the first.
+in_rounds mig "$TESTDATA/nvidia/h100-mig-590.48.01" "5 2" ls --json
+expect_rc "rounds, MIG: ls exits 0" 0
+expect_eq "rounds, MIG: 7 processes, -L and -q last" "$(wc -l <"$log") $(tail -2 "$log" | sort | tr '\n' ' ')" "7 -L -q "
+expect_eq "rounds, MIG: two rounds (five queries, then -L and -q together)" \
+    "$(span_marks)" "start start start start start end end end end end start start end end "
+expect_lua "rounds, MIG: the slices read, no error" "$out" 'j.entries[1].migDevices ~= nil and (j.errors == nil or #j.errors == 0)'
+
 # An older driver (no remapped_rows.* fields, no tlimit, only the legacy
-# throttle names, no --version): six processes, the remapped rows beside the optional query.
-old_driver=$WORK/old-driver
-cp -r "$TESTDATA/nvidia/bad/old-driver" "$old_driver"
-echo "4 2" >"$old_driver/rounds"
-: >"$log"
-: >"$spans"
-FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans smi "$old_driver" ls --json
+# throttle names, no --version) refuses the newest driver's optional query:
+# seven processes, its own optional query and the remapped rows in a second round.
+in_rounds old-driver "$TESTDATA/nvidia/bad/old-driver" "5 2" ls --json
 expect_rc "rounds, older driver: ls exits 0" 0
-expect_eq "rounds, older driver: 6 nvidia-smi processes" "$(wc -l <"$log")" 6
-expect_eq "rounds, older driver: two rounds (four queries, then the optional query and the remapped rows together)" \
-    "$(span_marks)" "start start start start end end end end start start end end "
+expect_eq "rounds, older driver: 7 nvidia-smi processes" "$(wc -l <"$log")" 7
+expect_eq "rounds, older driver: the newest driver's optional query asked in round one" "$(head -5 "$log" | grep -cxF -- "$optional_q")" 1
+expect_eq "rounds, older driver: two rounds (five queries, then its own optional query and the remapped rows together)" \
+    "$(span_marks)" "start start start start start end end end end end start start end end "
 expect_in "rounds, older driver: the slowdown flags by their legacy name" "$(tail -2 "$log")" \
     "clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown"
 expect_lua "rounds, older driver: slowdown read, no error" "$out" \
@@ -236,8 +249,8 @@ printf '%s\n' clocks_event_reasons.hw_thermal_slowdown clocks_event_reasons.sw_t
 printf '0, Not Active, Active\n' >"$no_event/clocks_throttle_reasons.csv"
 : >"$log"
 FAKE_SMI_LOG=$log smi "$no_event" ls --json
-expect_eq "no event names: 5 processes, the optional query with the legacy names" \
-    "$(grep -c 'clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown$' "$log") $(wc -l <"$log")" "1 5"
+expect_eq "no event names: 6 processes (the newest driver's query refused), the optional query with the legacy names" \
+    "$(grep -c 'clocks_throttle_reasons.hw_thermal_slowdown,clocks_throttle_reasons.sw_thermal_slowdown$' "$log") $(wc -l <"$log")" "1 6"
 expect_lua "no event names: slowdown read from the throttle reasons, no error" "$out" \
     'return j.entries[1].thermalSlowdown == true and j.entries[1].thermalMarginC == 26 and (j.errors == nil or #j.errors == 0)'
 
@@ -251,22 +264,23 @@ expect_eq "children's environment: PATH and LC_ALL=C only" \
 expect_eq "children's environment: LC_ALL=C" "$(tr '\0' '\n' <"$WORK/smi.env" | grep '^LC_ALL=')" "LC_ALL=C"
 expect_not_in "children's environment: no token" "$(tr '\0' '\n' <"$WORK/smi.env")" "s3cret-nomad-token"
 
-# serve remembers the driver's field list: from its second refresh on, a
-# refresh is one round of three processes (main, process list, optional query).
+# serve remembers the driver's field list: its first refresh is a check's one
+# round of five; from its second refresh on, a refresh is one round of three
+# processes (main, process list, optional query).
 # refreshes COUNT: serve has started COUNT refreshes or more (main queries).
 # shellcheck disable=SC2317 # called through wait_for
 refreshes() { [ "$(grep -cxF -- "$main_q" "$log")" -ge "$1" ]; }
 serve_driver=$WORK/serve-driver
 cp -r "$H100" "$serve_driver"
-echo "4 1 3 3 3 3 3 3 3 3 3 3" >"$serve_driver/rounds"
+echo "5 3 3 3 3 3 3 3 3 3 3" >"$serve_driver/rounds"
 : >"$log"
 : >"$spans"
 if FAKE_SMI_DIR=$serve_driver FAKE_SMI_LOG=$log FAKE_SMI_SPANS=$spans start_serve remembers --listen 127.0.0.1:0 \
     --interval 1s "${HOST[@]}" --kernel-log off; then
     wait_for "serve: a third refresh starts" 60 refreshes 3
     stop_serve TERM
-    expect_eq "serve, first refresh: 5 processes in two rounds" "$(span_marks 1 5)" \
-        "start start start start end end end end start end "
+    expect_eq "serve, first refresh: 5 processes in one round" "$(span_marks 1 5)" \
+        "start start start start start end end end end end "
     expect_eq "serve, second refresh: main, process list and optional query (no field list, no --version)" \
         "$(awk '$1 == "start" { n++ } $1 == "start" && n >= 6 && n <= 8 { print $2 }' "$spans" | sort)" \
         "$(printf '%s\n' "$main_q" "$apps_q" "$optional_q" | sort)"

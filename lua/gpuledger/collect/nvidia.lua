@@ -1,12 +1,15 @@
 -- nvidia-smi (docs/sources.md#nvidia-smi), the impure half: asks its queries through the
 -- core in rounds, the queries of a round at the same time (core.spawn_all), all of them by one
 -- deadline, and keeps their raw rows for the snapshot (gpuledger.sources.nvidia,
--- sources.health and sources.mig read them). Round one: the main query, the process list and
--- the driver's field list (--help-query-gpu) with its versions (--version: the driver's and
--- CUDA's, which no --query-gpu field gives); round two: the optional query built from that
--- list (sources/nvidia_optional.lua) and, for an older driver, --query-remapped-rows. The field
--- list is remembered per binary, so a serve asks both rounds' queries in one from its second
--- refresh on; a GPU in MIG mode adds a round (collect/mig.lua).
+-- sources.health and sources.mig read them). Round one: the main query, the process list, the
+-- driver's field list (--help-query-gpu) with its versions (--version: the driver's and CUDA's,
+-- which no --query-gpu field gives), and the optional query (sources/nvidia_optional.lua) that
+-- the newest driver's field list gives: a guess, kept when the optional query this driver's own
+-- list gives is the same, so a current driver is asked in one round of five processes. An older
+-- driver refuses the guess, or its list gives another query: round two asks that query and,
+-- where its list has no remapped_rows.* fields, --query-remapped-rows. The field list is
+-- remembered per binary, so a serve asks one round of three processes (or four, the remapped
+-- rows beside) from its second refresh on; a GPU in MIG mode adds a round (collect/mig.lua).
 local json = require "gpuledger.json"
 local health = require "gpuledger.sources.health"
 local mig = require "gpuledger.collect.mig"
@@ -183,20 +186,25 @@ end
 -- or on a node without the driver.
 function M.collect(core, binary, with_health, deadline_ms)
   local driver = drivers[binary]
-  local plan = driver and optional.plan(driver.known, with_health)
+  -- the optional query of round one: the remembered driver's own, else the newest driver's
+  local asked = optional.plan(driver and driver.known or optional.NEWEST_KNOWN, with_health)
   local asks = { MAIN, APPS }
-  for _, ask in ipairs(plan and optional_asks(plan) or { HELP, VERSION }) do
+  for _, ask in ipairs(optional_asks(asked)) do
     asks[#asks + 1] = ask
+  end
+  if not driver then
+    asks[#asks + 1], asks[#asks + 2] = HELP, VERSION
   end
   local results = run.run_all(core, binary, asks, deadline_ms)
   local sources = { nvidia = main_source(core, binary, results) }
   if not sources.nvidia.ok or sources.nvidia.installed == false then
     return sources
   end
-  if driver and stale(core, driver, plan, results.optional) then
+  if driver and stale(core, driver, asked, results.optional) then
     drivers[binary], driver = nil, nil
     run.run_all(core, binary, { HELP, VERSION }, deadline_ms, results)
   end
+  local plan = asked
   if not driver then
     local why = run.failure(binary, "help-query-gpu", results.help)
     if why then
@@ -205,16 +213,19 @@ function M.collect(core, binary, with_health, deadline_ms)
       return sources
     end
     driver = { known = health.known_fields(results.help.out), version = version_of(binary, results.version) }
-    local refused -- a field the driver lists but refuses: asked again without it
-    repeat
-      if refused then
-        driver.known[refused] = nil
-      end
-      plan = optional.plan(driver.known, with_health)
-      results.optional, results.remapped = nil, nil -- (a stale plan's, or one refused)
-      run.run_all(core, binary, optional_asks(plan), deadline_ms, results)
-      refused = refused_field(results.optional)
-    until not (refused and driver.known[refused])
+    plan = optional.plan(driver.known, with_health)
+    if refused_field(results.optional) or not optional.same(plan, asked) then -- asked again, as this driver's own
+      local refused -- a field the driver lists but refuses: asked again without it
+      repeat
+        if refused then
+          driver.known[refused] = nil
+          plan = optional.plan(driver.known, with_health)
+        end
+        results.optional, results.remapped = nil, nil -- (the guess's, a stale plan's, or one refused)
+        run.run_all(core, binary, optional_asks(plan), deadline_ms, results)
+        refused = refused_field(results.optional)
+      until not (refused and driver.known[refused])
+    end
   end
   local answers, rows = optional_answers(core, binary, plan, results.optional)
   if rows then -- (a list that asks nothing is asked again: it costs no round)

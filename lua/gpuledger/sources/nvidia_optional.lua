@@ -2,7 +2,9 @@
 -- answer of a refresh (the health query, the thermal margin, the slowdown flags, the MIG mode)
 -- asked as one --query-gpu of the fields the driver's --help-query-gpu lists, and that one
 -- answer split back into the answers it stands for, each as if it had been asked alone (the
--- snapshot keeps them so, and their readers stay as they are).
+-- snapshot keeps them so, and their readers stay as they are). Before a driver's field list is
+-- in, the query asked is that of the newest driver (NEWEST_KNOWN), a guess that lets the
+-- optional query run beside the field list's.
 local health = require "gpuledger.sources.health"
 local json = require "gpuledger.json"
 local mig = require "gpuledger.sources.mig"
@@ -19,6 +21,20 @@ local function all_known(known, fields)
     end
   end
   return true
+end
+
+-- The field list (a set of names, as health.known_fields gives it) of the
+-- newest driver: it lists every field plan asks for, each by its newest
+-- name (the health fields', the thermal margin's, the slowdown flags' by
+-- the first of nvidia.SLOWDOWN_GROUPS, the MIG mode's, driver_version).
+M.NEWEST_KNOWN = { driver_version = true }
+for _, field in ipairs(health.FIELDS) do
+  M.NEWEST_KNOWN[field.names[1]] = true
+end
+for _, fields in ipairs { nvidia.TLIMIT_FIELDS, nvidia.slowdown_fields(nvidia.SLOWDOWN_GROUPS[1]), mig.MODE_FIELDS } do
+  for _, name in ipairs(fields) do
+    M.NEWEST_KNOWN[name] = true
+  end
 end
 
 -- The optional query of a driver whose help lists the names in known
@@ -67,6 +83,20 @@ function M.plan(known, with_health)
     add("driver_version")
   end
   return { fields = fields, parts = parts, remapped_rows = remapped_rows }
+end
+
+-- Whether plans a and b (M.plan) ask the same: the same fields in the
+-- same order, and the remapped rows alike.
+function M.same(a, b)
+  if #a.fields ~= #b.fields or a.remapped_rows ~= b.remapped_rows then
+    return false
+  end
+  for i, name in ipairs(a.fields) do
+    if b.fields[i] ~= name then
+      return false
+    end
+  end
+  return true
 end
 
 -- Splits rows (the optional query's answer under plan.fields) into the
