@@ -5,53 +5,92 @@
  * Lua's tables), then maps and unmaps memory many times per node, and the
  * static binary spends several times the system time of the glibc one
  * (bench/README.md, "Static release: system time in fleet"). This heap keeps
- * what is freed, as glibc's does:
- * - a block of up to SMALL_MAX bytes is rounded up to its size class (steps
- *   of 16 bytes up to TINY_MAX, then four classes per power of two) and cut
- *   from an arena of ARENA_BYTES mapped at once; freed, it goes on its
- *   class's free list and serves the next block of that class. Arenas are
+ * what is freed, as glibc's does.
+ * - Memory comes in arenas of ARENA_BYTES, each mapped at an address that is
+ *   a multiple of ARENA_BYTES and starting with a struct arena saying what it
+ *   holds; so the arena of any block is its address rounded down. Arenas are
  *   never unmapped: the heap stays at its peak, as glibc's mostly does.
- * - a larger block is mapped alone and unmapped when freed.
- * Each block follows a header of 16 bytes saying which it is. One mutex
- * guards the free lists and the arena; fork(2) takes it first, so a child
- * (isolate.c runs rules in one) never inherits it held by another thread.
- * Built as malloc into the static binary only (GPULEDGER_HEAP_IS_MALLOC,
- * from CMakeLists.txt); elsewhere the C library's malloc stays, and the unit
- * test calls the heap_ functions. */
+ * - A block of up to SMALL_MAX bytes is rounded up to its size class (steps
+ *   of 16 bytes up to 128, then four classes per power of two); freed, it
+ *   goes on its class's free list and serves the next block of that class.
+ * - The blocks of the tiny classes (up to TINY_MAX bytes: most of Lua's)
+ *   carry no header: a tiny arena is cut into spans of SPAN_BYTES, each span
+ *   holding blocks of one class, and the arena's span_class says which.
+ * - A block of the larger classes is cut from a class arena behind a header
+ *   of 16 bytes: its size and class, or, for a block aligned inside another,
+ *   how far into that one it lies.
+ * - A block larger than SMALL_MAX is an arena of its own, unmapped when
+ *   freed.
+ * One mutex guards the free lists and the arenas' room; fork(2) takes it
+ * first, so a child (isolate.c runs rules in one) never inherits it held by
+ * another thread. Built as malloc into the static binary only
+ * (GPULEDGER_HEAP_IS_MALLOC, from CMakeLists.txt); elsewhere the C library's
+ * malloc stays, and the unit test calls the heap_ functions. */
 #include "heap.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define ALIGN       16
-#define TINY_MAX    128
-#define SMALL_MAX   (128 * 1024)
-#define TINY        (TINY_MAX / ALIGN)
-#define CLASSES     (TINY + 4 * 10) /* ten doublings from TINY_MAX to SMALL_MAX */
-#define ARENA_BYTES (1024 * 1024)
-#define PAGE        4096
-#define LARGE       CLASSES       /* the kind of a block mapped alone */
-#define ALIGNED     (CLASSES + 1) /* the kind of an aligned block inside another */
+#define ALIGN         16
+#define STEPPED_MAX   128 /* classes in steps of ALIGN up to here */
+#define TINY_MAX      1024
+#define SMALL_MAX     (128 * 1024)
+#define STEPPED       (STEPPED_MAX / ALIGN)
+#define TINY_CLASSES  (STEPPED + 4 * 3)  /* three doublings from 128 to TINY_MAX */
+#define CLASSES       (STEPPED + 4 * 10) /* ten doublings from 128 to SMALL_MAX */
+#define ARENA_BYTES   ((size_t)1 << 20)
+#define SPAN_BYTES    ((size_t)64 << 10)
+#define SPANS         (ARENA_BYTES / SPAN_BYTES)
+#define PAGE          ((size_t)4096)
+#define ARENA_HEADER  32 /* sizeof(struct arena), rounded up to ALIGN */
+#define MAX_ALIGNMENT (ARENA_BYTES / 2)
+#define ALIGNED       CLASSES /* the kind of a block aligned inside another */
 
-struct header {
+enum arena_kind { TINY_ARENA, CLASS_ARENA, LARGE_BLOCK };
+
+struct arena {
+    enum arena_kind kind;
+    unsigned char span_class[SPANS]; /* TINY_ARENA: the size class of each span */
+    size_t bytes;                    /* LARGE_BLOCK: the length of the mapping */
+};
+
+struct header {    /* in front of each block of a class arena */
     size_t usable; /* the bytes the caller may use; ALIGNED: the offset into the outer block */
-    size_t kind;   /* a size class, LARGE or ALIGNED */
+    size_t kind;   /* a size class, or ALIGNED */
 };
 
 struct free_block {
     struct free_block *next;
 };
 
+/* Where the next blocks are cut: [next, end) */
+struct room {
+    char *next, *end;
+};
+
 static struct {
     pthread_mutex_t lock;
     struct free_block *free[CLASSES]; /* by size class */
-    char *arena_next, *arena_end;     /* what is left of the newest arena */
+    struct room span[TINY_CLASSES];   /* the newest span of each tiny class */
+    struct arena *tiny;               /* the newest tiny arena */
+    size_t tiny_spans;                /* the spans of it given to a class */
+    struct room classes;              /* what is left of the newest class arena */
 } heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* The header of the block a caller holds. */
+_Static_assert(sizeof(struct arena) <= ARENA_HEADER, "ARENA_HEADER holds a struct arena");
+_Static_assert(CLASSES <= UCHAR_MAX, "span_class holds a size class");
+
+/* The arena a block lies in. */
+static struct arena *arena_of(const void *block)
+{
+    return (struct arena *)((uintptr_t)block & ~(uintptr_t)(ARENA_BYTES - 1));
+}
+
+/* The header of a block of a class arena. */
 static struct header *header_of(const void *block)
 {
     return (struct header *)block - 1;
@@ -60,82 +99,149 @@ static struct header *header_of(const void *block)
 /* The size class of a block of size bytes (<= SMALL_MAX). */
 static size_t class_of(size_t size)
 {
-    if (size <= TINY_MAX)
+    if (size <= STEPPED_MAX)
         return size ? (size - 1) / ALIGN : 0;
     int power = 63 - __builtin_clzll((unsigned long long)(size - 1)); /* 2^power < size */
     size_t quarter = ((size - 1) >> (power - 2)) & 3;
-    return TINY + (size_t)(power - 7) * 4 + quarter;
+    return STEPPED + (size_t)(power - 7) * 4 + quarter;
 }
 
 /* The bytes a block of size class c holds. */
 static size_t class_size(size_t c)
 {
-    if (c < TINY)
+    if (c < STEPPED)
         return (c + 1) * ALIGN;
-    size_t power = 7 + (c - TINY) / 4, quarter = (c - TINY) % 4;
+    size_t power = 7 + (c - STEPPED) / 4, quarter = (c - STEPPED) % 4;
     return (5 + quarter) << (power - 2);
 }
 
-/* Bytes rounded up to whole pages, or 0 when that overflows. */
-static size_t whole_pages(size_t bytes)
+/* An arena of bytes (a multiple of PAGE) at a multiple of ARENA_BYTES,
+ * zero-filled, or NULL: a mapping larger by ARENA_BYTES, trimmed. */
+static struct arena *map_arena(size_t bytes)
 {
-    return bytes > SIZE_MAX - PAGE ? 0 : (bytes + PAGE - 1) / PAGE * PAGE;
+    if (bytes > SIZE_MAX - ARENA_BYTES)
+        return NULL;
+    char *mapping =
+        mmap(NULL, bytes + ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED)
+        return NULL;
+    char *start = (char *)(((uintptr_t)mapping + ARENA_BYTES - 1) & ~(uintptr_t)(ARENA_BYTES - 1));
+    if (start > mapping)
+        munmap(mapping, (size_t)(start - mapping));
+    munmap(start + bytes, (size_t)(mapping + ARENA_BYTES - start));
+    return (struct arena *)start;
 }
 
-/* A block of size class c, from its free list or cut from the arena (a new
- * arena mapped when the old one has no room); NULL when no memory is left.
- * Called with the lock held. */
-static void *take(size_t c)
+/* Cuts bytes from room, or returns NULL when it has not that many left. */
+static void *cut(struct room *room, size_t bytes)
 {
-    struct free_block *reused = heap.free[c];
-    if (reused) {
-        heap.free[c] = reused->next;
-        return reused;
+    if ((size_t)(room->end - room->next) < bytes)
+        return NULL;
+    void *block = room->next;
+    room->next += bytes;
+    return block;
+}
+
+/* Gives tiny class c a new span: the next of the newest tiny arena, or the
+ * first of a new one. Returns 0, or -1 when no memory is left. */
+static int new_span(size_t c)
+{
+    if (!heap.tiny || heap.tiny_spans == SPANS) {
+        struct arena *arena = map_arena(ARENA_BYTES);
+        if (!arena)
+            return -1;
+        arena->kind = TINY_ARENA;
+        heap.tiny = arena;
+        heap.tiny_spans = 0;
     }
+    char *span = (char *)heap.tiny + heap.tiny_spans * SPAN_BYTES;
+    heap.tiny->span_class[heap.tiny_spans++] = (unsigned char)c;
+    heap.span[c] =
+        (struct room){span + (span == (char *)heap.tiny ? ARENA_HEADER : 0), span + SPAN_BYTES};
+    return 0;
+}
+
+/* A block of size class c cut from a class arena (a new one mapped when the
+ * newest has no room), its header written; NULL when no memory is left. */
+static void *cut_with_header(size_t c)
+{
     size_t bytes = sizeof(struct header) + class_size(c);
-    if ((size_t)(heap.arena_end - heap.arena_next) < bytes) {
-        void *arena =
-            mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (arena == MAP_FAILED)
+    struct header *header = cut(&heap.classes, bytes);
+    if (!header) {
+        struct arena *arena = map_arena(ARENA_BYTES);
+        if (!arena)
             return NULL;
-        heap.arena_next = arena;
-        heap.arena_end = heap.arena_next + ARENA_BYTES;
+        arena->kind = CLASS_ARENA;
+        heap.classes = (struct room){(char *)arena + ARENA_HEADER, (char *)arena + ARENA_BYTES};
+        header = cut(&heap.classes, bytes);
     }
-    struct header *header = (struct header *)heap.arena_next;
-    heap.arena_next += bytes;
     *header = (struct header){.usable = class_size(c), .kind = c};
     return header + 1;
 }
 
-/* A block of size bytes (> SMALL_MAX) in a mapping of its own, or NULL. */
+/* A block of size class c: from its free list, else cut anew; NULL when no
+ * memory is left. */
+static void *take(size_t c)
+{
+    pthread_mutex_lock(&heap.lock);
+    void *block = heap.free[c];
+    if (block) {
+        heap.free[c] = heap.free[c]->next;
+    } else if (c < TINY_CLASSES) {
+        block = cut(&heap.span[c], class_size(c));
+        if (!block && new_span(c) == 0)
+            block = cut(&heap.span[c], class_size(c));
+    } else {
+        block = cut_with_header(c);
+    }
+    pthread_mutex_unlock(&heap.lock);
+    return block;
+}
+
+/* A block of size bytes (> SMALL_MAX) in an arena of its own, or NULL. */
 static void *map_large(size_t size)
 {
-    size_t bytes =
-        size > SIZE_MAX - sizeof(struct header) ? 0 : whole_pages(size + sizeof(struct header));
-    void *mapping =
-        bytes ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-              : MAP_FAILED;
-    if (mapping == MAP_FAILED)
+    if (size > SIZE_MAX - ARENA_HEADER - PAGE)
         return NULL;
-    struct header *header = mapping;
-    *header = (struct header){.usable = bytes - sizeof *header, .kind = LARGE};
-    return header + 1;
+    size_t bytes = (size + ARENA_HEADER + PAGE - 1) / PAGE * PAGE;
+    struct arena *arena = map_arena(bytes);
+    if (!arena)
+        return NULL;
+    arena->kind = LARGE_BLOCK;
+    arena->bytes = bytes;
+    return (char *)arena + ARENA_HEADER;
+}
+
+/* A block of at least size bytes, of a class arena or large, so that an
+ * aligned block may lie inside it; NULL (errno ENOMEM) when none. */
+static void *take_with_header(size_t size)
+{
+    void *block = size > SMALL_MAX                ? map_large(size)
+                  : class_of(size) < TINY_CLASSES ? take(TINY_CLASSES)
+                                                  : take(class_of(size));
+    if (!block)
+        errno = ENOMEM;
+    return block;
 }
 
 /* As heap.h says. */
 void *heap_malloc(size_t size)
 {
-    void *block;
-    if (size > SMALL_MAX) {
-        block = map_large(size);
-    } else {
-        pthread_mutex_lock(&heap.lock);
-        block = take(class_of(size));
-        pthread_mutex_unlock(&heap.lock);
-    }
+    void *block = size > SMALL_MAX ? map_large(size) : take(class_of(size));
     if (!block)
         errno = ENOMEM;
     return block;
+}
+
+/* The size class of block, or -1 for a large or aligned one. */
+static long class_of_block(const void *block)
+{
+    const struct arena *arena = arena_of(block);
+    if (arena->kind == TINY_ARENA)
+        return arena->span_class[((uintptr_t)block - (uintptr_t)arena) / SPAN_BYTES];
+    if (arena->kind == CLASS_ARENA && header_of(block)->kind != ALIGNED)
+        return (long)header_of(block)->kind;
+    return -1;
 }
 
 /* As heap.h says. */
@@ -143,18 +249,21 @@ void heap_free(void *block)
 {
     if (!block)
         return;
-    struct header *header = header_of(block);
-    if (header->kind == ALIGNED) {
-        heap_free((char *)block - header->usable);
-    } else if (header->kind == LARGE) {
-        munmap(header, header->usable + sizeof *header);
-    } else {
-        struct free_block *freed = block;
-        pthread_mutex_lock(&heap.lock);
-        freed->next = heap.free[header->kind];
-        heap.free[header->kind] = freed;
-        pthread_mutex_unlock(&heap.lock);
+    struct arena *arena = arena_of(block);
+    if (arena->kind == LARGE_BLOCK) {
+        munmap(arena, arena->bytes);
+        return;
     }
+    long c = class_of_block(block);
+    if (c < 0) {
+        heap_free((char *)block - header_of(block)->usable); /* aligned inside that block */
+        return;
+    }
+    struct free_block *freed = block;
+    pthread_mutex_lock(&heap.lock);
+    freed->next = heap.free[c];
+    heap.free[c] = freed;
+    pthread_mutex_unlock(&heap.lock);
 }
 
 /* As heap.h says. */
@@ -166,7 +275,7 @@ void *heap_calloc(size_t count, size_t size)
         return NULL;
     }
     void *block = heap_malloc(bytes);
-    if (block && header_of(block)->kind != LARGE) /* a new mapping is zero already */
+    if (block && arena_of(block)->kind != LARGE_BLOCK) /* a new mapping is zero already */
         memset(block, 0, bytes);
     return block;
 }
@@ -176,32 +285,33 @@ size_t heap_usable_size(const void *block)
 {
     if (!block)
         return 0;
-    const struct header *header = header_of(block);
-    if (header->kind == ALIGNED)
-        return heap_usable_size((const char *)block - header->usable) - header->usable;
-    return header->usable;
+    const struct arena *arena = arena_of(block);
+    if (arena->kind == LARGE_BLOCK)
+        return (size_t)((const char *)arena + arena->bytes - (const char *)block);
+    long c = class_of_block(block);
+    if (c >= 0)
+        return class_size((size_t)c);
+    size_t offset = header_of(block)->usable;
+    return heap_usable_size((const char *)block - offset) - offset;
 }
 
 /* As heap.h says. A block stays where it is while size keeps its size
- * class; a large one grows and shrinks in place or is moved by mremap(2). */
+ * class; a large one grows or shrinks in place where its mapping can. */
 void *heap_realloc(void *block, size_t size)
 {
     if (!block)
         return heap_malloc(size);
-    struct header *header = header_of(block);
-    if (header->kind < CLASSES && size <= SMALL_MAX && class_of(size) == header->kind)
+    long c = class_of_block(block);
+    if (c >= 0 && size <= SMALL_MAX && class_of(size) == (size_t)c)
         return block;
-    if (header->kind == LARGE && size > SMALL_MAX) {
-        size_t bytes = size > SIZE_MAX - sizeof *header ? 0 : whole_pages(size + sizeof *header);
-        void *moved = bytes ? mremap(header, header->usable + sizeof *header, bytes, MREMAP_MAYMOVE)
-                            : MAP_FAILED;
-        if (moved == MAP_FAILED) {
-            errno = ENOMEM;
-            return NULL;
+    struct arena *arena = arena_of(block);
+    if (arena->kind == LARGE_BLOCK && (char *)block == (char *)arena + ARENA_HEADER &&
+        size > SMALL_MAX && size <= SIZE_MAX - ARENA_HEADER - PAGE) {
+        size_t bytes = (size + ARENA_HEADER + PAGE - 1) / PAGE * PAGE;
+        if (mremap(arena, arena->bytes, bytes, 0) != MAP_FAILED) {
+            arena->bytes = bytes;
+            return block;
         }
-        header = moved;
-        header->usable = bytes - sizeof *header;
-        return header + 1;
     }
     size_t had = heap_usable_size(block);
     void *resized = heap_malloc(size);
@@ -213,8 +323,9 @@ void *heap_realloc(void *block, size_t size)
 }
 
 /* As heap.h says. A wider alignment is served from a block larger by the
- * alignment, with a header of kind ALIGNED in front of the aligned address
- * saying how far into that block it lies. */
+ * alignment: inside a class arena's block, with a header of kind ALIGNED
+ * in front of the aligned address saying how far into that block it lies;
+ * inside a large block, within its arena's first ARENA_BYTES. */
 void *heap_aligned_alloc(size_t alignment, size_t size)
 {
     if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
@@ -223,17 +334,17 @@ void *heap_aligned_alloc(size_t alignment, size_t size)
     }
     if (alignment <= ALIGN)
         return heap_malloc(size);
-    if (size > SIZE_MAX - alignment) {
+    if (alignment > MAX_ALIGNMENT || size > SIZE_MAX - alignment) {
         errno = ENOMEM;
         return NULL;
     }
-    char *outer = heap_malloc(size + alignment);
+    char *outer = take_with_header(size + alignment);
     if (!outer)
         return NULL;
     uintptr_t at =
         ((uintptr_t)outer + sizeof(struct header) + alignment - 1) & ~(uintptr_t)(alignment - 1);
-    struct header *header = header_of((void *)at);
-    *header = (struct header){.usable = at - (uintptr_t)outer, .kind = ALIGNED};
+    if (arena_of(outer)->kind == CLASS_ARENA)
+        *header_of((void *)at) = (struct header){.usable = at - (uintptr_t)outer, .kind = ALIGNED};
     return (void *)at;
 }
 

@@ -22,8 +22,9 @@ void *heap_calloc(size_t count, size_t size);
  * unchanged; heap_realloc(NULL, size) is heap_malloc(size). */
 void *heap_realloc(void *block, size_t size);
 
-/* A block of at least size bytes aligned to alignment (a power of two), or
- * NULL with errno EINVAL (alignment not a power of two) or ENOMEM. */
+/* A block of at least size bytes aligned to alignment (a power of two, at
+ * most 512 KiB), or NULL with errno EINVAL (alignment not a power of two) or
+ * ENOMEM (no room, or a wider alignment). */
 void *heap_aligned_alloc(size_t alignment, size_t size);
 
 /* How many bytes of block the caller may use (0 for NULL). */

@@ -48,8 +48,8 @@ static long mapped_kib(void)
  * bytes while the others are written. */
 static void test_sizes(void)
 {
-    static const size_t sizes[] = {0,    1,    15,    16,    17,    100,    128,    129,
-                                   1000, 4097, 16384, 65537, 99999, 131072, 131073, 1 << 20};
+    static const size_t sizes[] = {0,    1,    15,   16,    17,    100,   128,    129,    1000,
+                                   1024, 1025, 4097, 16384, 65537, 99999, 131072, 131073, 1 << 20};
     enum { COUNT = sizeof sizes / sizeof sizes[0] };
     unsigned char *blocks[COUNT];
     int usable = 1, aligned = 1, kept = 1;
@@ -82,6 +82,10 @@ static void test_reuse(void)
     heap_free(first);
     CHECK(heap_malloc(97) == first); /* the same class */
     heap_free(first);
+    void *second = heap_malloc(5000);
+    heap_free(second);
+    CHECK(heap_malloc(4500) == second);
+    heap_free(second);
 
     enum { ROUND = 64 };
     void *round[ROUND];
@@ -163,12 +167,13 @@ static void test_too_large(void)
     heap_free(block);
 }
 
-/* Alignments from 1 to 64 KiB are met, with the size usable; the block is
- * freed whole; an alignment that is no power of two is refused. */
+/* Alignments from 1 to 512 KiB are met, with the size usable; the block is
+ * freed whole; an alignment that is no power of two is refused, and a wider
+ * one cannot be had. */
 static void test_aligned(void)
 {
     int aligned = 1, usable = 1;
-    for (size_t alignment = 1; alignment <= 65536; alignment *= 2) {
+    for (size_t alignment = 1; alignment <= 512 * 1024; alignment *= 2) {
         for (size_t size = 1; size <= 3 * SMALL_MAX; size = size * 7 + 3) {
             unsigned char *block = heap_aligned_alloc(alignment, size);
             if (!CHECK(block != NULL))
@@ -189,6 +194,9 @@ static void test_aligned(void)
     errno = 0;
     CHECK(heap_aligned_alloc(0, 10) == NULL);
     CHECK_INT(errno, EINVAL);
+    errno = 0;
+    CHECK(heap_aligned_alloc(1 << 20, 10) == NULL);
+    CHECK_INT(errno, ENOMEM);
 }
 
 enum { THREADS = 4, ROUNDS = 20000, HELD = 32 };
