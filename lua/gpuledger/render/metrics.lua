@@ -57,10 +57,10 @@ local function writer()
     n = n + 2
     w.name = name
   end
-  -- A sample of the current family: labels is an array of {name, value}.
-  function w.sample(labels, value)
-    n = n + 1
-    out[n] = w.name
+  -- Adds the pieces of the label set labels (an array of {name, value}),
+  -- {name="value",…} (nothing for none), to the list into after its item
+  -- at; returns the index of the last one.
+  local function add_labels(into, at, labels)
     for i, label in ipairs(labels) do
       local raw = label[2]
       local text_value = escaped[raw]
@@ -70,14 +70,33 @@ local function writer()
           escaped[raw] = text_value
         end
       end
-      out[n + 1], out[n + 2], out[n + 3], out[n + 4] = i == 1 and "{" or ",", label[1], '="', text_value
-      n = n + 4
-      out[n + 1] = '"'
-      n = n + 1
+      into[at + 1], into[at + 2], into[at + 3], into[at + 4], into[at + 5] = i == 1 and "{" or ",", label[1], '="',
+        text_value, '"'
+      at = at + 5
     end
     if labels[1] then
+      at = at + 1
+      into[at] = "}"
+    end
+    return at
+  end
+  -- The text of a label set that several samples share, which w.sample
+  -- takes in place of the set.
+  function w.labels(labels)
+    local pieces = {}
+    add_labels(pieces, 0, labels)
+    return table.concat(pieces)
+  end
+  -- A sample of the current family: labels is an array of {name, value},
+  -- or a set's text (w.labels).
+  function w.sample(labels, value)
+    n = n + 1
+    out[n] = w.name
+    if type(labels) == "string" then
       n = n + 1
-      out[n] = "}"
+      out[n] = labels
+    else
+      n = add_labels(out, n, labels)
     end
     out[n + 1], out[n + 2], out[n + 3] = " ", M.number(value), "\n"
     n = n + 3
@@ -423,13 +442,17 @@ function M.node(report, h, refresh, build)
   health_families(w, node, entries)
 
   local tenants = tenant_series(node, entries)
+  local tenant_sets = {} -- each tenant's labels, written once for both families
+  for i, tenant in ipairs(tenants) do
+    tenant_sets[i] = w.labels(tenant.labels)
+  end
   w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")
-  for _, tenant in ipairs(tenants) do
-    w.sample(tenant.labels, tenant.bytes)
+  for i, tenant in ipairs(tenants) do
+    w.sample(tenant_sets[i], tenant.bytes)
   end
   w.family("gpuledger_tenant_reserved", "gauge", "1 when Nomad reserved the GPU for the tenant, else 0.")
-  for _, tenant in ipairs(tenants) do
-    w.sample(tenant.labels, tenant.reserved and 1 or 0)
+  for i, tenant in ipairs(tenants) do
+    w.sample(tenant_sets[i], tenant.reserved and 1 or 0)
   end
 
   w.family("gpuledger_gpu_state_seconds_total", "counter",
