@@ -121,8 +121,9 @@ end
 -- node, nvidia, health, kernel_log, proc, docker, podman, nomad) says.
 -- Each source has one deadline for all it is asked: nvidia-smi's queries
 -- share nvidia.TIMEOUT_MS, asked in rounds (collect/nvidia.lua: the main
--- query, the process list and the driver's field list, then the optional
--- query, then the MIG slices where a GPU is in MIG mode); then, at once,
+-- query, the process list, the driver's field list and the newest driver's
+-- optional query; the driver's own in a round after where that is not it;
+-- then the MIG slices where a GPU is in MIG mode); then, at once,
 -- each engine's list and inspects share docker.DEADLINE_MS and Nomad's
 -- calls nomad.DEADLINE_MS; the journal has kernel_log.TIMEOUT_MS.
 -- kept: nil, or a table a caller that collects again and again (serve)
