@@ -10,9 +10,13 @@
 # binaries take turns (farm-bench --vs) and the last column is new ÷ old, pair by pair. The
 # floor, also measured here: the same check of the node's snapshot (`check --replay`), which
 # starts no nvidia-smi at all: gpuledger's own work. (check wall - floor) ÷ one query is
-# then the rounds of waiting for nvidia-smi. And a shell that starts the replayed queries of the
-# new binary's check in its two rounds (the first three at once, then the rest at once) and
-# does nothing else: what two rounds cost on this machine, under its load, in spawns' worth.
+# then the rounds of waiting for nvidia-smi. The rounds column: the rounds one check ran its
+# queries in, from the replay's start and end marks (a query started while none of the check's
+# others runs begins a round; each replayed query sleeps DELAY after its start mark, so the
+# queries of one round all start within it). And a shell that starts the replayed queries of the
+# new binary's check in those rounds (a round's queries at once, then the next round's) and
+# does nothing else: what those rounds cost on this machine, under its load, in spawns' worth
+# (one round for the H100, two for the older driver).
 # usage: [OLD=path/to/gpuledger] [NEW=build/gpuledger] bench/smi_rounds.sh
 # Environment: RUNS (10), DELAY (0.05).
 set -euo pipefail
@@ -33,7 +37,8 @@ FIXTURES=(testdata/nvidia/h100-80gb-hbm3-590.48.01 testdata/nvidia/bad/old-drive
 
 # make_scripts DIR FIXTURE: DIR/record/nvidia-smi (asks the fake nvidia-smi answering from
 # FIXTURE and keeps its answer under DIR/answers, keyed by the arguments) and
-# DIR/replay/nvidia-smi (sleeps DELAY, prints the kept answer, logs the call in DIR/calls).
+# DIR/replay/nvidia-smi (logs "start ARGS" in DIR/calls, sleeps DELAY, prints the kept answer,
+# logs "end").
 make_scripts() {
     local dir=$1 fixture=$2
     mkdir -p "$dir/record" "$dir/replay" "$dir/answers"
@@ -49,7 +54,8 @@ EOF
     cat >"$dir/replay/nvidia-smi" <<EOF
 #!/usr/bin/env bash
 key=\$(printf '%s\n' "\$@" | md5sum | cut -c1-32)
-echo "\$*" >>"$dir/calls"
+echo "start \$*" >>"$dir/calls"
+trap 'echo end >>"$dir/calls"' EXIT
 sleep $DELAY
 [ -f "$dir/answers/\$key.rc" ] || { echo "replay: no recorded answer for \$*" >&2; exit 255; }
 cat "$dir/answers/\$key.out"
@@ -62,7 +68,21 @@ EOF
 # median_wall REPORT [A|B]: the median wall seconds of farm-bench's REPORT for A (or B).
 median_wall() { awk -v who="${2:-A}" '$1 == who && $2 == "wall" { print $4 }' "$1"; }
 
-printf '%-28s %-4s %9s %12s %15s %9s %14s\n' fixture bin processes "check wall" "spawns' worth" "new/old" "waiting worth"
+# in_rounds CALLS REPLAY: a shell script that starts REPLAY with the arguments of each start
+# mark of CALLS, those of one round at once, round after round: a start mark written while
+# every run started before it has ended begins a round.
+in_rounds() {
+    echo '#!/usr/bin/env bash'
+    awk -v r="$2" '$1 == "start" { if (running == 0 && NR > 1) print "wait"
+                                   running++; sub(/^start /, ""); printf "%s %s >/dev/null 2>&1 &\n", r, $0 }
+                   $1 == "end" { running-- }
+                   END { print "wait" }' "$1"
+}
+
+# rounds_of CALLS: how many rounds CALLS's runs ran in (as in_rounds groups them).
+rounds_of() { awk '$1 == "start" { if (running == 0) n++; running++ } $1 == "end" { running-- } END { print n }' "$1"; }
+
+printf '%-28s %-4s %9s %6s %12s %15s %9s %14s\n' fixture bin processes rounds "check wall" "spawns' worth" "new/old" "waiting worth"
 for fixture in "${FIXTURES[@]}"; do
     name=$(basename "$fixture")
     dir=$WORK/$name
@@ -79,12 +99,10 @@ for fixture in "${FIXTURES[@]}"; do
     floor=$(median_wall "$WORK/floor.txt")
     : >"$dir/calls"
     "$NEW" "${CHECK[@]}" --nvidia-smi "$dir/replay/nvidia-smi" >/dev/null
-    {
-        echo '#!/usr/bin/env bash'
-        awk -v r="$dir/replay/nvidia-smi" '{ printf "%s %s >/dev/null 2>&1 &\n", r, $0 } NR == 3 { print "wait" } END { print "wait" }' "$dir/calls"
-    } >"$dir/two_rounds.sh"
-    chmod +x "$dir/two_rounds.sh"
-    farm-bench -n "$RUNS" -- "$dir/two_rounds.sh" >"$WORK/shell.txt" 2>&1
+    in_rounds "$dir/calls" "$dir/replay/nvidia-smi" >"$dir/rounds.sh"
+    shell_rounds=$(rounds_of "$dir/calls")
+    chmod +x "$dir/rounds.sh"
+    farm-bench -n "$RUNS" -- "$dir/rounds.sh" >"$WORK/shell.txt" 2>&1
     shell=$(median_wall "$WORK/shell.txt")
     if [ -n "${OLD:-}" ]; then
         farm-bench -n "$RUNS" --timeout 600 --vs "$OLD ${CHECK[*]} --nvidia-smi $dir/replay/nvidia-smi" \
@@ -97,12 +115,12 @@ for fixture in "${FIXTURES[@]}"; do
     for which in "${BINARIES[@]}"; do
         : >"$dir/calls"
         "${!which}" "${CHECK[@]}" --nvidia-smi "$dir/replay/nvidia-smi" >/dev/null
-        processes=$(wc -l <"$dir/calls")
+        processes=$(grep -c '^start ' "$dir/calls")
         wall=$(median_wall "$WORK/check.txt" "$([ "$which" = NEW ] && echo A || echo B)")
-        printf '%-28s %-4s %9s %10s s %15s %9s %14s\n' "$name" "$which" "$processes" "$wall" \
+        printf '%-28s %-4s %9s %6s %10s s %15s %9s %14s\n' "$name" "$which" "$processes" "$(rounds_of "$dir/calls")" "$wall" \
             "$(awk -v w="$wall" -v s="$spawn" 'BEGIN { printf "%.1f", w / s }')" "$([ "$which" = NEW ] && echo "$ratio")" \
             "$(awk -v w="$wall" -v f="$floor" -v s="$spawn" 'BEGIN { printf "%.1f", (w - f) / s }')"
     done
     echo "  (one replayed query alone: $spawn s; check --replay, no nvidia-smi: $floor s;" \
-        "the shell's two rounds: $shell s, $(awk -v w="$shell" -v s="$spawn" 'BEGIN { printf "%.1f", w / s }') spawns' worth)"
+        "the shell's $shell_rounds round(s): $shell s, $(awk -v w="$shell" -v s="$spawn" 'BEGIN { printf "%.1f", w / s }') spawns' worth)"
 done
