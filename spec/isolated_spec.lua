@@ -181,3 +181,19 @@ describe("judge.rules with site files (isolated.lua)", function()
     assert.matches("b%.lua: code good%-one is already defined by .*a%.lua", set.errors[1])
   end)
 end)
+
+describe("isolated.render with a scripts directory", function()
+  it("runs the site's copy of gpuledger.json, which writes with the program's C writer", function()
+    local dir = H.tempdir()
+    local source = assert(H.core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/lua/gpuledger/json.lua", 1 << 20))
+    local copy = source:gsub("\nreturn M\n$", '\nM.copy = "site"\nreturn M\n')
+    assert(H.core.write_atomic(dir .. "/gpuledger/json.lua", copy)) -- makes gpuledger/
+    local out, why = isolated.render(H.core, dir, function()
+      local json = require "gpuledger.json"
+      return json.copy .. " " .. json.encode { list = json.array(), text = "<\u{2028}\xff", n = 0.1 }
+    end)
+    H.remove(dir)
+    assert.is_nil(why)
+    assert.equal('site {"list":[],"n":0.1,"text":"\\u003c\\u2028\u{FFFD}"}', out)
+  end)
+end)

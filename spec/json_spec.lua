@@ -1,4 +1,5 @@
 local json = require "gpuledger.json"
+local sandbox = require "gpuledger.sandbox"
 
 describe("gpuledger.json", function()
   describe("encode", function()
@@ -74,6 +75,204 @@ describe("gpuledger.json", function()
 
     it("refuses a function", function()
       assert.has_error(function() json.encode({ f = print }) end)
+    end)
+
+    -- The error a call raised, as its message is (no position is added).
+    local function error_of(...)
+      local ok, err = pcall(json.encode, ...)
+      assert.is_false(ok)
+      return err
+    end
+
+    it("says which table contains itself, however far down, and writes a table met twice side by side", function()
+      local t = { a = { b = {} } }
+      t.a.b.back = t
+      assert.equal("json: cannot encode a table that contains itself", error_of(t))
+      local list = json.array()
+      list[1] = list
+      assert.equal("json: cannot encode a table that contains itself", error_of(list))
+      local shared = { 1 }
+      assert.equal('[[1],{"x":[1]}]', json.encode({ shared, { x = shared } }))
+    end)
+
+    it("names the type it cannot encode", function()
+      assert.equal("json: cannot encode a function", error_of({ f = print }))
+      assert.equal("json: cannot encode a userdata", error_of({ json.NULL }))
+      assert.equal("json: cannot encode a thread", error_of(coroutine.create(print)))
+    end)
+
+    -- A table nested n deep: { { { ... } } } with "x" at the bottom.
+    local function nested(n)
+      local t = "x"
+      for _ = 1, n do
+        t = { t }
+      end
+      return t
+    end
+
+    it("writes tables nested 1000 deep, and refuses deeper ones with an error, not a crash", function()
+      assert.equal(("["):rep(1000) .. '"x"' .. ("]"):rep(1000), json.encode(nested(1000)))
+      assert.equal("json: cannot encode tables nested more than 1000 deep", error_of(nested(1001)))
+      assert.equal("json: cannot encode tables nested more than 1000 deep", error_of(nested(200000)))
+    end)
+
+    it("writes the control characters, DEL among them, as escapes", function()
+      assert.equal('"\\u0000\\u0001\\b\\t\\n\\u000b\\f\\r\\u001f\\u007f "', json.encode("\0\1\b\t\n\v\f\r\31\127 "))
+      assert.equal('"a\\u0000b"', json.encode("a\0b"))
+    end)
+
+    it("escapes U+2028 and U+2029 in keys too, and keeps the characters around them", function()
+      assert.equal('{"k\\u2028":"\\u2029\u{2027}\u{202A}"}', json.encode({ ["k\u{2028}"] = "\u{2029}\u{2027}\u{202A}" }))
+    end)
+
+    it("writes each byte that begins no valid UTF-8 character as U+FFFD, as text.valid_utf8 does", function()
+      local text = require "gpuledger.text"
+      local R = "\u{FFFD}"
+      local cases = {
+        ["\x80"] = R, -- a continuation byte alone
+        ["\xbf\x80"] = R .. R,
+        ["\xc3"] = R, -- a lead byte at the end
+        ["\xe2\x82"] = R .. R, -- a character cut short
+        ["\xe2\x82x"] = R .. R .. "x",
+        ["\xc0\xaf"] = R .. R, -- overlong
+        ["\xe0\x80\xaf"] = R .. R .. R,
+        ["\xed\xa0\x80"] = R .. R .. R, -- a surrogate
+        ["\xf4\x90\x80\x80"] = R .. R .. R .. R, -- past U+10FFFF
+        ["\xf8\x88\x80\x80\x80"] = R .. R .. R .. R .. R, -- five bytes
+        ["\xfe\xff"] = R .. R,
+        ["\xf0\x9f\x98\x80"] = "\u{1F600}", -- four bytes, valid
+        ["\u{10FFFF}"] = "\u{10FFFF}",
+        ["\xef\xbf\xbd"] = R, -- U+FFFD itself
+        ["a\xff<"] = "a" .. R .. "\\u003c",
+      }
+      for input, want in pairs(cases) do
+        assert.equal('"' .. want .. '"', json.encode(input), string.format("%q", input))
+        assert.equal(json.encode(text.valid_utf8(input)), json.encode(input))
+      end
+    end)
+
+    it("writes a float that is a whole number under 1e15 as an integer, others in their shortest form", function()
+      local cases = {
+        { -0.0, "0" }, { 0.0, "0" }, { 1e15 - 1, "999999999999999" }, { -(1e15 - 1), "-999999999999999" },
+        { 1e15, "1e+15" }, { 1e16, "1e+16" }, { 2 ^ 53, "9007199254740992" }, { 2 ^ 63, "9.223372036854776e+18" },
+        { 0.1, "0.1" }, { 1 / 3, "0.3333333333333333" }, { 2 / 3, "0.6666666666666666" }, { 1e-7, "1e-07" },
+        { 5e-324, "4.94065645841247e-324" }, { 1.7976931348623157e308, "1.7976931348623157e+308" },
+        { 1000000000000000.5, "1000000000000000.5" }, { 123456789.125, "123456789.125" },
+      }
+      for _, case in ipairs(cases) do
+        assert.equal(case[2], json.encode(case[1]), string.format("%.17g", case[1]))
+        assert.equal(case[1], tonumber(json.encode(case[1])))
+      end
+    end)
+
+    it("writes integers whole, the largest and smallest too", function()
+      assert.equal("9223372036854775807", json.encode(math.maxinteger))
+      assert.equal("-9223372036854775808", json.encode(math.mininteger))
+      assert.equal("[0,-1,1234567890123456789]", json.encode({ 0, -1, 1234567890123456789 }))
+    end)
+
+    it("writes NaN and the infinities as null (number_text as %.17g writes them)", function()
+      assert.equal("[null,null,null]", json.encode(json.array { 0 / 0, math.huge, -math.huge }))
+      assert.equal("inf", json.number_text(math.huge))
+      assert.equal("-inf", json.number_text(-math.huge))
+      assert.equal("35", json.number_text(35))
+      assert.equal("98.5", json.number_text(98.5))
+    end)
+
+    it("writes nil as null", function()
+      assert.equal("null", json.encode(nil))
+    end)
+
+    it("writes empty arrays nested in arrays and objects as []", function()
+      assert.equal("[[],[[]],{}]", json.encode(json.array { json.array(), json.array { json.array() }, {} }))
+      assert.equal('{"a":[],"b":{"c":[]}}', json.encode({ a = json.array(), b = { c = json.array() } }))
+    end)
+
+    it("writes a table with keys besides 1..n as an object, number keys as tostring writes them", function()
+      assert.equal('{"1":"a","2":"b","x":true}', json.encode({ "a", "b", x = true }))
+      assert.equal('{"1":"a","3":"c"}', json.encode({ [1] = "a", [3] = "c" }))
+      assert.equal('{"-1":0,"0":1,"10":2,"2":3,"2.5":4}', json.encode({ [-1] = 0, [0] = 1, [10] = 2, [2] = 3, [2.5] = 4 }))
+    end)
+
+    it("sorts keys byte by byte, a prefix first", function()
+      assert.equal('{"":1,"A":2,"a":3,"a\\u0000":4,"ab":5,"é":6}', json.encode({ ["é"] = 6, ab = 5, ["a\0"] = 4, a = 3, A = 2, [""] = 1 }))
+    end)
+
+    it("writes only the items 1..n of a marked array", function()
+      assert.equal('["a","b"]', json.encode(json.array { "a", "b", x = 1 }))
+    end)
+
+    it("indents arrays and objects at every level, empty ones on one line", function()
+      local value = { a = json.array { 1, { b = json.array() } }, c = {}, d = "x" }
+      assert.equal('{\n  "a": [\n    1,\n    {\n      "b": []\n    }\n  ],\n  "c": {},\n  "d": "x"\n}', json.encode(value, "  "))
+      assert.equal('[\n\t1,\n\t2\n]', json.encode({ 1, 2 }, "\t"))
+      assert.equal('{\n"a": 1\n}', json.encode({ a = 1 }, ""))
+    end)
+
+    it("leaves out the keys omit names, at every level, but not array items", function()
+      local value = { a = 1, b = { a = 2, c = 3 }, list = json.array { "a", { a = 4 } } }
+      assert.equal('{"b":{"c":3},"list":["a",{}]}', json.encode(value, nil, { a = true }))
+      assert.equal('{\n "b": {\n  "c": 3\n }\n}', json.encode({ a = 1, b = { c = 3 } }, " ", { a = true }))
+    end)
+
+    it("writes a read-only view of the sandbox as the table behind it", function()
+      local ledger = { node = "n", entries = json.array { { index = 0, tenants = json.array { { pids = { 1, 2 } } } } }, at = 1.5 }
+      assert.equal(json.encode(ledger), json.encode(sandbox.readonly(ledger)))
+      assert.equal('{"at":1.5,"entries":[{"index":0,"tenants":[{"pids":[1,2]}]}],"node":"n"}', json.encode(sandbox.readonly(ledger)))
+    end)
+  end)
+
+  describe("encode and decode", function()
+    -- Random values JSON holds: valid UTF-8 strings (keys too), integers
+    -- under 1e15 (lua-cjson reads numbers as floats, and a float from 1e15
+    -- up is written with an exponent), floats, booleans, arrays (marked or
+    -- not) and objects, a few levels deep.
+    local PIECES = { "a", "Z", "0", " ", '"', "\\", "/", "<", ">", "&", "\n", "\t", "\0", "\31", "\127", "é", "—",
+      "\u{2028}", "\u{2029}", "\u{FFFD}", "\u{1F600}", "\u{10FFFF}", "1" }
+
+    local function random_string(random)
+      local parts = {}
+      for i = 1, random(0, 8) do
+        parts[i] = PIECES[random(#PIECES)]
+      end
+      return table.concat(parts)
+    end
+
+    local function random_value(random, depth)
+      local kind = random(depth >= 4 and 4 or 7)
+      if kind == 1 then
+        return random_string(random)
+      elseif kind == 2 then
+        return random(-999999999999999, 999999999999999)
+      elseif kind == 3 then
+        local floats = { 0.1, -2.5, 1e15, 1e-300, 1e300, 123.456, 1 / 3 }
+        return random(2) == 1 and floats[random(#floats)] or (random() - 0.5) * 10 ^ random(-30, 30)
+      elseif kind == 4 then
+        return random(2) == 1
+      elseif kind == 5 or kind == 6 then
+        local list = kind == 5 and json.array() or {}
+        for i = 1, random(kind == 5 and 0 or 1, 4) do
+          list[i] = random_value(random, depth + 1)
+        end
+        return list
+      end
+      local object = {}
+      for _ = 1, random(0, 4) do
+        object[random_string(random) .. "k"] = random_value(random, depth + 1)
+      end
+      return object
+    end
+
+    it("reads back what it wrote, and writes that again byte for byte", function()
+      local generator = math.random
+      math.randomseed(tonumber(os.getenv("GPULEDGER_FUZZ_SEED")) or 21)
+      for _ = 1, tonumber(os.getenv("GPULEDGER_FUZZ_CASES")) or 300 do
+        local value = random_value(generator, 0)
+        local text = json.encode(value)
+        assert.same(value, json.decode(text), text)
+        assert.equal(text, json.encode(json.decode(text)))
+        assert.same(value, json.decode(json.encode(value, "  ")), text)
+      end
     end)
   end)
 

@@ -14,6 +14,7 @@
 
 #include "embedded.h"
 #include "files.h"
+#include "json_write.h"
 
 #define MAX_SCRIPT_BYTES (4 << 20)
 
@@ -133,6 +134,8 @@ void host_open(lua_State *L)
 {
     luaL_openlibs(L);
     luaL_requiref(L, "gpuledger.core", host_open_core, 0);
+    lua_pop(L, 1);
+    luaL_requiref(L, "gpuledger.json_write", luaopen_gpuledger_json_write, 0);
     lua_pop(L, 1);
 
     /* package.searchers = { search_embedded }: no ./?.lua, no C modules. */

@@ -5,10 +5,11 @@
 #include "embedded.h"
 
 /* Prepares a fresh state for gpuledger: the standard libraries,
- * gpuledger.core in package.loaded, and package.searchers replaced by one
- * searcher of the embedded gpuledger.* scripts (gpuledger.sandbox installs
- * the one that looks in the site scripts directory first, once the command
- * line names it). Raises a Lua error on failure (call it protected). */
+ * gpuledger.core and gpuledger.json_write (json_write.h) in package.loaded,
+ * and package.searchers replaced by one searcher of the embedded
+ * gpuledger.* scripts (gpuledger.sandbox installs the one that looks in the
+ * site scripts directory first, once the command line names it). Raises a
+ * Lua error on failure (call it protected). */
 void host_open(lua_State *L);
 
 /* Opens gpuledger.core and leaves its table on the stack (luaopen style). */

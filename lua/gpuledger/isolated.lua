@@ -106,6 +106,9 @@ function M.data_of(core, sources)
   return { thresholds = out.thresholds, xid_catalogue = catalogue }, out.errors
 end
 
+-- The program's modules written in C, which no site script replaces.
+local C_MODULES = { ["gpuledger.core"] = true, ["gpuledger.json_write"] = true }
+
 -- Runs render() (which returns a string, or a table of strings) where the
 -- site's scripts can run: in a child under the renderers' deadline, with
 -- the site's modules of scripts_dir in place of the program's, when
@@ -117,7 +120,7 @@ function M.render(core, scripts_dir, render)
   end
   local result, why = M.call(core, M.RENDER_DEADLINE_MS, function()
     for name in pairs(package.loaded) do
-      if name:match("^gpuledger%.") and name ~= "gpuledger.core" then
+      if name:match("^gpuledger%.") and not C_MODULES[name] then
         package.loaded[name] = nil
       end
     end

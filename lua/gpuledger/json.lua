@@ -1,12 +1,13 @@
 -- JSON in and out. Decoding is lua-cjson's, with JSON null turned into nil
 -- (cjson.null is a light userdata, and truthy) and empty arrays marked as arrays, so
--- that [] is written back as []. Encoding is ours, because Debian's
--- cjson 2.1.0 cannot write an empty array (and our arrays are [], never null):
--- tables marked with json.array() are arrays, other tables with only 1..n
--- keys are arrays, the rest objects with keys in sorted order. Strings are
--- written as Go writes them (<, >, & and U+2028/9 escaped, bad UTF-8 as U+FFFD).
+-- that [] is written back as []. Encoding is ours, in C (src/json_write.c),
+-- because Debian's cjson 2.1.0 cannot write an empty array (and our arrays
+-- are [], never null): tables marked with json.array() are arrays, other
+-- tables with only 1..n keys are arrays, the rest objects with keys in
+-- sorted order. Strings are written as Go writes them (<, >, & and U+2028/9
+-- escaped, bad UTF-8 as U+FFFD, each byte as text.valid_utf8 replaces it).
 local cjson = require "cjson"
-local text = require "gpuledger.text"
+local writer = require "gpuledger.json_write"
 
 local M = {}
 
@@ -191,154 +192,18 @@ function M.decode(s)
   return (normalise(value, is_mark))
 end
 
-local ESCAPES = {
-  ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f",
-  ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t",
-  ["<"] = "\\u003c", [">"] = "\\u003e", ["&"] = "\\u0026",
-}
-
-local function encode_string(s)
-  if not s:find('[%c"\\<>&\128-\255]') then
-    return '"' .. s .. '"' -- plain ASCII: nothing to check or escape
-  end
-  s = text.valid_utf8(s)
-  if s:find('[%c"\\<>&]') then -- text beyond ASCII (a dash, °C) mostly has none of these
-    s = s:gsub('[%c"\\<>&]', function(c)
-      return ESCAPES[c] or string.format("\\u%04x", c:byte())
-    end)
-  end
-  if s:find("\xE2\x80[\xA8\xA9]") then
-    s = s:gsub("\u{2028}", "\\u2028"):gsub("\u{2029}", "\\u2029")
-  end
-  return '"' .. s .. '"'
-end
-
 -- The shortest text that reads back as the same finite number: integers
 -- plain, floats as Go's strconv 'g' -1 writes them (98.5, 12, 15.5). Also
 -- used for Prometheus sample values.
-function M.number_text(n)
-  if math.type(n) == "integer" then
-    return tostring(n)
-  end
-  if n == math.floor(n) and math.abs(n) < 1e15 then
-    return string.format("%d", n)
-  end
-  for precision = 15, 16 do
-    local s = string.format("%." .. precision .. "g", n)
-    if tonumber(s) == n then
-      return s
-    end
-  end
-  return string.format("%.17g", n)
-end
-
-local function encode_number(n)
-  if n ~= n or n == math.huge or n == -math.huge then
-    return "null"
-  end
-  return M.number_text(n)
-end
-
-local function is_sequence(t)
-  local n = #t
-  if n == 0 then
-    return false
-  end
-  local count = 0
-  for _ in pairs(t) do
-    count = count + 1
-  end
-  return count == n
-end
-
-local write_value
-
--- Writes table t into out (a list of pieces, joined once at the end, so that
--- no table's text is copied again into its parent's). The document's
--- state: indent, depth, seen (the tables being written, which must not
--- contain themselves), omit, and names (each object key met so far,
--- encoded with its colon).
-local function write_table(out, t, indent, depth, seen, omit, names)
-  if seen[t] then
-    error("json: cannot encode a table that contains itself", 0)
-  end
-  seen[t] = true
-  local newline, pad, inner_pad, colon = "", "", "", ":"
-  if indent then
-    newline = "\n"
-    pad = string.rep(indent, depth)
-    inner_pad = pad .. indent
-    colon = ": "
-  end
-  local separator = "," .. newline .. inner_pad
-  if M.is_array(t) or is_sequence(t) then
-    if #t == 0 then
-      out[#out + 1] = "[]"
-    else
-      out[#out + 1] = "[" .. newline .. inner_pad
-      for i = 1, #t do
-        if i > 1 then
-          out[#out + 1] = separator
-        end
-        write_value(out, t[i], indent, depth + 1, seen, omit, names)
-      end
-      out[#out + 1] = newline .. pad .. "]"
-    end
-  else
-    local keys = {}
-    for k in pairs(t) do
-      if not omit[k] then
-        keys[#keys + 1] = tostring(k)
-      end
-    end
-    table.sort(keys)
-    if #keys == 0 then
-      out[#out + 1] = "{}"
-    else
-      out[#out + 1] = "{" .. newline .. inner_pad
-      for i, k in ipairs(keys) do
-        local v = t[k]
-        if v == nil then
-          v = t[tonumber(k)]
-        end
-        local name = names[k]
-        if not name then
-          name = encode_string(k) .. colon
-          names[k] = name
-        end
-        out[#out + 1] = i > 1 and separator .. name or name
-        write_value(out, v, indent, depth + 1, seen, omit, names)
-      end
-      out[#out + 1] = newline .. pad .. "}"
-    end
-  end
-  seen[t] = nil
-end
-
--- Writes value v into out (write_table says how).
-write_value = function(out, v, indent, depth, seen, omit, names)
-  local kind = type(v)
-  if kind == "string" then
-    out[#out + 1] = encode_string(v)
-  elseif kind == "number" then
-    out[#out + 1] = encode_number(v)
-  elseif kind == "boolean" then
-    out[#out + 1] = tostring(v)
-  elseif kind == "nil" then
-    out[#out + 1] = "null"
-  elseif kind == "table" then
-    write_table(out, v, indent, depth, seen, omit, names)
-  else
-    error("json: cannot encode a " .. kind, 0)
-  end
-end
+M.number_text = writer.number_text
 
 -- Encodes value as compact JSON, or indented by the string `indent` per
--- level. omit: a set of object keys to leave out (default none).
-function M.encode(value, indent, omit)
-  local out = {}
-  write_value(out, value, indent, 0, {}, omit or {}, {})
-  return table.concat(out)
-end
+-- level. omit: a set of object keys to leave out (default none). Tables
+-- marked with json.array() are arrays, other tables with only the keys
+-- 1..n (n > 0) arrays, the rest objects, their keys (as tostring writes
+-- them) in sorted order, each key's value t[k] or t[tonumber(k)]. NaN and
+-- the infinities are null. A table that contains itself, tables nested
+-- more than 1000 deep and a value of another type (a function) are errors.
+M.encode = writer.encode
 
 return M

@@ -1,0 +1,10 @@
+#ifndef GPULEDGER_JSON_WRITE_H
+#define GPULEDGER_JSON_WRITE_H
+#include <lua.h>
+
+/* require "gpuledger.json_write": the table {encode, number_text},
+ * gpuledger.json's writer in C (json_write.c). The host puts it in
+ * package.loaded; under lua5.4 it is build/lua/gpuledger/json_write.so. */
+int luaopen_gpuledger_json_write(lua_State *L);
+
+#endif

@@ -1,0 +1,146 @@
+/* json_text: JSON strings escaped as Go's encoder escapes them, bad UTF-8
+ * replaced byte by byte, numbers in their shortest form, a buffer that
+ * grows. */
+#include "check.h"
+#include "json_text.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The buffer's text as a NUL-terminated copy (in a static area). */
+static const char *text_of(const struct json_buffer *buffer)
+{
+    static char copy[1 << 16];
+    size_t len = buffer->len < sizeof copy - 1 ? buffer->len : sizeof copy - 1;
+    memcpy(copy, buffer->data, len);
+    copy[len] = '\0';
+    return copy;
+}
+
+/* Checks the JSON string written for s (len bytes). */
+static void check_string(const char *s, size_t len, const char *want, int line)
+{
+    struct json_buffer buffer = {0};
+    check_long_equal(json_write_string(&buffer, s, len), 0, __FILE__, line, "written");
+    check_str_equal(text_of(&buffer), want, __FILE__, line, "string");
+    json_buffer_free(&buffer);
+}
+
+#define STRING(s, want) check_string((s), sizeof(s) - 1, (want), __LINE__)
+
+/* Checks the text written for the float n. */
+static void check_number(double n, const char *want, int line)
+{
+    struct json_buffer buffer = {0};
+    check_long_equal(json_write_number(&buffer, n), 0, __FILE__, line, "written");
+    check_str_equal(text_of(&buffer), want, __FILE__, line, "number");
+    json_buffer_free(&buffer);
+}
+
+#define NUMBER(n, want) check_number((n), (want), __LINE__)
+
+static void test_plain_and_escaped(void)
+{
+    STRING("", "\"\"");
+    STRING("gpu-0 node-a", "\"gpu-0 node-a\"");
+    STRING("\"\\/", "\"\\\"\\\\/\"");
+    STRING("<script> &", "\"\\u003cscript\\u003e \\u0026\"");
+    STRING("\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"");
+    STRING("\x01\x0b\x1f\x7f", "\"\\u0001\\u000b\\u001f\\u007f\"");
+    STRING("a\0b", "\"a\\u0000b\"");
+}
+
+static void test_utf8(void)
+{
+    STRING("61 \xc2\xb0"
+           "C \xe2\x80\x94 ok",
+           "\"61 \xc2\xb0"
+           "C \xe2\x80\x94 ok\"");
+    STRING("\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"");
+    STRING("\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""); /* U+10FFFF */
+    STRING("a\xe2\x80\xa8"
+           "b\xe2\x80\xa9",
+           "\"a\\u2028b\\u2029\"");
+    STRING("\xe2\x80\xa7\xe2\x80\xaa", "\"\xe2\x80\xa7\xe2\x80\xaa\""); /* beside them: kept */
+}
+
+/* U+FFFD, what each bad byte becomes. */
+#define R "\xef\xbf\xbd"
+
+static void test_bad_utf8(void)
+{
+    STRING("a\xff"
+           "b",
+           "\"a" R "b\"");
+    STRING("\x80", "\"" R "\"");                         /* a continuation byte alone */
+    STRING("\xc3", "\"" R "\"");                         /* cut at the end */
+    STRING("\xe2\x82", "\"" R R "\"");                   /* cut short: each byte */
+    STRING("\xc0\xaf", "\"" R R "\"");                   /* overlong */
+    STRING("\xe0\x80\xaf", "\"" R R R "\"");             /* overlong */
+    STRING("\xed\xa0\x80", "\"" R R R "\"");             /* a surrogate */
+    STRING("\xf4\x90\x80\x80", "\"" R R R R "\"");       /* past U+10FFFF */
+    STRING("\xf8\x88\x80\x80\x80", "\"" R R R R R "\""); /* five bytes */
+    STRING("\xe2\x82<", "\"" R R "\\u003c\"");
+}
+
+static void test_numbers(void)
+{
+    NUMBER(35.0, "35");
+    NUMBER(-0.0, "0");
+    NUMBER(999999999999999.0, "999999999999999");
+    NUMBER(1e15, "1e+15");
+    NUMBER(0.1, "0.1");
+    NUMBER(38.42, "38.42");
+    NUMBER(1.0 / 3, "0.3333333333333333");
+    NUMBER(1.7976931348623157e308, "1.7976931348623157e+308");
+    NUMBER(9007199254740992.0, "9007199254740992");
+    NUMBER(NAN, "null");
+    NUMBER(INFINITY, "null");
+    NUMBER(-INFINITY, "null");
+
+    char text[32];
+    CHECK_INT(json_number_text(text, INFINITY), 3);
+    CHECK_STR(text, "inf");
+    json_number_text(text, -INFINITY);
+    CHECK_STR(text, "-inf");
+
+    struct json_buffer buffer = {0};
+    CHECK_INT(json_write_integer(&buffer, -9223372036854775807LL - 1), 0);
+    CHECK_INT(json_buffer_add(&buffer, ",", 1), 0);
+    CHECK_INT(json_write_integer(&buffer, 9223372036854775807LL), 0);
+    CHECK_INT(json_buffer_add(&buffer, ",", 1), 0);
+    CHECK_INT(json_write_integer(&buffer, 0), 0);
+    CHECK_STR(text_of(&buffer), "-9223372036854775808,9223372036854775807,0");
+    json_buffer_free(&buffer);
+}
+
+static void test_buffer_grows(void)
+{
+    enum { LONG = 20000 };
+    char *s = malloc(LONG);
+    if (!CHECK(s != NULL))
+        return;
+    for (size_t i = 0; i < LONG; i++)
+        s[i] = i % 100 == 0 ? '<' : 'x';
+    struct json_buffer buffer = {0};
+    CHECK_INT(json_write_string(&buffer, s, LONG), 0);
+    CHECK_INT(buffer.len, LONG + 2 + (LONG / 100) * 5); /* quotes, and each < six bytes */
+    CHECK(buffer.cap >= buffer.len);
+    CHECK(memcmp(buffer.data, "\"\\u003cxxx", 10) == 0);
+    CHECK(buffer.data[buffer.len - 1] == '"');
+    json_buffer_free(&buffer);
+    CHECK(buffer.data == NULL && buffer.len == 0 && buffer.cap == 0);
+    json_buffer_free(&buffer); /* twice: safe */
+    free(s);
+}
+
+int main(void)
+{
+    test_plain_and_escaped();
+    test_utf8();
+    test_bad_utf8();
+    test_numbers();
+    test_buffer_grows();
+    return check_finish();
+}
