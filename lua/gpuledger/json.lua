@@ -177,7 +177,7 @@ function M.decode(s)
   local quick, count = stand_ins(s)
   if quick then
     local value = M.decode_raw(quick)
-    if value then
+    if value ~= nil then -- a document may be only false
       local made
       value, made = normalise(value, is_stand_in)
       if made == count then
@@ -186,7 +186,7 @@ function M.decode(s)
     end
   end
   local value, why = M.decode_raw(mark_empty_arrays(s))
-  if not value then
+  if value == nil then
     return nil, why
   end
   return (normalise(value, is_mark))
