@@ -442,6 +442,28 @@ end }
       assert.is_nil(t[1].gpu)
       assert.equal("gpu0 GPU-fef8089b", t[2].gpu)
     end)
+
+    it("within a GPU, findings follow their rules' order, any number (a NaN after every number)", function()
+      local function rule(code, order)
+        return string.format([[
+return { code = %q, level = "WARN", order = %s, evaluate = function(ledger, policy, emit)
+  emit { gpu = ledger.entries[1], message = %q }
+end }
+]], code, order, code)
+      end
+      local set = H.site_rules {
+        ["a.lua"] = rule("a-nan", "0/0"), ["b.lua"] = rule("b-big", "1e300"),
+        ["c.lua"] = rule("c-low", "-2.5"), ["d.lua"] = rule("d-mid", "45.5"),
+      }
+      local found = H.run_rules(ledger { gpu {} }, nil, set)
+      local codes = {}
+      for _, finding in ipairs(found) do
+        if finding.code:match("^%l%-") then
+          codes[#codes + 1] = finding.code
+        end
+      end
+      assert.same({ "c-low", "d-mid", "b-big", "a-nan" }, codes)
+    end)
   end)
 
   describe("the findings document (render.json.findings)", function()

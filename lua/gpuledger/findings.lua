@@ -119,18 +119,6 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   return emitted, nil, level_error
 end
 
-local function compare(a, b)
-  if LEVELS[a.level] ~= LEVELS[b.level] then
-    return LEVELS[a.level] > LEVELS[b.level]
-  end
-  for i = 1, 5 do
-    if a.sort[i] ~= b.sort[i] then
-      return a.sort[i] < b.sort[i]
-    end
-  end
-  return a.code < b.code
-end
-
 -- Gives each GPU of the ledger that has health data (or a health finding)
 -- its healthVerdict {level, codes}: the worst level of the health rules'
 -- findings on it (OK when none), and their codes, worst first.
@@ -198,9 +186,30 @@ function M.run(core, rules, ledger, policy)
   return all
 end
 
+-- The rank of each order among the findings' (sort[3]): 1 for the lowest,
+-- a NaN (nil once it came through JSON from a child) after every number.
+local function order_ranks(all)
+  local ranks, orders = {}, {}
+  for _, finding in ipairs(all) do
+    local order = finding.sort[3]
+    if order == order and order ~= nil and not ranks[order] then
+      ranks[order] = true
+      orders[#orders + 1] = order
+    end
+  end
+  table.sort(orders)
+  for rank, order in ipairs(orders) do
+    ranks[order] = rank
+  end
+  return setmetatable(ranks, { __index = function() return #orders + 1 end })
+end
+
 -- The findings of M.run on ledger (from one or more runs, concatenated)
 -- worst first, rule-errors in the order they came, each GPU given its
--- healthVerdict; takes their sort keys off.
+-- healthVerdict; takes their sort keys off. Each finding's place is one
+-- string (its level, sort key and code, packed so that strings compare as
+-- the findings are ordered), sorted by Lua itself, with no call per
+-- comparison.
 function M.ordered(all, ledger)
   local seq = 0
   for _, finding in ipairs(all) do
@@ -209,7 +218,18 @@ function M.ordered(all, ledger)
       finding.sort[5] = seq
     end
   end
-  table.sort(all, compare)
+  local ranks = order_ranks(all)
+  local keys, by_key = {}, {}
+  for i, finding in ipairs(all) do
+    local sort = finding.sort
+    local key = string.pack(">BBI4I4I4I4", 3 - LEVELS[finding.level], sort[1], sort[2], ranks[sort[3]], sort[4], sort[5])
+      .. finding.code .. string.pack(">xI4", i) -- a code holds no "\0": a shorter one sorts first
+    keys[i], by_key[key] = key, finding
+  end
+  table.sort(keys)
+  for i, key in ipairs(keys) do
+    all[i] = by_key[key]
+  end
   give_health_verdicts(ledger, all)
   for _, finding in ipairs(all) do
     finding.sort, finding.health_gpu = nil, nil
