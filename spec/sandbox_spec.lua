@@ -35,11 +35,38 @@ describe("gpuledger.sandbox", function()
       assert.has_error(function() setmetatable(view, nil) end)
     end)
 
-    it("gives the same view for the same table, and the original back", function()
-      assert.equal(view, sandbox.readonly(original))
+    it("gives one view per table within a view, and the original back", function()
+      local shared = { v = 1 }
+      local both = sandbox.readonly({ a = shared, b = { shared } })
+      assert.equal(both.a, both.b[1])
       assert.equal(view.list, view.list)
+      assert.equal(view, sandbox.readonly(view))
       assert.equal(original, sandbox.original(view))
       assert.equal(original.list, sandbox.original(view.list))
+    end)
+
+    it("next and pairs give the nested views that indexing gives", function()
+      local seen = {}
+      for k, v in pairs(view) do
+        seen[k] = v
+      end
+      assert.equal(view.list, seen.list)
+      assert.equal(view.nested, seen.nested)
+      local env = sandbox.environment()
+      local key, value = env.next(view.nested)
+      assert.equal("deep", key)
+      assert.equal(view.nested.deep, value)
+    end)
+
+    it("a new view shows the table as it is now", function()
+      local t = { a = 1, list = { "x" } }
+      local first = sandbox.readonly(t)
+      assert.equal(1, first.a)
+      t.a, t.list[2] = 2, "y"
+      local second = sandbox.readonly(t)
+      assert.equal(2, second.a)
+      assert.equal(2, #second.list)
+      assert.equal("y", second.list[2])
     end)
 
     it("passes non-tables through", function()

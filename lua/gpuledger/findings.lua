@@ -165,6 +165,7 @@ function M.run(core, rules, ledger, policy)
     end
   end
   local view = sandbox.readonly(ledger)
+  policy = sandbox.readonly(policy) -- one view for every rule
   local all = {}
   for _, rule in ipairs(rules) do
     if not rule.evaluate then
@@ -243,6 +244,7 @@ end
 -- gives a rule-error about "fleet". Returns them in the rules' order.
 function M.evaluate_fleet(core, rules, fleet, policy)
   local view = sandbox.readonly(fleet)
+  policy = sandbox.readonly(policy) -- one view for every rule
   local all = {}
   for _, rule in ipairs(rules) do
     if rule.evaluate_fleet then

@@ -17,6 +17,8 @@ local LEVELS = rule_schema.LEVELS
 
 local SITE_NAME = "^([%w_%-]+)%.lua$"
 
+local GL = sandbox.readonly(gl) -- what every rule file sees as gl
+
 -- Lists the rule file stems: embedded rules/*.lua and the site's *.lua, but
 -- not the data files. Returns stems (sorted) and errors for badly named files.
 local function rule_stems(core, rules_dir)
@@ -99,7 +101,7 @@ end
 -- Runs a rule file (text, chunkname, found_in of M.read) in a sandbox of
 -- its own; rule_file.run's answer.
 local function run_rule(core, text, chunkname, found_in)
-  return rule_file.run(core, text, chunkname, sandbox.environment { gl = sandbox.readonly(gl) }, found_in)
+  return rule_file.run(core, text, chunkname, sandbox.environment { gl = GL }, found_in)
 end
 
 -- What a file returning false (the site's, at origin) switched off: the

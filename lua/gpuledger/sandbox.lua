@@ -12,8 +12,6 @@ local function copy(t)
   return c
 end
 
-local READONLY = setmetatable({}, { __mode = "k" }) -- view → original
-
 local function refuse_write(_, key)
   error(string.format("cannot change field %q: the ledger and the policy are read-only", tostring(key)), 2)
 end
@@ -27,47 +25,89 @@ function M.error_text(err)
   return string.format("(error object is a %s value)", type(err))
 end
 
--- Returns a read-only view of t (the same view for the same table), whose
--- nested tables are read-only views too. ipairs, pairs, # and indexing work
--- on it; assignment, rawset and setmetatable do not.
+-- A view is an empty table whose metatable (hidden from rules by
+-- __metatable) holds, under keys no rule can name, the table it shows and
+-- the maker of the views of its nested tables.
+local ORIGINAL, VIEW_OF = {}, {}
+
+-- The table that t, a view, shows; nil when t is no view.
+local function original_of(t)
+  local metatable = debug.getmetatable(t)
+  return type(metatable) == "table" and rawget(metatable, ORIGINAL) or nil
+end
+
+local function view_len(view)
+  return #original_of(view)
+end
+
+-- pairs of a view: the keys of the table it shows, in their order, each value as
+-- indexing the view gives it (a nested table's view).
+local function view_pairs(view)
+  local original = original_of(view)
+  return function(_, key)
+    local k = next(original, key)
+    if k == nil then
+      return nil
+    end
+    return k, view[k]
+  end, view, nil
+end
+
+-- The first read of a view: its __index becomes its original when no field
+-- is a table, else a table of the views of the nested tables that falls
+-- through to the original for every other field, so that every later read
+-- is a lookup Lua makes itself, without a call. Only a finished table is
+-- kept, so a rule stopped halfway leaves nothing half-made.
+local function first_read(view, key)
+  local metatable = debug.getmetatable(view)
+  local original, view_of = metatable[ORIGINAL], metatable[VIEW_OF]
+  local nested, scalars = nil, false
+  for k, v in next, original do
+    if type(v) == "table" then
+      nested = nested or {}
+      nested[k] = view_of(v)
+    else
+      scalars = true
+    end
+  end
+  if nested and scalars then
+    setmetatable(nested, { __index = original })
+  end
+  metatable.__index = nested or original
+  return view[key]
+end
+
+-- Returns a read-only view of t, whose nested tables are read-only views
+-- too (one view per table: the same table reached twice gives the same
+-- view). ipairs, pairs, # and indexing work on it; assignment, rawset and
+-- setmetatable do not. Which of a table's fields are tables is looked at
+-- when the view is first read, and a later read of any other field reads
+-- the table itself: so take a view for each judging, of tables nothing
+-- gives a new table field while rules read them (the program adds each
+-- GPU's healthVerdict only once every rule has run). A view of a view, or
+-- of a value that is no table, is the value itself.
 function M.readonly(t)
-  if type(t) ~= "table" or READONLY[t] then
+  if type(t) ~= "table" or original_of(t) then
     return t
   end
-  local cache = M._views
-  if cache[t] then
-    return cache[t]
+  local views = {} -- original → view
+  local function view_of(original)
+    local view = views[original]
+    if not view then
+      view = setmetatable({}, {
+        __index = first_read, __newindex = refuse_write, __len = view_len, __pairs = view_pairs,
+        __metatable = "read-only", [ORIGINAL] = original, [VIEW_OF] = view_of,
+      })
+      views[original] = view
+    end
+    return view
   end
-  local view = setmetatable({}, {
-    __index = function(_, key)
-      local value = t[key]
-      if type(value) ~= "table" then -- most reads: a number, a string, a flag
-        return value
-      end
-      return cache[value] or M.readonly(value)
-    end,
-    __newindex = refuse_write,
-    __len = function()
-      return #t
-    end,
-    __pairs = function()
-      local function step(_, key)
-        local k, v = next(t, key)
-        return k, M.readonly(v)
-      end
-      return step, nil, nil
-    end,
-    __metatable = "read-only",
-  })
-  READONLY[view] = t
-  cache[t] = view
-  return view
+  return view_of(t)
 end
-M._views = setmetatable({}, { __mode = "kv" })
 
 -- The table behind a read-only view (or t itself).
 function M.original(t)
-  return READONLY[t] or t
+  return original_of(t) or t
 end
 
 -- setmetatable for rules: a finalizer (__gc) would run rule code after the
@@ -86,10 +126,13 @@ end
 -- next for rules: a read-only view is an empty table with a metatable, so
 -- plain next would call every ledger table empty.
 local function view_next(t, key)
-  local original = READONLY[t]
+  local original = original_of(t)
   if original then
-    local k, v = next(original, key)
-    return k, M.readonly(v)
+    local k = next(original, key)
+    if k == nil then
+      return nil
+    end
+    return k, t[k]
   end
   return next(t, key)
 end
