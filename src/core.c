@@ -99,6 +99,8 @@ static const luaL_Reg core_functions[] = {
     {"spawn", core_spawn},
     {"spawn_all", core_spawn_all},
     {"parse_csv", core_parse_csv},
+    {"json_array", core_json_array},
+    {"json_element", core_json_element},
     {"proc_cgroups", core_proc_cgroups},
     {"read_kmsg", core_read_kmsg},
     {"http_get", core_http_get},

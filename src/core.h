@@ -17,6 +17,10 @@ int core_read_kmsg(lua_State *L);
 int core_http_get(lua_State *L);
 int core_http_get_many(lua_State *L);
 
+/* core_json.c: a large JSON text read one array element at a time. */
+int core_json_array(lua_State *L);
+int core_json_element(lua_State *L);
+
 /* core_files.c: files and directories, and the history file's guards. */
 int core_stat(lua_State *L);
 int core_read_file(lua_State *L);
