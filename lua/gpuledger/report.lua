@@ -22,27 +22,36 @@ local SLICE_LABELS = {
   { "namespace", "namespace" }, { "nomad_job", "job" },
 }
 
--- The entries of the samples of a reservation counter ({metric = {…, use},
--- value = seconds}, use "held" or "idle"), one per distinct value of the
--- labels (a list of {label, field}): those fields, heldHours, idleHours,
--- reservedHours = held + idle and idleShare = idle / reserved (0 when
--- nothing was reserved). Returns them, and each entry's key (its labels'
--- values joined) by entry, to sort by.
-local function reservations_of(samples, labels)
-  local by_key, list, keys = {}, json.array(), {}
-  for _, sample in ipairs(samples) do
-    local values = {}
-    for i, label in ipairs(labels) do
-      values[i] = sample.metric[label[1]] or ""
-    end
-    local key = table.concat(values, "\0")
-    local entry = by_key[key]
-    if not entry then
-      entry = { heldHours = 0, idleHours = 0 }
-      for i, label in ipairs(labels) do
-        entry[label[2]] = values[i]
+-- The tally of a reservation counter's samples ({metric = {…, use},
+-- value = seconds}, use "held" or "idle"): add(sample) counts one, and
+-- entries() gives one entry per distinct value of the labels (a list of
+-- {label, field}): those fields, heldHours, idleHours, reservedHours =
+-- held + idle and idleShare = idle / reserved (0 when nothing was
+-- reserved). An entry is found by its labels' values, one table level per
+-- label, so that a sample costs no new string; its last two fields are
+-- added by entries(), once the answer's text is gone (an entry of six
+-- fields is half again as large as one of four).
+local function reservations(labels)
+  local by_value, list = {}, json.array()
+  local function add(sample)
+    local level = by_value
+    for i = 1, #labels - 1 do
+      local value = sample.metric[labels[i][1]] or ""
+      local below = level[value]
+      if not below then
+        below = {}
+        level[value] = below
       end
-      by_key[key], keys[entry] = entry, key
+      level = below
+    end
+    local last = sample.metric[labels[#labels][1]] or ""
+    local entry = level[last]
+    if not entry then
+      entry = { heldHours = 0, idleHours = 0 } -- reservedHours and idleShare once all are counted
+      for _, label in ipairs(labels) do
+        entry[label[2]] = sample.metric[label[1]] or ""
+      end
+      level[last] = entry
       list[#list + 1] = entry
     end
     if sample.metric.use == "held" then
@@ -51,45 +60,55 @@ local function reservations_of(samples, labels)
       entry.idleHours = entry.idleHours + hours(sample.value)
     end
   end
-  for _, entry in ipairs(list) do
-    entry.reservedHours = entry.heldHours + entry.idleHours
-    entry.idleShare = entry.reservedHours > 0 and entry.idleHours / entry.reservedHours or 0
+  local function entries()
+    by_value = nil
+    for _, entry in ipairs(list) do
+      entry.reservedHours = entry.heldHours + entry.idleHours
+      entry.idleShare = entry.reservedHours > 0 and entry.idleHours / entry.reservedHours or 0
+    end
+    return list
   end
-  return list, keys
+  return add, entries
 end
 
--- list sorted by its entries' field, most first (none: by key alone), then
--- by their keys (keys[entry], computed once: a sort compares n log n times).
-local function most_first(list, keys, field)
+-- list sorted by its entries' field, most first (none: by the fields of
+-- order alone), then by the fields of order, each a string.
+local function most_first(list, field, order)
   table.sort(list, function(a, b)
     if field and a[field] ~= b[field] then
       return a[field] > b[field]
     end
-    return keys[a] < keys[b]
+    for i = 1, #order do
+      local name = order[i]
+      if a[name] ~= b[name] then
+        return a[name] < b[name]
+      end
+    end
+    return false
   end)
   return list
 end
 
--- The jobs of the per-job samples ({metric = {namespace, nomad_job, use},
--- value = seconds}), most idle first, then by namespace and job.
-local function jobs_of(samples)
-  local list, keys = reservations_of(samples, JOB_LABELS)
-  return most_first(list, keys, "idleHours")
+-- The fields of the labels of a tally (JOB_LABELS, SLICE_LABELS), in order.
+local function fields_of(labels)
+  local fields = {}
+  for i, label in ipairs(labels) do
+    fields[i] = label[2]
+  end
+  return fields
 end
 
--- The jobs per MIG slice of the per-slice samples ({metric = {node, gpu,
--- uuid, mig_uuid, mig_profile, namespace, nomad_job, use}, value =
--- GPU-seconds: the slice's share of its GPU}), by node, GPU, slice and job.
-local function slices_of(samples)
-  local list, keys = reservations_of(samples, SLICE_LABELS)
-  return most_first(list, keys)
-end
+local JOB_FIELDS, SLICE_FIELDS = fields_of(JOB_LABELS), fields_of(SLICE_LABELS)
 
--- The nodes of the per-node samples ({metric = {node, state}, value =
--- seconds}): hours per state, every GPU state present, by node.
-local function nodes_of(samples)
+-- The fields a tenant used without a reservation is told apart by.
+local TENANT_FIELDS = { "node", "tenant" }
+
+-- The tally of the per-node samples ({metric = {node, state}, value =
+-- seconds}): add(sample), and entries(): hours per state, every GPU state
+-- present, by node.
+local function nodes()
   local by_node, list = {}, json.array()
-  for _, sample in ipairs(samples) do
+  local function add(sample)
     local name = sample.metric.node or ""
     local entry = by_node[name]
     if not entry then
@@ -105,17 +124,21 @@ local function nodes_of(samples)
       entry.hours[state] = (entry.hours[state] or 0) + hours(sample.value)
     end
   end
-  table.sort(list, function(a, b) return a.node < b.node end)
-  return list
+  local function entries()
+    by_node = nil
+    table.sort(list, function(a, b) return a.node < b.node end)
+    return list
+  end
+  return add, entries
 end
 
--- The tenants of the per-tenant samples ({metric = {node, kind, namespace,
--- nomad_job, task, container, tenant, use}, value = seconds}) that used a
--- GPU without a reservation over the window: those with GPU-hours, most
--- first, then by node and tenant.
-local function unreserved_of(samples)
-  local list, keys = json.array(), {}
-  for _, sample in ipairs(samples) do
+-- The tally of the per-tenant samples ({metric = {node, kind, namespace,
+-- nomad_job, task, container, tenant, use}, value = seconds}): add(sample),
+-- and entries(): the tenants that used a GPU without a reservation over the
+-- window, those with GPU-hours, most first, then by node and tenant.
+local function unreserved()
+  local list = json.array()
+  local function add(sample)
     local m = sample.metric
     if sample.value > 0 then
       local entry = {
@@ -123,20 +146,56 @@ local function unreserved_of(samples)
         job = m.nomad_job or "", task = m.task or "", container = m.container or "", tenant = m.tenant or "",
         hours = hours(sample.value),
       }
-      list[#list + 1], keys[entry] = entry, entry.node .. "\0" .. entry.tenant
+      list[#list + 1] = entry
     end
   end
-  return most_first(list, keys, "hours")
+  local function entries()
+    return most_first(list, "hours", TENANT_FIELDS)
+  end
+  return add, entries
 end
 
--- The report (its JSON in docs/json.md) of the answers ({jobs = samples, nodes =
--- samples, unreserved = samples, slices = samples}) over the window `since`,
--- made at `at` (RFC 3339).
+-- A report made sample by sample, each counted as it is read and let go:
+-- add(answer, sample) counts a sample of the answer "jobs" (per job and
+-- use: {metric = {namespace, nomad_job, use}, value = seconds}), "nodes"
+-- (per node and GPU state: {metric = {node, state}, …}), "unreserved" (per
+-- tenant used without a reservation: {metric = {node, kind, namespace,
+-- nomad_job, task, container, tenant, use}, …}) or "slices" (per job and
+-- use on each MIG slice: {metric = {node, gpu, uuid, mig_uuid, mig_profile,
+-- namespace, nomad_job, use}, value = GPU-seconds: the slice's share of its
+-- GPU}); report(since, at) gives the report (its JSON in docs/json.md) over
+-- the window `since`, made at `at` (RFC 3339): the jobs most idle first,
+-- then by namespace and job; the nodes by name; the tenants most first; the
+-- jobs per slice by node, GPU, slice and job.
+function M.builder()
+  local add_job, jobs = reservations(JOB_LABELS)
+  local add_node, node_entries = nodes()
+  local add_tenant, tenants = unreserved()
+  local add_slice, slices = reservations(SLICE_LABELS)
+  local adders = { jobs = add_job, nodes = add_node, unreserved = add_tenant, slices = add_slice }
+  local function add(answer, sample)
+    adders[answer](sample)
+  end
+  local function report(since, at)
+    return {
+      schema = 1, since = since, at = at, jobs = most_first(jobs(), "idleHours", JOB_FIELDS), nodes = node_entries(),
+      unreserved = tenants(), slices = most_first(slices(), nil, SLICE_FIELDS),
+    }
+  end
+  return { add = add, report = report }
+end
+
+-- The report (M.builder's) of the answers, each a list of samples ({jobs =
+-- samples, nodes = samples, unreserved = samples, slices = samples}; the
+-- last two may be absent) over the window `since`, made at `at`.
 function M.build(answers, since, at)
-  return {
-    schema = 1, since = since, at = at, jobs = jobs_of(answers.jobs), nodes = nodes_of(answers.nodes),
-    unreserved = unreserved_of(answers.unreserved or {}), slices = slices_of(answers.slices or {}),
-  }
+  local builder = M.builder()
+  for _, answer in ipairs { "jobs", "nodes", "unreserved", "slices" } do
+    for _, sample in ipairs(answers[answer] or {}) do
+      builder.add(answer, sample)
+    end
+  end
+  return builder.report(since, at)
 end
 
 -- Totals over the report: the jobs' reserved, held and idle GPU-hours, and

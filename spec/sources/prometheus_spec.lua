@@ -1,3 +1,4 @@
+local core = require "gpuledger.core"
 local prometheus = require "gpuledger.sources.prometheus"
 local json = require "gpuledger.json"
 local text = require "gpuledger.text"
@@ -35,25 +36,37 @@ describe("gpuledger.sources.prometheus", function()
     return json.encode { status = "success", data = { resultType = "vector", result = result } }
   end
 
+  -- The samples prometheus.read gives of an answer, in order, or nil and why.
+  local function samples(status, body, content_type)
+    local got = {}
+    local series, why = prometheus.read(core, status, body, content_type, function(sample)
+      got[#got + 1] = sample
+    end)
+    if not series then
+      return nil, why
+    end
+    return got
+  end
+
   it("samples: metric and value; NaN and Inf left out", function()
-    local samples = prometheus.samples(200, answer {
+    local got = samples(200, answer {
       { metric = { node = "a", state = "held" }, value = { 1755681164.5, "3600" } },
       { metric = { node = "a", state = "free" }, value = { 1755681164.5, "NaN" } },
       { metric = { node = "a", state = "free" }, value = { 1755681164.5, "+Inf" } },
       { metric = { node = "b", state = "free" }, value = { 1755681164.5, "1.5e-07" } },
     }, "application/json")
     assert.same({ { metric = { node = "a", state = "held" }, value = 3600 },
-                  { metric = { node = "b", state = "free" }, value = 1.5e-07 } }, samples)
-    assert.same({}, prometheus.samples(200, answer(json.array()), "application/json"))
+                  { metric = { node = "b", state = "free" }, value = 1.5e-07 } }, got)
+    assert.same({}, samples(200, answer(json.array()), "application/json"))
   end)
 
   it("samples: a negative, absurd or unreadable value is an error naming the series", function()
     local function why(value, metric)
-      local samples, problem = prometheus.samples(200, answer {
+      local got, problem = samples(200, answer {
         { metric = { node = "a", state = "held" }, value = { 1755681164.5, "3600" } },
         { metric = metric or { namespace = "video", nomad_job = "worker", use = "idle" }, value = { 1755681164.5, value } },
       })
-      assert.is_nil(samples)
+      assert.is_nil(got)
       return problem
     end
     local series = 'HTTP 200: data.result[2] {namespace="video", nomad_job="worker", use="idle"}: '
@@ -64,45 +77,90 @@ describe("gpuledger.sources.prometheus", function()
     assert.equal("HTTP 200: data.result[2].metric.node is a number, want a string", why("1", { node = 5 }))
   end)
 
-  it("samples: label values cut like every name; more than MAX_SERIES series refused, counted in the text", function()
+  it("samples: label values cut like every name; more than MAX_SERIES series refused before any is read", function()
     local long = ("n"):rep(3 * 1024 * 1024)
-    local samples = prometheus.samples(200, answer { { metric = { namespace = long }, value = { 1, "3600" } } })
-    assert.equal(text.NAME_MAX + #text.CUT_MARK, #samples[1].metric.namespace)
+    local cut = samples(200, answer { { metric = { namespace = long }, value = { 1, "3600" } } })
+    assert.equal(text.NAME_MAX + #text.CUT_MARK, #cut[1].metric.namespace)
+    local max = prometheus.MAX_SERIES
+    prometheus.MAX_SERIES = 3
     local many = {}
-    for i = 1, prometheus.MAX_SERIES + 1 do
+    for i = 1, 4 do
       many[i] = { metric = { node = "n" .. i, state = "held" }, value = { 1, "1" } }
     end
-    local none, why = prometheus.samples(200, answer(many))
-    assert.is_nil(none)
-    assert.equal(string.format("HTTP 200: data.result has %d series, more than the %d an answer may hold",
-      prometheus.MAX_SERIES + 1, prometheus.MAX_SERIES), why)
-    -- a label cannot fake a series: its quotes are escaped
+    local read = 0
+    local series, why = prometheus.read(core, 200, answer(many), nil, function() read = read + 1 end)
+    assert.is_nil(series)
+    assert.equal("HTTP 200: data.result has 4 series, more than the 3 an answer may hold", why)
+    assert.equal(0, read)
+    -- a label cannot fake a series, nor hide one: brackets, braces and quotes in it are text
     many[#many] = nil
-    many[1].metric.node = '"value": [1, "2"] "value":['
-    assert.equal(prometheus.MAX_SERIES, #prometheus.samples(200, answer(many)))
+    many[1].metric.node = '"value": [1, "2"]}, {"value":[ ] ] } \\"'
+    local got = samples(200, answer(many))
+    assert.equal(3, #got)
+    assert.equal(many[1].metric.node, got[1].metric.node)
     -- an answer written with spaces counts the same
-    local spaced = answer(many):gsub('"value":%[', '"value" : [')
-    assert.equal(prometheus.MAX_SERIES, #prometheus.samples(200, spaced))
+    local spaced = answer(many):gsub(',"', ' ,\n "'):gsub('":', '" : ')
+    assert.equal(3, #samples(200, spaced))
+    prometheus.MAX_SERIES = max
+  end)
+
+  it("samples: each series read alone, the rest of the answer checked first", function()
+    local body = '{"status":"success","warnings":["partial"],"data":{"result":['
+      .. '{"metric":{"node":"caf\\u00e9 \\"]\\"","state":"held","gone":null},"value":[1.5,"7200"]},'
+      .. '{"metric":null,"value":[1.5,"60"]}'
+      .. '],"resultType":"vector"}}'
+    assert.same({ { metric = { node = 'café "]"', state = "held" }, value = 7200 }, { metric = {}, value = 60 } },
+      samples(200, body))
+    local _, why = samples(200, '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[]}]}}')
+    assert.equal("HTTP 200: want a vector result, got matrix", why)
+    _, why = samples(200, '{"status":"success","data":{"resultType":"vector","result":{}}}')
+    assert.equal("HTTP 200: want a vector result, got vector", why)
+    _, why = samples(200, '{"status":"success","data":{"resultType":"vector","result":[]},"warnings":["'
+      .. ("w"):rep(prometheus.MAX_ENVELOPE) .. '"]}')
+    assert.truthy(why:find("^HTTP 200: the answer holds %d+ bytes outside data.result, more than the 65536 it may$"))
+  end)
+
+  it("samples: a series of the wrong type or no JSON is named by its place", function()
+    local function why(element)
+      local _, problem = samples(200, '{"status":"success","data":{"resultType":"vector","result":['
+        .. '{"metric":{},"value":[1,"1"]},' .. element .. ']}}')
+      return problem
+    end
+    assert.equal("HTTP 200: data.result[2] is a number, want an object", why("5"))
+    assert.equal("HTTP 200: data.result[2] is null, want an object", why("null"))
+    assert.equal("HTTP 200: data.result[2].value is missing, want a list", why('{"metric":{}}'))
+    assert.equal("HTTP 200: data.result[2].metric is a string, want an object", why('{"metric":"x","value":[1,"1"]}'))
+    assert.equal("HTTP 200: data.result[2] {}: the value is null, want a number as text", why('{"value":[1]}'))
+    assert.equal("HTTP 200: data.result[2] {}: the value is a boolean, want a number as text", why('{"value":[1,true]}'))
+    assert.truthy(why('{"value":[1,"1"],"x":"\\uD800"}'):find("^HTTP 200: data.result%[2%] is no JSON: "))
+  end)
+
+  it("samples: a text cut short or with garbage in it says where", function()
+    local body = answer { { metric = { node = "a" }, value = { 1, "3600" } }, { metric = { node = "b" }, value = { 1, "1" } } }
+    local _, why = samples(200, body:sub(1, 70), "application/json")
+    assert.truthy(why:find("^HTTP 200: the answer is not Prometheus' JSON %(application/json%): {.*%(byte 71: .*ends"), why)
+    _, why = samples(200, (body:gsub("},{", "},garbage,{", 1)))
+    assert.truthy(why:find("(byte %d+: want a value, got 'g')"), why)
   end)
 
   it("samples: Prometheus' error JSON, with its status and type", function()
-    local samples, why = prometheus.samples(422, '{"status":"error","errorType":"execution","error":"vector cannot contain metrics with the same labelset"}')
-    assert.is_nil(samples)
+    local none, why = samples(422, '{"status":"error","errorType":"execution","error":"vector cannot contain metrics with the same labelset"}')
+    assert.is_nil(none)
     assert.equal("HTTP 422 execution: vector cannot contain metrics with the same labelset", why)
   end)
 
   it("samples: an answer that is not Prometheus' JSON says what came", function()
-    local _, why = prometheus.samples(200, "<!DOCTYPE html>\n<html>", "text/html")
-    assert.equal("HTTP 200: the answer is not Prometheus' JSON (text/html): <!DOCTYPE html>", why)
-    _, why = prometheus.samples(401, "Unauthorized\n", "text/plain; charset=utf-8")
-    assert.truthy(why:find("HTTP 401: the answer is not Prometheus' JSON (text/plain; charset=utf-8): Unauthorized — ", 1, true))
+    local _, why = samples(200, "<!DOCTYPE html>\n<html>", "text/html")
+    assert.equal("HTTP 200: the answer is not Prometheus' JSON (text/html): <!DOCTYPE html> (byte 1: want a value, got '<')", why)
+    _, why = samples(401, "Unauthorized\n", "text/plain; charset=utf-8")
+    assert.truthy(why:find("HTTP 401: the answer is not Prometheus' JSON (text/plain; charset=utf-8): Unauthorized (byte 1: want a value, got 'U') — ", 1, true))
     assert.truthy(why:find("--prometheus-token-env", 1, true))
-    _, why = prometheus.samples(200, '{"other":1}')
+    _, why = samples(200, '{"other":1}')
     assert.truthy(why:find("not Prometheus' JSON", 1, true))
   end)
 
   it("samples: a result that is not a vector", function()
-    local _, why = prometheus.samples(200, '{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}')
+    local _, why = samples(200, '{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}')
     assert.equal("HTTP 200: want a vector result, got scalar", why)
   end)
 end)

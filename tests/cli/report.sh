@@ -2,8 +2,9 @@
 # gpuledger report against a fake Prometheus (tests/fakes/fake_prometheus.py,
 # answering like the real API, errors included): the numbers and their
 # order, --json, the empty answer, --since refused before any request, and
-# every way Prometheus can fail (down, error JSON, plain text, HTML, 50 MB,
-# slow, TLS, a token) as one line on stderr and exit 1. The real Prometheus
+# every way Prometheus can fail (down, error JSON, plain text, HTML, a text
+# cut short or with garbage in it, 100 MB, slow, TLS, a token) and every
+# series that is wrong as one line on stderr and exit 1. The real Prometheus
 # is report_prometheus.sh's.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
@@ -155,7 +156,13 @@ expect_failure "an HTML page" "HTTP 200: the answer is not Prometheus' JSON (tex
 run report --prometheus "$PROM/nowhere"
 expect_failure "a wrong path (404)" "HTTP 404" "--prometheus is the base URL"
 run report --prometheus "$PROM/huge"
-expect_failure "a 50 MB answer" "exceeds 8 MiB"
+expect_failure "a 100 MB answer" "exceeds 64 MiB"
+run report --prometheus "$PROM/truncated"
+expect_failure "an answer cut short" "prometheus $PROM/truncated: query sum by (namespace, nomad_job, use)" \
+    "HTTP 200: the answer is not Prometheus' JSON (application/json): {" "the text ends"
+run report --prometheus "$PROM/garbage"
+expect_failure "garbage between two series" "prometheus $PROM/garbage: query sum by" \
+    "HTTP 200: the answer is not Prometheus' JSON (application/json): {" "want a value, got 'g')"
 started=$(date +%s)
 run report --prometheus "$PROM/slow" --timeout 1s
 expect_failure "a slow Prometheus (--timeout 1s)" "prometheus $PROM/slow: GET /api/v1/query" "imeout"
@@ -186,13 +193,32 @@ expect_rc "a 3 MB namespace label: exit 0" 0
 expect_in "a 3 MB namespace label: cut and marked" "$out" "nnn…[cut]/worker"
 if [ "${#out}" -lt 20000 ]; then pass "a 3 MB namespace label: a few KB printed (${#out} characters)"; else
     fail "a 3 MB namespace label: a few KB printed" "${#out} characters"; fi
-hostile many '[{"metric": {"namespace": "n", "nomad_job": "j%d" % i, "use": "held"}, "value": "1"} for i in range(20001)]'
+hostile text "[{\"metric\": $JOB, \"value\": \"12 hours\"}]"
 run report --prometheus "$PROM/ok"
-expect_failure "20,001 series" "HTTP 200: data.result has 20001 series, more than the 20000 an answer may hold"
-hostile more '[{"metric": {"namespace": "n", "nomad_job": "j%d" % i, "use": "held"}, "value": "1"} for i in range(60000)]'
+expect_failure "a value that is no number" "HTTP 200: $SERIES: the value is \"12 hours\", want a number as text"
+hostile number "[{\"metric\": $JOB, \"value\": 3600}]"
 run report --prometheus "$PROM/ok"
-expect_failure "60,000 series, under the 8 MiB cap" \
-    "HTTP 200: data.result has 60000 series, more than the 20000 an answer may hold"
+expect_failure "a value of the wrong type" "HTTP 200: $SERIES: the value is a number, want a number as text"
+hostile label_type '[{"metric": {"namespace": ["video"], "nomad_job": "worker", "use": "held"}, "value": "1"}]'
+run report --prometheus "$PROM/ok"
+expect_failure "a label of the wrong type" "HTTP 200: data.result[1].metric.namespace is a table, want a string"
+hostile metric_type '[{"metric": {"namespace": "n", "nomad_job": "j", "use": "held"}, "value": "1"}, {"metric": "video/worker", "value": "1"}]'
+run report --prometheus "$PROM/ok"
+expect_failure "labels of the wrong type" "HTTP 200: data.result[2].metric is a string, want an object"
+hostile brackets '[{"metric": {"namespace": "v]}, {" + chr(34) + "[" + chr(92), "nomad_job": "w{" + chr(92) + chr(34), "use": "held"}, "value": "3600"}]'
+run report --prometheus "$PROM/ok" --json
+expect_rc "labels with brackets, braces and escaped quotes: exit 0" 0
+expect_lua "labels with brackets, braces and escaped quotes: one job, as written" "$out" \
+    '#j.jobs == 1 and j.jobs[1].namespace == "v]}, {\"[\\" and j.jobs[1].job == "w{\\\"" and j.jobs[1].heldHours == 1'
+hostile more '[{"metric": {"namespace": "n", "nomad_job": "j%d" % i, "use": ("held", "idle")[i % 2]}, "value": "3600"} for i in range(60000)]'
+run report --prometheus "$PROM/ok" --json
+expect_rc "60,000 series: exit 0" 0
+expect_lua "60,000 series: 60,000 jobs of 1 GPU-hour each" "$out" \
+    '#j.jobs == 60000 and j.jobs[1].idleHours == 1 and j.jobs[60000].heldHours == 1'
+hostile many '[{"metric": {"nomad_job": "j%d" % i}, "value": "1"} for i in range(500001)]'
+run report --prometheus "$PROM/ok"
+expect_failure "500,001 series, under the 64 MiB cap" \
+    "HTTP 200: data.result has 500001 series, more than the 500000 an answer may hold"
 
 # --- a bearer token from the variable a flag names ---------------------------------
 TOKEN=s3cret-prom-token-4c1d

@@ -22,7 +22,10 @@ would pick a server:
                  in every form fakeserver.echo_token makes (a proxy in front
                  that echoes what it refused)
     /html        200 text/html: a login page of a proxy
-    /huge        200 application/json, 50 MB, no Content-Length
+    /truncated   /ok's answer cut short in the middle (as a proxy that gave up
+                 would pass it on), with the Content-Length of what is sent
+    /garbage     /ok's answer with a bare word between its first two series
+    /huge        200 application/json, 100 MB, no Content-Length
     /slow        answers after --slow-seconds
 
 Any other path: 404 "404 page not found". Other methods: 405.
@@ -107,7 +110,7 @@ class Handler(BaseHTTPRequestHandler):
         return [{"metric": s["metric"], "value": [now, s["value"]]} for s in self.answers.get(name, [])]
 
     def huge(self):
-        """50 MB of valid-looking JSON, chunked, as a runaway answer would be."""
+        """100 MB of valid-looking JSON, chunked, as a runaway answer would be."""
         self.send_response(200)
         self.send_header("Content-Type", JSON_TYPE)
         self.send_header("Transfer-Encoding", "chunked")
@@ -116,7 +119,7 @@ class Handler(BaseHTTPRequestHandler):
         chunk = ('{"status":"success","data":{"resultType":"vector","result":[' + series * 2000).encode()
         sent = 0
         try:
-            while sent < 50 * 1000 * 1000:
+            while sent < 100 * 1000 * 1000:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 sent += len(chunk)
                 chunk = (series * 2000).encode()
@@ -153,6 +156,13 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_raw(401, body, TEXT_PLAIN, {"WWW-Authenticate": "Basic"})
             else:
                 self.send_raw(401, "Unauthorized\n", TEXT_PLAIN, {"WWW-Authenticate": "Basic"})
+        elif prefix in ("truncated", "garbage"):
+            text = json.dumps({"status": "success", "data": {"resultType": "vector", "result": self.answer(promql)}})
+            if prefix == "truncated":
+                text = text[:len(text) // 2]
+            else:
+                text = text.replace("}, {", "}, garbage, {", 1)
+            self.send_raw(200, text, JSON_TYPE)
         elif prefix == "html":
             self.send_raw(200, HTML, "text/html; charset=utf-8")
         elif prefix == "huge":

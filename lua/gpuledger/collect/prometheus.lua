@@ -7,31 +7,37 @@ local prometheus = require "gpuledger.sources.prometheus"
 local M = {}
 
 M.TIMEOUT_MS = 30000
-M.MAX_BYTES = 8 * 1024 * 1024
 
--- The samples of one query's answer, or nil and the message of M.query.
-local function ask(core, endpoint, request, query)
+-- The largest answer read: a cluster of 100,000 jobs answers the per-job
+-- query in about 22 MB. It is held whole while its series are read one by
+-- one (bench/README.md, "report"); a larger one is dropped as it arrives.
+M.MAX_BYTES = 64 * 1024 * 1024
+
+-- Asks one query and gives each sample of its answer to add(sample) as it
+-- is read (prometheus.read). Returns true, or nil and the message of
+-- M.query.
+local function ask(core, endpoint, request, query, add)
   local status, body, content_type = http.get(core, "prometheus", endpoint, prometheus.query_path(query),
     request, prometheus.QUERY_PATH)
   if not status then
     return nil, body
   end
-  local samples, problem = prometheus.samples(status, body, content_type)
-  if not samples then
+  local series, problem = prometheus.read(core, status, body, content_type, add)
+  if not series then
     return nil, string.format("prometheus %s: query %s: %s", endpoint.address, query, problem)
   end
-  return samples
+  return true
 end
 
 -- Asks the Prometheus of config, the report section of options.config
 -- (prometheus, its URL; token_env, the name of the variable holding a
 -- bearer token; timeout_ms, nil for 30 s; the TLS fields ca_cert, ca_path,
 -- client_cert, client_key, tls_server_name), for the counters over window
--- (validated by sources.prometheus.window).
--- Returns the samples of each answer of prometheus.ANSWERS ({jobs =
--- samples, nodes = samples, …}), or nil and one message that names
--- Prometheus, its address and the cause.
-function M.query(core, config, window)
+-- (validated by sources.prometheus.window), giving each sample of each
+-- answer of prometheus.ANSWERS to add(answer, sample) ("jobs", {metric =
+-- …, value = seconds}) as it is read. Returns true, or nil and one message
+-- that names Prometheus, its address and the cause.
+function M.query(core, config, window, add)
   local endpoint, why = http.endpoint(config.prometheus)
   if not endpoint then
     return nil, "prometheus " .. why
@@ -42,20 +48,19 @@ function M.query(core, config, window)
     client_key = config.client_key, tls_server_name = config.tls_server_name,
     token_header = "Authorization", token_prefix = "Bearer ", token_env = config.token_env,
   }
-  local answers, queries = {}, prometheus.queries(window)
+  local queries = prometheus.queries(window)
   for _, name in ipairs(prometheus.ANSWERS) do
-    local samples, problem = ask(core, endpoint, request, queries[name])
-    if not samples then
+    local asked, problem = ask(core, endpoint, request, queries[name], function(sample)
+      add(name, sample)
+    end)
+    if not asked then
       return nil, problem
     end
-    answers[name] = samples
-    -- An answer's text and its decoded tree (many times its size) are
-    -- garbage once its samples are taken: collected before the next
-    -- answer arrives, not piled up with it (peak RSS 52 → 42 MiB at
-    -- 20,000 series; bench/README.md, "report").
+    -- An answer's text is garbage once its series are read: collected
+    -- before the next answer arrives, not piled up with it.
     collectgarbage("collect")
   end
-  return answers
+  return true
 end
 
 return M

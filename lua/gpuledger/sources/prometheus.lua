@@ -1,7 +1,8 @@
 -- Prometheus' HTTP API as `report` reads it (docs/sources.md#prometheus-report):
 -- the --since window, the instant queries over gpuledger's counters,
--- the request path, and the answer turned into samples or one clear error.
--- Pure: the request itself is collect/prometheus.lua's.
+-- the request path, and the answer turned into samples, one series at a
+-- time, or one clear error. Pure but for core's JSON scanner (json_array,
+-- json_element): the request itself is collect/prometheus.lua's.
 local json = require "gpuledger.json"
 local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
@@ -55,24 +56,18 @@ local HINTS = {
 }
 
 -- The most series one answer may hold (four states per node, two uses per
--- job): 5,000 nodes or 10,000 jobs, which a report reads and prints in a
--- few seconds.
-M.MAX_SERIES = 20000
+-- job): 125,000 nodes or 250,000 jobs, about 55 MB of answer at the
+-- labels gpuledger writes (near collect/prometheus.lua's MAX_BYTES),
+-- counted before any is decoded. It bounds the report's entries (a few
+-- hundred bytes each) where the labels are short.
+M.MAX_SERIES = 500000
 
--- How many series the text of an answer holds, counted before it is
--- decoded (decoding costs many times the text's size): each series of a
--- vector has one `"value": [`, which no label can hold (a label's value is
--- a JSON string, whose quotes inside are escaped).
-local function series_in(body)
-  local count = 0
-  for _ in body:gmatch('"value"%s*:%s*%[') do
-    count = count + 1
-  end
-  return count
-end
+-- The most bytes of an answer outside data.result (its status, resultType
+-- and warnings): decoded whole, unlike data.result.
+M.MAX_ENVELOPE = 64 * 1024
 
--- A result: at most M.MAX_SERIES series, each of text labels and a value.
-local RESULT = { list = { metric = { map = "string" }, value = shape.required { list = "any" } }, max = M.MAX_SERIES }
+-- A series: text labels and a value.
+local SERIES = { metric = { map = "string" }, value = shape.required { list = "any" } }
 
 -- A sample's value: GPU-seconds, never negative, at most what a JSON number
 -- carries exactly (no GPU was held for 10^300 seconds).
@@ -84,7 +79,7 @@ local NOT_FINITE = { NaN = true, ["+Inf"] = true, ["-Inf"] = true }
 -- A series' labels as PromQL writes them ({node="a", state="held"}), cut.
 local function labels(metric)
   local names, parts = {}, {}
-  for name in pairs(metric or {}) do
+  for name in pairs(metric) do
     names[#names + 1] = name
   end
   table.sort(names)
@@ -94,50 +89,82 @@ local function labels(metric)
   return text.cut("{" .. table.concat(parts, ", ") .. "}", text.NAME_MAX)
 end
 
--- The sample of the i-th series of a result (of RESULT's shape), or nil
--- when Prometheus wrote its value as no finite number ("NaN", "+Inf": left
--- out); or nil and why it is wrong (a negative or absurd value, 1e999
--- too, a value that is no number).
-local function sample_of(series, i)
-  local path = string.format("data.result[%d]", i)
+-- The sample of the i-th series of a result, its text (a JSON value), or
+-- nil when Prometheus wrote its value as no finite number ("NaN", "+Inf":
+-- left out); or nil and why it is wrong (no JSON, not of SERIES' shape, a
+-- negative or absurd value, 1e999 too, a value that is no number).
+local function sample_of(element, i)
+  if element == "null" then
+    return nil, string.format("data.result[%d] is null, want an object", i)
+  end
+  local series, why = json.decode_raw(element)
+  if series == nil then
+    return nil, string.format("data.result[%d] is no JSON: %s", i, why)
+  end
+  why = shape.check(series, SERIES, "")
+  if why then
+    return nil, string.format("data.result[%d]%s", i, why)
+  end
+  local metric = text.cut_strings(series.metric ~= json.NULL and series.metric or {}, text.NAME_MAX, json.NULL)
   local raw = series.value[2]
   local value = type(raw) == "string" and tonumber(raw)
   if NOT_FINITE[raw] then
     return nil
   elseif not value then
-    return nil, string.format("%s %s: the value is %s, want a number as text", path, labels(series.metric),
-      type(raw) == "string" and string.format("%q", text.cut(raw, 64)) or "a " .. type(raw))
+    return nil, string.format("data.result[%d] %s: the value is %s, want a number as text", i, labels(metric),
+      type(raw) == "string" and string.format("%q", text.cut(raw, 64))
+        or (raw == nil or raw == json.NULL) and "null" or "a " .. type(raw))
   end
-  local why = shape.check(value, SECONDS, "the value")
+  why = shape.check(value, SECONDS, "the value")
   if why then
-    return nil, string.format("%s %s: %s", path, labels(series.metric), why)
+    return nil, string.format("data.result[%d] %s: %s", i, labels(metric), why)
   end
-  return { metric = text.cut_strings(series.metric or {}, text.NAME_MAX), value = value }
+  return { metric = metric, value = value }
 end
 
--- Turns an answer to an instant query into its samples: an array of
--- {metric = {label = value}, value = number}, every label value cut to
--- text.NAME_MAX; values that are not finite numbers ("NaN", "+Inf") are
--- left out. Returns the samples, or nil and why (without the source
--- prefix): Prometheus' own error, an answer that is not its JSON (an HTML
--- page, a proxy's text), one of more than M.MAX_SERIES series (refused
--- before it is decoded), a result that is not a vector, or a series that
--- is wrong (named with its labels: a value that is negative, absurd or no
--- number; a label that is no text).
-function M.samples(status, body, content_type)
-  local series = series_in(body or "")
-  if series > M.MAX_SERIES then
-    return nil, string.format("HTTP %d: data.result has %d series, more than the %d an answer may hold", status,
-      series, M.MAX_SERIES)
+-- Why an answer is not Prometheus' JSON: what came (its content type and
+-- first line), where the text stops being JSON (cause, if it does) and
+-- what the status most likely means.
+local function not_json(status, body, content_type, cause)
+  local what = content_type and (" (" .. text.printable(content_type) .. ")") or ""
+  local why = string.format("HTTP %d: the answer is not Prometheus' JSON%s: %s", status, what, text.one_line(body, 120))
+  if cause then
+    why = why .. " (" .. cause .. ")"
   end
-  local answer = json.decode(body or "")
+  if HINTS[status] then
+    why = why .. " — " .. HINTS[status]
+  end
+  return why
+end
+
+-- Reads an answer to an instant query series by series, without decoding
+-- it whole: core.json_array checks the text and finds data.result, the
+-- rest (status, errorType, error, resultType, warnings; at most
+-- M.MAX_ENVELOPE bytes) is decoded and checked first, then each series is
+-- decoded alone and its sample ({metric = {label = value}, value =
+-- number}, every label value cut to text.NAME_MAX) given to add(sample)
+-- before the next is read; values that are not finite numbers ("NaN",
+-- "+Inf") are left out. Returns the number of series, or nil and why
+-- (without the source prefix): Prometheus' own error, an answer that is
+-- not its JSON (an HTML page, a proxy's text, a text cut short or with
+-- garbage in it: the byte named), one of more than M.MAX_SERIES series
+-- (refused before any is decoded), a result that is not a vector, or a
+-- series that is wrong (named by its place and labels: a value that is
+-- negative, absurd or no number; a label that is no text).
+function M.read(core, status, body, content_type, add)
+  body = body or ""
+  local open, close, count = core.json_array(body, "data", "result")
+  if open == nil then
+    return nil, not_json(status, body, content_type, close)
+  end
+  local outside = open and (open + #body - close + 1) or #body
+  if outside > M.MAX_ENVELOPE then
+    return nil, string.format("HTTP %d: the answer holds %d bytes outside data.result, more than the %d it may",
+      status, outside, M.MAX_ENVELOPE)
+  end
+  local answer = json.decode(open and (body:sub(1, open) .. body:sub(close)) or body)
   if type(answer) ~= "table" or type(answer.status) ~= "string" then
-    local what = content_type and (" (" .. text.printable(content_type) .. ")") or ""
-    local why = string.format("HTTP %d: the answer is not Prometheus' JSON%s: %s", status, what, text.one_line(body, 120))
-    if HINTS[status] then
-      why = why .. " — " .. HINTS[status]
-    end
-    return nil, why
+    return nil, not_json(status, body, content_type)
   end
   if answer.status ~= "success" then
     local kind = type(answer.errorType) == "string" and (" " .. answer.errorType) or ""
@@ -145,22 +172,26 @@ function M.samples(status, body, content_type)
     return nil, string.format("HTTP %d%s: %s", status, kind, text.one_line(said, 200))
   end
   local data = type(answer.data) == "table" and answer.data or {}
-  if data.resultType ~= "vector" or type(data.result) ~= "table" then
+  if data.resultType ~= "vector" or not open then
     return nil, string.format("HTTP %d: want a vector result, got %s", status, tostring(data.resultType))
   end
-  local why = shape.check(data.result, RESULT, "data.result")
-  if why then
-    return nil, string.format("HTTP %d: %s", status, why)
+  if count > M.MAX_SERIES then
+    return nil, string.format("HTTP %d: data.result has %d series, more than the %d an answer may hold", status,
+      count, M.MAX_SERIES)
   end
-  local samples = {}
-  for i = 1, #data.result do
-    local sample, problem = sample_of(data.result[i], i)
+  local at = open
+  for i = 1, count do
+    local first, last = core.json_element(body, at)
+    local sample, problem = sample_of(body:sub(first, last), i)
     if problem then
       return nil, string.format("HTTP %d: %s", status, problem)
     end
-    samples[#samples + 1] = sample
+    if sample then
+      add(sample)
+    end
+    at = last
   end
-  return samples
+  return count
 end
 
 return M
