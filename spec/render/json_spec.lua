@@ -89,4 +89,24 @@ describe("render.json: report", function()
     assert.truthy(empty:find('"unreserved":[]', 1, true))
     assert.truthy(empty:find('"slices":[]', 1, true))
   end)
+
+  it("write_report: the same text in parts, a long list a batch at a time", function()
+    local report = require "gpuledger.report"
+    local function written(r)
+      local parts = {}
+      render_json.write_report(r, function(part) parts[#parts + 1] = part end)
+      return table.concat(parts), #parts
+    end
+    local samples = {}
+    for i = 1, 2500 do
+      samples[i] = { metric = { namespace = "ns", nomad_job = string.format("j%04d", i), use = "idle" }, value = i }
+    end
+    for _, jobs in ipairs { 0, 1, 1000, 1001, 2500 } do
+      local r = report.build({ jobs = { table.unpack(samples, 1, jobs) }, nodes = {} }, "7d", "2026-11-29T08:00:00Z")
+      local text, parts = written(r)
+      assert.equal(render_json.report(r), text)
+      assert.equal(jobs > 1000 and 15 + math.ceil(jobs / 1000) or 15, parts)
+    end
+    assert.equal(render_json.report(REPORT), (written(REPORT)))
+  end)
 end)

@@ -13,8 +13,19 @@ local text = require "gpuledger.text"
 
 local M = {}
 
--- The renderers by format (config.format), each of the report (report.builder's).
-M.RENDER = { text = table_render.report, json = render_json.report }
+-- The writers by format (config.format), each of the report
+-- (report.builder's) to stdout.
+M.WRITE = {
+  text = function(built)
+    cmd.say(io.stdout, table_render.report(built))
+  end,
+  json = function(built)
+    render_json.write_report(built, function(part)
+      io.stdout:write(part)
+    end)
+    io.stdout:flush()
+  end,
+}
 
 -- The report of Prometheus' answers over window, each sample counted as it
 -- is read, or nil and why.
@@ -46,7 +57,7 @@ function M.run(core, config)
     return cmd.failure(text.printable(problem))
   end
   collectgarbage("collect") -- the tallies' indexes are garbage now: not piled up with the output
-  cmd.say(io.stdout, M.RENDER[config.format](built))
+  M.WRITE[config.format](built)
   return 0
 end
 

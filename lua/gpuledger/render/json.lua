@@ -73,6 +73,35 @@ function M.report(report)
   return json.encode(report) .. "\n"
 end
 
+-- How many entries of a list M.write_report encodes at a time.
+local BATCH = 1000
+
+-- `report --json` written as it is made: the text of M.report given to
+-- write(part) in parts, each list BATCH entries at a time, so that the
+-- whole text (longer than Prometheus' answers) is never held at once.
+function M.write_report(report, write)
+  local keys = {}
+  for key in pairs(report) do
+    keys[#keys + 1] = key
+  end
+  table.sort(keys)
+  for i, key in ipairs(keys) do
+    local value = report[key]
+    write((i == 1 and "{" or ",") .. json.encode(key) .. ":")
+    if json.is_array(value) and #value > BATCH then
+      for first = 1, #value, BATCH do
+        local batch = json.array(table.move(value, first, math.min(first + BATCH - 1, #value), 1, {}))
+        local text = json.encode(batch)
+        write((first == 1 and "[" or ",") .. text:sub(2, -2))
+      end
+      write("]")
+    else
+      write(json.encode(value))
+    end
+  end
+  write("}\n")
+end
+
 -- `rules --json`: the listing {rules, off, errors} as it is.
 function M.rules(listing)
   return json.encode(listing) .. "\n"
