@@ -1,6 +1,6 @@
 -- Writes a snapshot of a made-up node with GPUS GPUs and PROCESSES GPU processes to
 -- stdout, for `--replay` (not a test; bench/processes.sh uses it):
---   lua5.4 bench/big_snapshot.lua GPUS PROCESSES > node.json
+--   LUA_PATH="lua/?.lua;;" LUA_CPATH="build/lua/?.so;;" lua5.4 bench/big_snapshot.lua GPUS PROCESSES > node.json
 -- Every source is read but MIG (off). Each GPU answers as the demo node's GPU of the same
 -- index modulo 4 does (its nvidia-smi and health rows; the first four, none
 -- in MIG mode), under its own index, uuid and bus id. The processes are spread over the
@@ -8,7 +8,8 @@
 -- with an allocation reserving their GPU, the eighth a plain Docker
 -- container given its GPU; every sixteenth process runs on the host, by a
 -- user, outside any container.
--- Needs the repository's lua/ on LUA_PATH (the JSON encoder) and lua-cjson.
+-- Needs the repository's lua/ on LUA_PATH and a build's lua/ on LUA_CPATH (gpuledger.json
+-- and its writer, build/lua/gpuledger/json_write.so), and lua-cjson.
 local json = require "gpuledger.json"
 
 local gpus, processes = tonumber(arg[1]), tonumber(arg[2])

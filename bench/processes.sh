@@ -29,7 +29,8 @@ trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
 for size in "${SIZES[@]}"; do
     read -r gpus processes <<<"$size"
-    LUA_PATH="lua/?.lua;;" lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$WORK/${gpus}x$processes.json"
+    LUA_PATH="lua/?.lua;;" LUA_CPATH="$(dirname "$NEW")/lua/?.so;;" \
+        lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$WORK/${gpus}x$processes.json"
 done
 
 # interval_ms BINARY SNAPSHOT: four times the wall milliseconds of one
