@@ -5,9 +5,10 @@
 # (bench/big_snapshot.lua), each served with `serve --replay` for REFRESHES
 # refreshes, at an interval of four times what one `check --replay` of it
 # takes (at least 100 ms: a refresh must end before the next is due, or
-# fewer would run than counted); gpuledger's own CPU (user + system, no
-# children) per refresh, each size ÷ 8 × 64, and the microseconds each
-# process adds from 8 × 64 to 32 × 2,048, in one run. With OLD set, the two
+# fewer would run than counted; with OLD, the slower binary's, for both);
+# gpuledger's own CPU (user + system, no children) per refresh, each size
+# ÷ 8 × 64, and the microseconds each process adds from 8 × 64 to
+# 32 × 2,048, in one run. With OLD set, the two
 # binaries take turns at each size and the last column is new ÷ old.
 # usage: [OLD=path/to/gpuledger] [NEW=build/gpuledger] bench/processes.sh
 # Environment: REFRESHES (20).
@@ -42,11 +43,10 @@ interval_ms() {
     awk -v ns=$(($(date +%s%N) - started)) 'BEGIN { i = int(4 * ns / 1e6 / 100 + 1) * 100; print (i < 100 ? 100 : i) }'
 }
 
-# refresh_ms BINARY SNAPSHOT: the CPU milliseconds per refresh of BINARY
-# serving SNAPSHOT.
+# refresh_ms BINARY SNAPSHOT INTERVAL: the CPU milliseconds per refresh of
+# BINARY serving SNAPSHOT every INTERVAL ms.
 refresh_ms() {
-    local interval
-    interval=$(interval_ms "$1" "$2")
+    local interval=$3
     serve_start "$WORK/serve.err" "$1" serve --replay "$2" --listen 127.0.0.1:0 --interval "${interval}ms" --rules "$WORK/rules"
     local before after slowest
     sleep 1
@@ -67,8 +67,15 @@ echo "serve --replay, own CPU over $REFRESHES refreshes, ms per refresh"
 declare -A ms
 for size in "${SIZES[@]}"; do
     read -r gpus processes <<<"$size"
+    # one interval for both binaries, the longer one's: an idle server's
+    # threads cost CPU too, so a shorter interval would cost less per refresh
+    interval=100
     for which in "${BINARIES[@]}"; do
-        ms[$which,$gpus,$processes]=$(refresh_ms "${!which}" "$WORK/${gpus}x$processes.json")
+        own=$(interval_ms "${!which}" "$WORK/${gpus}x$processes.json")
+        [ "$own" -gt "$interval" ] && interval=$own
+    done
+    for which in "${BINARIES[@]}"; do
+        ms[$which,$gpus,$processes]=$(refresh_ms "${!which}" "$WORK/${gpus}x$processes.json" "$interval")
     done
 done
 echo
