@@ -13,7 +13,7 @@
  * - A block of up to SMALL_MAX bytes is rounded up to its size class (steps
  *   of 16 bytes up to 128, then four classes per power of two); freed, it
  *   goes on its class's free list and serves the next block of that class.
- * - The blocks of the tiny classes (up to TINY_MAX bytes: most of Lua's)
+ * - The blocks of the tiny classes (up to 1 KiB: most of Lua's blocks)
  *   carry no header: a tiny arena is cut into spans of SPAN_BYTES, each span
  *   holding blocks of one class, and the arena's span_class says which.
  * - A block of the larger classes is cut from a class arena behind a header
@@ -37,10 +37,9 @@
 
 #define ALIGN         16
 #define STEPPED_MAX   128 /* classes in steps of ALIGN up to here */
-#define TINY_MAX      1024
 #define SMALL_MAX     (128 * 1024)
 #define STEPPED       (STEPPED_MAX / ALIGN)
-#define TINY_CLASSES  (STEPPED + 4 * 3)  /* three doublings from 128 to TINY_MAX */
+#define TINY_CLASSES  (STEPPED + 4 * 3)  /* those up to 1 KiB: three doublings from 128 */
 #define CLASSES       (STEPPED + 4 * 10) /* ten doublings from 128 to SMALL_MAX */
 #define ARENA_BYTES   ((size_t)1 << 20)
 #define SPAN_BYTES    ((size_t)64 << 10)
