@@ -1,37 +1,41 @@
 #!/usr/bin/env bash
 # The report benchmark (not a test; results go in bench/README.md, "report"):
 # `gpuledger report --json` against tests/fakes/fake_prometheus.py answering
-# the per-job query with N series (SIZES, default 5,000 and 20,000, the
-# most an answer may hold, 60,000, under the 8 MiB cap but refused for its
-# series, and 200,000, about 22 MB, refused as it arrives), the other
-# queries with a few. Per size: the answer's bytes, CPU time (user +
+# the per-job query with N series (SIZES, default 5,000, 20,000, 60,000 and
+# 200,000, about 22 MB: a cluster of 100,000 jobs), PER_JOB of them per job
+# (default 2, its held and idle series, as gpuledger serve exports them;
+# 1: each series a job of its own, the most entries an answer can make),
+# the other queries with a few. Per size: the answer's bytes, CPU time (user +
 # system, the least of RUNS runs) and peak RSS (their median) from
 # /usr/bin/time, the exit status and the end of the error line; then, in
-# the same run, the CPU ratio of the largest accepted size to the smallest
+# the same run, the CPU ratio of each accepted size to the one before
 # and each size's peak RSS above that of a report of an empty answer, per
 # byte of the answer. With OLD=path/to/gpuledger the same for that binary,
 # side by side.
-# usage: [OLD=…] [NEW=build/gpuledger] [RUNS=5] [SIZES="5000 20000 60000 200000"] bench/report.sh
+# usage: [OLD=…] [NEW=build/gpuledger] [RUNS=5] [SIZES="5000 20000 60000 200000"] [PER_JOB=2]
+#        bench/report.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 SIZES=${SIZES:-5000 20000 60000 200000}
+PER_JOB=${PER_JOB:-2}
 NEW=${NEW:-build/gpuledger}
 [ -x "$NEW" ] || { echo "bench: no $NEW; build first or set NEW" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/gpuledger-report-bench.XXXXXX)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null; rm -rf "$WORK"' EXIT
 
-# One fake Prometheus per size, its per-job answer N series of about 100 bytes.
+# One fake Prometheus per size, its per-job answer N series of about 110 bytes.
 declare -A URL
 for n in $SIZES; do
-    python3 - "$n" "$WORK/answers-$n.json" <<'PY'
+    python3 - "$n" "$PER_JOB" "$WORK/answers-$n.json" <<'PY'
 import json, sys
-n = int(sys.argv[1])
-jobs = [{"metric": {"namespace": "ns%d" % (i % 50), "nomad_job": "job-%06d" % (i // 2), "use": ("held", "idle")[i % 2]},
+n, per_job = int(sys.argv[1]), int(sys.argv[2])
+jobs = [{"metric": {"namespace": "ns%d" % (i // per_job % 50), "nomad_job": "job-%06d" % (i // 2),
+                    "use": ("held", "idle")[i % 2]},
          "value": str(3600 + i)} for i in range(n)]
 nodes = [{"metric": {"node": "gpu%d" % i, "state": "held"}, "value": "7200"} for i in range(4)]
-json.dump({"jobs": jobs, "nodes": nodes}, open(sys.argv[2], "w"))
+json.dump({"jobs": jobs, "nodes": nodes}, open(sys.argv[3], "w"))
 PY
     python3 tests/fakes/fake_prometheus.py --port-file "$WORK/port-$n" --answers "$WORK/answers-$n.json" \
         --max-seconds 3600 2>"$WORK/fake-$n.err" &
@@ -63,7 +67,7 @@ measure() {
         "$(sort -n -k2 "$WORK/runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print $2, $3 }')"
 }
 
-echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); RUNS=$RUNS"
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); RUNS=$RUNS, PER_JOB=$PER_JOB"
 for which in OLD NEW; do
     binary=${!which:-}
     [ -n "$binary" ] || continue
@@ -71,7 +75,7 @@ for which in OLD NEW; do
     read -r _ base_kib _ < <(measure "$binary" "${URL[$any]}/empty")
     echo "$which: $binary; an empty answer: peak RSS $base_kib KiB"
     printf '  %8s %11s %8s %10s %14s  %s\n' series bytes "CPU s" "peak KiB" "(RSS-empty)/B" "exit, error"
-    first_cpu="" last_cpu="" first_n="" last_n=""
+    ratios="" last_cpu="" last_n=""
     for n in $SIZES; do
         size=$(bytes "$n")
         read -r cpu kib rc < <(measure "$binary" "${URL[$n]}/ok")
@@ -79,11 +83,10 @@ for which in OLD NEW; do
         printf '  %8d %11d %8s %10d %14s  %s\n' "$n" "$size" "$cpu" "$kib" \
             "$(awk -v k="$kib" -v b="$base_kib" -v s="$size" 'BEGIN { printf "%.2f", (k - b) * 1024 / s }')" "$rc${err:+, $err}"
         if [ "$rc" = 0 ]; then
-            [ -n "$first_cpu" ] || { first_cpu=$cpu; first_n=$n; }
+            [ -z "$last_cpu" ] || ratios+=$(awk -v a="$cpu" -v b="$last_cpu" -v m="$n" -v n="$last_n" \
+                'BEGIN { printf "  CPU at %d series / at %d (%.2fx the series): %.2f\\n", m, n, m / n, a / b }')
             last_cpu=$cpu last_n=$n
         fi
     done
-    [ -n "$first_cpu" ] && [ "$first_n" != "$last_n" ] &&
-        awk -v a="$last_cpu" -v b="$first_cpu" -v m="$last_n" -v n="$first_n" \
-            'BEGIN { printf "  CPU at %d series / at %d (%.0fx the series): %.2f\n", m, n, m / n, a / b }'
+    printf '%b' "$ratios"
 done
