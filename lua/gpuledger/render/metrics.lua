@@ -48,7 +48,7 @@ end
 -- once at the end (a sample's line is never put together on its own).
 local function writer()
   local out, n = {}, 0
-  local escaped = {} -- label value → M.escape of it: a node's, a GPU's labels recur in many samples
+  local pairs_of = {} -- label name → text value → name="escaped value": a node's, a GPU's labels recur in many samples
   local w = {}
   -- Starts a family: its HELP and TYPE lines.
   function w.family(name, kind, help)
@@ -62,17 +62,21 @@ local function writer()
   -- at; returns the index of the last one.
   local function add_labels(into, at, labels)
     for i, label in ipairs(labels) do
-      local raw = label[2]
-      local text_value = escaped[raw]
-      if not text_value then
-        text_value = M.escape(raw)
-        if type(raw) == "string" then
-          escaped[raw] = text_value
+      local name, raw = label[1], label[2]
+      local of_name = pairs_of[name]
+      if not of_name then
+        of_name = {}
+        pairs_of[name] = of_name
+      end
+      local pair = of_name[raw]
+      if not pair then
+        pair = name .. '="' .. M.escape(raw) .. '"'
+        if type(raw) == "string" then -- (a number's text is its own: 1 and 1.0 are one key)
+          of_name[raw] = pair
         end
       end
-      into[at + 1], into[at + 2], into[at + 3], into[at + 4], into[at + 5] = i == 1 and "{" or ",", label[1], '="',
-        text_value, '"'
-      at = at + 5
+      into[at + 1], into[at + 2] = i == 1 and "{" or ",", pair
+      at = at + 2
     end
     if labels[1] then
       at = at + 1
