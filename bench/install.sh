@@ -50,21 +50,26 @@ jq_means "$WORK/version.json"
 echo
 echo "== check --json, 4 GPUs, a cheap nvidia-smi"
 # Record each nvidia-smi run of one check (argv, answer, status) through the
-# fake, then answer the same from a dash script.
+# fake, then answer the same from a dash script. The fixture is named in the
+# script: gpuledger starts nvidia-smi with an environment of its own (PATH and
+# LC_ALL only), so a FAKE_SMI_DIR set here would not reach the fake.
 mkdir "$WORK/smi"
 cat >"$WORK/record-smi" <<EOF
 #!/bin/bash
-n=\$(ls "$WORK/smi" | grep -c '\.out\$' || true)
+n=\$\$ # (the queries of a round run at once: each its own name)
 printf '%s\n' "\$*" >"$WORK/smi/\$n.args"
-"$PWD/tests/fakes/nvidia-smi" "\$@" >"$WORK/smi/\$n.out"
+FAKE_SMI_DIR="$PWD/testdata/engine/docker-node" "$PWD/tests/fakes/nvidia-smi" "\$@" >"$WORK/smi/\$n.out"
 code=\$?
 echo "\$code" >"$WORK/smi/\$n.code"
 cat "$WORK/smi/\$n.out"
 exit \$code
 EOF
 chmod +x "$WORK/record-smi"
-check_args=(check --json --no-nomad --no-docker --podman off --node bench)
-FAKE_SMI_DIR=$PWD/testdata/engine/docker-node "$WORK/deb" "${check_args[@]}" --nvidia-smi "$WORK/record-smi" >/dev/null
+# The kernel log from an empty file: with the default (auto), check starts journalctl, and
+# /usr/bin/time's peak RSS is then journalctl's (about 7 MiB), not gpuledger's.
+: >"$WORK/kern.log"
+check_args=(check --json --no-nomad --no-docker --podman off --node bench --kernel-log "$WORK/kern.log")
+"$WORK/deb" "${check_args[@]}" --nvidia-smi "$WORK/record-smi" >/dev/null
 {
     echo '#!/bin/dash'
     echo 'case "$*" in'
