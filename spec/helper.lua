@@ -601,4 +601,17 @@ function H.stderr_of(f)
   return table.concat(said), result
 end
 
+-- The report report.builder makes of answers, each a list of samples
+-- ({jobs = samples, nodes = samples, unreserved = samples, slices =
+-- samples}; any may be absent), over the window since, made at at.
+function H.report_of(answers, since, at)
+  local builder = require("gpuledger.report").builder()
+  for answer, samples in pairs(answers) do
+    for _, sample in ipairs(samples) do
+      builder.add(answer, sample)
+    end
+  end
+  return builder.report(since, at)
+end
+
 return H

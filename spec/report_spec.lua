@@ -1,4 +1,5 @@
 local json = require "gpuledger.json"
+local H = require "helper"
 local report = require "gpuledger.report"
 
 local function job(namespace, name, use, seconds)
@@ -32,7 +33,7 @@ local ANSWERS = {
 }
 
 describe("gpuledger.report", function()
-  local built = report.build(ANSWERS, "7d", "2026-11-29T08:00:00Z")
+  local built = H.report_of(ANSWERS, "7d", "2026-11-29T08:00:00Z")
 
   it("jobs: hours of GPU-seconds, reserved = held + idle, the idle share; most idle first", function()
     assert.same({
@@ -42,13 +43,13 @@ describe("gpuledger.report", function()
   end)
 
   it("equal idle hours: by namespace/job", function()
-    local r = report.build({ jobs = { job("b", "x", "idle", 3600), job("a", "y", "idle", 3600) }, nodes = {} }, "1d", "")
+    local r = H.report_of({ jobs = { job("b", "x", "idle", 3600), job("a", "y", "idle", 3600) }, nodes = {} }, "1d", "")
     assert.equal("a", r.jobs[1].namespace)
     assert.equal("b", r.jobs[2].namespace)
   end)
 
   it("a job that reserved nothing has an idle share of 0, not NaN", function()
-    local r = report.build({ jobs = { job("a", "y", "held", 0) }, nodes = {} }, "1d", "")
+    local r = H.report_of({ jobs = { job("a", "y", "held", 0) }, nodes = {} }, "1d", "")
     assert.equal(0, r.jobs[1].idleShare)
   end)
 
@@ -75,7 +76,7 @@ describe("gpuledger.report", function()
       return { metric = { node = "gpuh", gpu = "0", uuid = "GPU-h", mig_uuid = mig, mig_profile = "3g.40gb",
         namespace = "train", nomad_job = job_name, use = use }, value = seconds }
     end
-    local r = report.build({ jobs = {}, nodes = {}, slices = {
+    local r = H.report_of({ jobs = {}, nodes = {}, slices = {
       slice("MIG-b", "infer", "idle", 3600), slice("MIG-a", "trainer", "held", 9000), slice("MIG-a", "trainer", "idle", 1800),
     } }, "1d", "")
     assert.same({
@@ -87,7 +88,7 @@ describe("gpuledger.report", function()
   end)
 
   it("no samples: jobs, nodes, unreserved and slices are JSON arrays, written []", function()
-    local empty = report.build({ jobs = {}, nodes = {}, unreserved = {}, slices = {} }, "1h", "t")
+    local empty = H.report_of({ jobs = {}, nodes = {}, unreserved = {}, slices = {} }, "1h", "t")
     assert.is_true(json.is_array(empty.jobs))
     assert.is_true(json.is_array(empty.nodes))
     assert.is_true(json.is_array(empty.unreserved))

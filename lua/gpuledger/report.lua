@@ -185,19 +185,6 @@ function M.builder()
   return { add = add, report = report }
 end
 
--- The report (M.builder's) of the answers, each a list of samples ({jobs =
--- samples, nodes = samples, unreserved = samples, slices = samples}; the
--- last two may be absent) over the window `since`, made at `at`.
-function M.build(answers, since, at)
-  local builder = M.builder()
-  for _, answer in ipairs { "jobs", "nodes", "unreserved", "slices" } do
-    for _, sample in ipairs(answers[answer] or {}) do
-      builder.add(answer, sample)
-    end
-  end
-  return builder.report(since, at)
-end
-
 -- Totals over the report: the jobs' reserved, held and idle GPU-hours, and
 -- the GPU-hours used without a reservation.
 function M.totals(report)

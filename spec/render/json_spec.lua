@@ -50,7 +50,7 @@ describe("render.json: fleet check --summary --json", function()
   end)
 end)
 
--- A report as report.build gives it: two jobs, most idle first, two nodes.
+-- A report as report.builder gives it: two jobs, most idle first, two nodes.
 local REPORT = {
   schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",
   jobs = {
@@ -91,7 +91,6 @@ describe("render.json: report", function()
   end)
 
   it("write_report: the same text in parts, a long list a batch at a time", function()
-    local report = require "gpuledger.report"
     local function written(r)
       local parts = {}
       render_json.write_report(r, function(part) parts[#parts + 1] = part end)
@@ -102,7 +101,7 @@ describe("render.json: report", function()
       samples[i] = { metric = { namespace = "ns", nomad_job = string.format("j%04d", i), use = "idle" }, value = i }
     end
     for _, jobs in ipairs { 0, 1, 1000, 1001, 2500 } do
-      local r = report.build({ jobs = { table.unpack(samples, 1, jobs) }, nodes = {} }, "7d", "2026-11-29T08:00:00Z")
+      local r = H.report_of({ jobs = { table.unpack(samples, 1, jobs) }, nodes = {} }, "7d", "2026-11-29T08:00:00Z")
       local text, parts = written(r)
       assert.equal(render_json.report(r), text)
       assert.equal(jobs > 1000 and 15 + math.ceil(jobs / 1000) or 15, parts)

@@ -408,7 +408,7 @@ describe("render.table: fleet check --summary", function()
   end)
 end)
 
--- A report as report.build gives it: two jobs, most idle first, two nodes,
+-- A report as report.builder gives it: two jobs, most idle first, two nodes,
 -- two tenants without a reservation, most first, a job on a MIG slice.
 local REPORT = {
   schema = 1, since = "7d", at = "2026-11-29T08:00:00Z",
