@@ -443,6 +443,22 @@ end }
       assert.equal("gpu0 GPU-fef8089b", t[2].gpu)
     end)
 
+    it("reads each field of what a rule emits once: the message kept is the one checked", function()
+      local set = H.site_rules { ["twice.lua"] = [[
+return { code = "twice", level = "WARN", evaluate = function(ledger, policy, emit)
+  local reads = 0
+  emit(setmetatable({}, { __index = function(_, key)
+    if key == "message" then
+      reads = reads + 1
+      return reads == 1 and "first" or 42
+    end
+  end }))
+end }
+]] }
+      local found = H.run_rules(ledger { gpu {} }, nil, set)
+      assert.equal("first", H.with_code(found, "twice")[1].message)
+    end)
+
     it("within a GPU, findings follow their rules' order, any number (a NaN after every number)", function()
       local function rule(code, order)
         return string.format([[

@@ -39,15 +39,15 @@ end
 
 -- What an automation needs to act on a finding about a tenant or a
 -- reservation: its namespace, job, task, alloc, container and pids, where
--- known. Copied onto the finding.
-local function add_subject(finding, tenant, reservation)
+-- known (all nil for neither).
+local function subject(tenant, reservation)
   if tenant then
-    finding.namespace, finding.job, finding.task = tenant.namespace, tenant.jobName, tenant.taskName
-    finding.alloc, finding.container = tenant.allocId, tenant.container or tenant.containerId
-    finding.pids = json.array(table.move(tenant.pids or {}, 1, #(tenant.pids or {}), 1, {}))
+    local pids = tenant.pids or {}
+    return tenant.namespace, tenant.jobName, tenant.taskName, tenant.allocId, tenant.container or tenant.containerId,
+      json.array(table.move(pids, 1, #pids, 1, {}))
   elseif reservation then
-    finding.namespace = reservation.namespace ~= "" and reservation.namespace or nil
-    finding.job, finding.task, finding.alloc = reservation.jobId, reservation.task, reservation.allocId
+    return reservation.namespace ~= "" and reservation.namespace or nil, reservation.jobId, reservation.task,
+      reservation.allocId
   end
 end
 
@@ -78,39 +78,46 @@ local function run_rule(core, rule, ledger, view, policy, positions)
   local level, level_error = ruleset.level_of(rule, policy)
   local emitted = {}
   local function emit(f)
-    if type(f) ~= "table" or type(f.message) ~= "string" then
+    local message = type(f) == "table" and f.message
+    if type(message) ~= "string" then
       error("emit takes a table with a message string", 2)
     end
-    local finding = { level = level, code = rule.code, node = ledger.node, message = f.message }
-    local gpu_position, tenant_position, rank = 0, 0, OTHER_RANK
-    if f.gpu ~= nil then
-      local gpu = sandbox.original(f.gpu)
+    local gpu, slice, tenant, reservation = f.gpu, f.mig, f.tenant, f.reservation -- each read once
+    local label, gpu_position, tenant_position, rank, health_gpu = nil, 0, 0, OTHER_RANK, nil
+    if gpu ~= nil then
+      gpu = sandbox.original(gpu)
       gpu_position = positions[gpu]
       if not gpu_position then
         error("emit: gpu must be one of ledger.entries", 2)
       end
-      finding.gpu = gl.label(gpu)
-      finding.index, finding.uuid, finding.busId = gpu.index, gpu.uuid, gpu.busId
-      if f.mig ~= nil then
-        local slice = sandbox.original(f.mig)
+      label = gl.label(gpu)
+      if slice ~= nil then
+        slice = sandbox.original(slice)
         if positions[slice] ~= gpu then
           error("emit: mig must be one of its gpu's migDevices", 2)
         end
-        finding.gpu = gl.slice_label(gpu, slice)
-        finding.migUuid, finding.migProfile = slice.uuid, slice.profile
+        label = gl.slice_label(gpu, slice)
       end
       if rule.health then
-        finding.health_gpu = gpu_position -- a position, not the entry: findings may come through JSON (isolated.lua)
+        health_gpu = gpu_position -- a position, not the entry: findings may come through JSON (isolated.lua)
         rank = gpu.state == "free" and HEALTH_ON_FREE or HEALTH_ON_TAKEN
       end
+    else
+      gpu, slice = nil, nil
     end
-    local tenant = f.tenant ~= nil and sandbox.original(f.tenant) or nil
+    tenant = tenant ~= nil and sandbox.original(tenant) or nil
     if tenant then
       tenant_position = positions[tenant] or 0
     end
-    add_subject(finding, tenant, f.reservation ~= nil and sandbox.original(f.reservation) or nil)
-    finding.sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
-    emitted[#emitted + 1] = finding
+    local namespace, job, task, alloc, container, pids = subject(tenant,
+      reservation ~= nil and sandbox.original(reservation) or nil)
+    emitted[#emitted + 1] = { -- in one constructor: the table is made at its size
+      level = level, code = rule.code, node = ledger.node, message = message,
+      gpu = label, index = gpu and gpu.index, uuid = gpu and gpu.uuid, busId = gpu and gpu.busId,
+      migUuid = slice and slice.uuid, migProfile = slice and slice.profile, health_gpu = health_gpu,
+      namespace = namespace, job = job, task = task, alloc = alloc, container = container, pids = pids,
+      sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 },
+    }
   end
   local ok, err = call_rule(core, rule, rule.evaluate, view, policy, emit)
   if not ok then
@@ -147,7 +154,7 @@ end
 -- with core (core.call_limited). Returns the findings in the order they
 -- came, each {level, code, node, message, sort, health_gpu?} and, when about
 -- a GPU, gpu (its label), index, uuid and busId (the page's row keys; not in
--- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (add_subject) namespace, job,
+-- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (subject) namespace, job,
 -- task, alloc, container and pids where known: each rule's findings or its
 -- rule-error. M.ordered puts them in order.
 function M.run(core, rules, ledger, policy)
