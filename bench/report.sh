@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The report benchmark (not a test; results go in bench/README.md, "report"):
-# `gpuledger report --json` against tests/fakes/fake_prometheus.py answering
+# `gpuledger report --json` (FORMAT=json, the default) or the text report
+# (FORMAT=text: its tables) against tests/fakes/fake_prometheus.py answering
 # the per-job query with N series (SIZES, default 5,000, 20,000, 60,000 and
 # 200,000, about 22 MB: a cluster of 100,000 jobs), PER_JOB of them per job
 # (default 2, its held and idle series, as gpuledger serve exports them;
@@ -13,13 +14,19 @@
 # byte of the answer. With OLD=path/to/gpuledger the same for that binary,
 # side by side.
 # usage: [OLD=…] [NEW=build/gpuledger] [RUNS=5] [SIZES="5000 20000 60000 200000"] [PER_JOB=2]
-#        bench/report.sh
+#        [FORMAT=json|text] bench/report.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 SIZES=${SIZES:-5000 20000 60000 200000}
 PER_JOB=${PER_JOB:-2}
 NEW=${NEW:-build/gpuledger}
+FORMAT=${FORMAT:-json}
+case $FORMAT in
+json) FORMAT_FLAGS=(--json) ;;
+text) FORMAT_FLAGS=() ;;
+*) echo "bench: FORMAT is json or text, not $FORMAT" >&2; exit 2 ;;
+esac
 [ -x "$NEW" ] || { echo "bench: no $NEW; build first or set NEW" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/gpuledger-report-bench.XXXXXX)
 PIDS=()
@@ -58,7 +65,7 @@ measure() {
     local binary=$1 url=$2 i rc
     for ((i = 0; i < RUNS; i++)); do
         rc=0
-        /usr/bin/time -f '%U %S %M' -o "$WORK/time" "$binary" report --prometheus "$url" --since 7d --json \
+        /usr/bin/time -f '%U %S %M' -o "$WORK/time" "$binary" report --prometheus "$url" --since 7d "${FORMAT_FLAGS[@]}" \
             >/dev/null 2>"$WORK/err" || rc=$?
         read -r user sys kib < <(tail -1 "$WORK/time")
         echo "$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }') $kib $rc"
@@ -67,7 +74,7 @@ measure() {
         "$(sort -n -k2 "$WORK/runs" | awk -v r="$RUNS" 'NR == int((r + 1) / 2) { print $2, $3 }')"
 }
 
-echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); RUNS=$RUNS, PER_JOB=$PER_JOB"
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); RUNS=$RUNS, PER_JOB=$PER_JOB, FORMAT=$FORMAT"
 for which in OLD NEW; do
     binary=${!which:-}
     [ -n "$binary" ] || continue

@@ -13,16 +13,20 @@ local text = require "gpuledger.text"
 
 local M = {}
 
+-- Writes part to stdout: the writers' write.
+local function to_stdout(part)
+  io.stdout:write(part)
+end
+
 -- The writers by format (config.format), each of the report
--- (report.builder's) to stdout.
+-- (report.builder's) to stdout, in parts as it is made.
 M.WRITE = {
   text = function(built)
-    cmd.say(io.stdout, table_render.report(built))
+    table_render.write_report(built, to_stdout)
+    io.stdout:flush()
   end,
   json = function(built)
-    render_json.write_report(built, function(part)
-      io.stdout:write(part)
-    end)
+    render_json.write_report(built, to_stdout)
     io.stdout:flush()
   end,
 }

@@ -8,82 +8,94 @@ local text = require "gpuledger.text"
 
 local M = {}
 
+-- How many rows M.write_table draws before it writes them.
+local BATCH = 1000
+
+-- The nth line of a cell (a text, or a list of texts), printable, or nil
+-- where it has none.
+local function piece_of(cell, n)
+  if type(cell) == "table" then
+    return cell[n] and text.printable(cell[n])
+  end
+  return n == 1 and text.printable(cell) or nil
+end
+
 -- Draws rows (arrays of cells) under a header: "│ a │ b │" lines, cells
 -- left-aligned and padded by characters, "├──┼──┤" under the header. A
 -- cell is a text, or a list of texts shown one under the other (the row
 -- then takes as many lines as its longest list); every line of a row
 -- repeats its first cell (the GPU's index), so that a line read alone
--- (`ls | grep unmanaged`) still names its GPU.
-function M.draw(header, rows)
+-- (`ls | grep unmanaged`) still names its GPU. The count rows come from
+-- row_of(n), asked twice for each (once to measure the columns, once to
+-- draw it); the lines go to write(part) BATCH rows at a time, so that
+-- neither the rows nor their lines are ever all held at once.
+function M.write_table(header, count, row_of, write)
   local widths = {}
-  local width_of = {} -- each piece's width, counted once: a tenant's line is padded in every column of it
-  local function width(piece)
-    local w = width_of[piece]
-    if not w then
-      w = text.width(piece)
-      width_of[piece] = w
+  local width = text.width
+  local function measure(row)
+    for i, cell in ipairs(row) do
+      local w = widths[i] or 0
+      for n = 1, type(cell) == "table" and #cell or 1 do
+        w = math.max(w, width(piece_of(cell, n)))
+      end
+      widths[i] = w
     end
-    return w
+  end
+  measure(header)
+  for n = 1, count do
+    measure(row_of(n))
   end
   local blanks = {} -- n → n spaces
-  local function pad(piece, to)
-    local n = math.max(0, to - width(piece))
-    local blank = blanks[n]
-    if not blank then
-      blank = string.rep(" ", n)
-      blanks[n] = blank
+  local function blank(n)
+    local spaces = blanks[n]
+    if not spaces then
+      spaces = string.rep(" ", n)
+      blanks[n] = spaces
     end
-    return piece .. blank
+    return spaces
   end
-  local function lines_of(cell)
-    local list = type(cell) == "table" and cell or { cell }
-    local lines = {}
-    for i, piece in ipairs(list) do
-      lines[i] = text.printable(piece)
-    end
-    return lines
-  end
-  local function cells_of(row) -- the row with each cell as its list of lines
-    local cells = {}
-    for i, cell in ipairs(row) do
-      cells[i] = lines_of(cell)
-      for _, piece in ipairs(cells[i]) do
-        widths[i] = math.max(widths[i] or 0, width(piece))
-      end
-      widths[i] = widths[i] or 0
-    end
-    return cells
-  end
-  header = cells_of(header)
-  local body = {}
-  for n, row in ipairs(rows) do
-    body[n] = cells_of(row)
-  end
-  local function lines(row)
+  local out = {} -- the batch's lines, in pieces: "│ ", a cell, its padding, " │ ", …, " │\n"
+  local function add_lines(row, is_header)
     local height = 1
     for _, cell in ipairs(row) do
-      height = math.max(height, #cell)
+      height = math.max(height, type(cell) == "table" and #cell or 1)
     end
-    local out = {}
     for n = 1, height do
-      local cells = {}
       for i, column_width in ipairs(widths) do
-        local piece = row[i] and row[i][n] or (i == 1 and row ~= header and row[1][1]) or ""
-        cells[i] = pad(piece, column_width)
+        local piece = row[i] and piece_of(row[i], n) or (i == 1 and not is_header and piece_of(row[1], 1)) or ""
+        local k = #out
+        out[k + 1], out[k + 2], out[k + 3] = i == 1 and "│ " or " │ ", piece, blank(math.max(0, column_width - width(piece)))
       end
-      out[n] = "│ " .. table.concat(cells, " │ ") .. " │"
+      out[#out + 1] = " │\n"
     end
-    return table.concat(out, "\n")
   end
   local rules = {}
   for i, column_width in ipairs(widths) do
     rules[i] = string.rep("─", column_width + 2)
   end
-  local out = { lines(header), "├" .. table.concat(rules, "┼") .. "┤" }
-  for _, row in ipairs(body) do
-    out[#out + 1] = lines(row)
+  add_lines(header, true)
+  out[#out + 1] = "├" .. table.concat(rules, "┼") .. "┤\n"
+  for n = 1, count do
+    add_lines(row_of(n), false)
+    if n % BATCH == 0 then
+      write(table.concat(out))
+      out = {}
+    end
   end
-  return table.concat(out, "\n") .. "\n"
+  if #out > 0 then
+    write(table.concat(out))
+  end
+end
+
+-- M.write_table's table of rows, as one text.
+function M.draw(header, rows)
+  local parts = {}
+  M.write_table(header, #rows, function(n)
+    return rows[n]
+  end, function(part)
+    parts[#parts + 1] = part
+  end)
+  return table.concat(parts)
 end
 
 -- The marks of tenant cells: !unmanaged outside Nomad, !unreserved for a
@@ -694,70 +706,75 @@ local function percent(share)
   return string.format("%.0f%%", share * 100)
 end
 
--- `report` (report.lua's report): a header with the totals, the jobs, the
--- nodes, the tenants that used GPUs without a reservation, then the jobs
--- per MIG slice; or, when Prometheus had no counters over the window, one
--- line saying so and why.
-function M.report(report)
+-- `report` (report.lua's report) written to write(part) as it is made: a
+-- header with the totals, the jobs, the nodes, the tenants that used GPUs
+-- without a reservation, then the jobs per MIG slice, each table a batch of
+-- rows at a time (M.write_table); or, when Prometheus had no counters over
+-- the window, one line saying so and why.
+function M.write_report(report, write)
   if #report.jobs == 0 and #report.nodes == 0 and #report.unreserved == 0 and #report.slices == 0 then
-    return string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
+    write(string.format("gpuledger report · no gpuledger counters in Prometheus over the last %s "
       .. "(increase() needs two scrapes of a counter inside the window: is gpuledger serve scraped, "
-      .. "and for longer than one scrape interval?)\n", report.since)
+      .. "and for longer than one scrape interval?)\n", report.since))
+    return
   end
   local report_mod = require "gpuledger.report"
   local total = report_mod.totals(report)
   local share = total.reservedHours > 0 and total.idleHours / total.reservedHours or 0
   local unreserved = #report.unreserved > 0
     and string.format(" · %s GPU-hours used without a reservation", hours(total.unreservedHours)) or ""
-  local out = {
-    string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)%s\n",
-      report.since, #report.jobs, hours(total.reservedHours), hours(total.idleHours), percent(share), unreserved),
-  }
-  if #report.jobs > 0 then
-    local rows = {}
-    for i, entry in ipairs(report.jobs) do
-      rows[i] = {
-        entry.namespace .. "/" .. entry.job, hours(entry.reservedHours), hours(entry.heldHours),
-        hours(entry.idleHours), percent(entry.idleShare),
-      }
-    end
-    out[#out + 1] = M.draw({ "job", "reserved GPU-h", "held GPU-h", "idle GPU-h", "idle" }, rows)
-  end
-  if #report.nodes > 0 then
-    local rows = {}
-    for i, entry in ipairs(report.nodes) do
-      rows[i] = { entry.node }
-      for _, state in ipairs(report_mod.STATES) do
-        rows[i][#rows[i] + 1] = hours(entry.hours[state])
+  write(string.format("gpuledger report · the last %s · %d job(s), %s GPU-hours reserved, %s idle (%s)%s\n",
+    report.since, #report.jobs, hours(total.reservedHours), hours(total.idleHours), percent(share), unreserved))
+  -- table_of(title, header, list, row): the entries of list as rows (row(entry) → its cells) under
+  -- header, after the line title (none for the first table).
+  local function table_of(title, header, list, row)
+    if #list > 0 then
+      if title then
+        write("\n" .. title .. "\n")
       end
+      M.write_table(header, #list, function(n)
+        return row(list[n])
+      end, write)
     end
-    local header = { "node" }
+  end
+  table_of(nil, { "job", "reserved GPU-h", "held GPU-h", "idle GPU-h", "idle" }, report.jobs, function(entry)
+    return {
+      entry.namespace .. "/" .. entry.job, hours(entry.reservedHours), hours(entry.heldHours),
+      hours(entry.idleHours), percent(entry.idleShare),
+    }
+  end)
+  local node_header = { "node" }
+  for _, state in ipairs(report_mod.STATES) do
+    node_header[#node_header + 1] = state
+  end
+  table_of("GPU-hours per node and state", node_header, report.nodes, function(entry)
+    local row = { entry.node }
     for _, state in ipairs(report_mod.STATES) do
-      header[#header + 1] = state
+      row[#row + 1] = hours(entry.hours[state])
     end
-    out[#out + 1] = "\nGPU-hours per node and state\n" .. M.draw(header, rows)
-  end
-  if #report.unreserved > 0 then
-    local rows = {}
-    for i, entry in ipairs(report.unreserved) do
-      rows[i] = { entry.tenant, entry.kind, entry.use, entry.node, hours(entry.hours) }
-    end
-    out[#out + 1] = "\nGPU-hours used without a reservation\n"
-      .. M.draw({ "tenant", "kind", "verdict", "node", "GPU-h" }, rows)
-  end
-  if #report.slices > 0 then
-    local rows = {}
-    for i, entry in ipairs(report.slices) do
-      rows[i] = {
+    return row
+  end)
+  table_of("GPU-hours used without a reservation", { "tenant", "kind", "verdict", "node", "GPU-h" },
+    report.unreserved, function(entry)
+      return { entry.tenant, entry.kind, entry.use, entry.node, hours(entry.hours) }
+    end)
+  table_of("GPU-hours per job and MIG slice (a slice counts its share of its GPU's compute slices)",
+    { "job", "node", "slice", "reserved GPU-h", "held GPU-h", "idle GPU-h" }, report.slices, function(entry)
+      return {
         entry.namespace .. "/" .. entry.job, entry.node,
         string.format("gpu%s %s %s", entry.gpu, entry.migUuid:sub(1, 12), entry.profile),
         hours(entry.reservedHours), hours(entry.heldHours), hours(entry.idleHours),
       }
-    end
-    out[#out + 1] = "\nGPU-hours per job and MIG slice (a slice counts its share of its GPU's compute slices)\n"
-      .. M.draw({ "job", "node", "slice", "reserved GPU-h", "held GPU-h", "idle GPU-h" }, rows)
-  end
-  return table.concat(out)
+    end)
+end
+
+-- M.write_report's report, as one text.
+function M.report(report)
+  local parts = {}
+  M.write_report(report, function(part)
+    parts[#parts + 1] = part
+  end)
+  return table.concat(parts)
 end
 
 -- The rules table of `gpuledger rules` (listing: {rules, off}, cmd/rules.lua's
