@@ -41,7 +41,7 @@ start_listening() {
     SERVE_LOG=$WORK/$name.err
     "$GPULEDGER" "$@" 2>"$SERVE_LOG" &
     SERVE_PID=$!
-    at_exit "kill -9 $SERVE_PID 2>/dev/null"
+    at_exit "kill -9 $SERVE_PID 2>/dev/null; wait $SERVE_PID 2>/dev/null" # (reaped here: no "Killed" notice later)
     for i in $(seq 600); do
         address=$(sed -n 's/^gpuledger .* serving on \(.*\) (\(refresh\|poll\) .*)$/\1/p' "$SERVE_LOG" | head -1)
         [ -n "$address" ] && break
