@@ -39,7 +39,8 @@ node old file 127.0.0.1 "$TESTDATA/fleet/schema0-ledger.json"; OLD=$NODE
 node silent silent 127.0.0.2; SILENT=$NODE
 node drip drip 127.0.0.3; DRIP=$NODE
 node html html 127.0.0.4; HTML=$NODE
-DEAD=127.0.0.5:$(free_port)
+refusing_port 127.0.0.5
+DEAD=127.0.0.5:$REFUSING_PORT
 node garbage garbage 127.0.0.6; GARBAGE=$NODE
 node redirect redirect 127.0.0.7; REDIRECT=$NODE
 ALL=$SILENT,$DEMO,$DRIP,$GO,$HTML,$DEAD,$OLD,$GARBAGE,$REPLAY,$REDIRECT

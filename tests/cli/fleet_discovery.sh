@@ -26,7 +26,8 @@ PORT_A=${URL##*:}
 start_serve b --replay "$TESTDATA/site-rules/snapshots/ci-node.json" --listen 127.0.0.1:0 --interval 1h ||
     { fail "serve b starts" "$(cat "$SERVE_LOG")"; finish; }
 PORT_B=${URL##*:}
-DEAD_PORT=$(free_port)
+refusing_port 127.0.0.1
+DEAD_PORT=$REFUSING_PORT
 
 # A refused token is echoed back in the 403, in every form a server might.
 cat >"$WORK/consul.json" <<EOF

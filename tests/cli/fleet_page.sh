@@ -43,7 +43,10 @@ io.write(cjson.encode(l))' <"$WORK/kind-$((n % 3 + 1)).json" >"$WORK/$name.json"
         { fail "node $name starts" "$(cat "$WORK/$name.stderr")"; finish; }
     targets=$targets,127.0.0.1:$(cat "$WORK/$name.port")
 done
-for _ in 1 2 3; do targets=$targets,127.0.0.1:$(free_port); done
+for _ in 1 2 3; do
+    refusing_port 127.0.0.1
+    targets=$targets,127.0.0.1:$REFUSING_PORT
+done
 
 if ! start_serving fleet fleet serve --targets "${targets#,}" --listen 127.0.0.1:0 --interval 1h --timeout 2s; then
     fail "fleet serve starts" "$(cat "$SERVE_LOG")"

@@ -33,7 +33,8 @@ fake_start "$WORK/hostile.stderr" "$WORK/hostile.port" python3 "$FAKES/fake_node
     --file "$WORK/hostile.json" --port-file "$WORK/hostile.port" --max-seconds 300 ||
     { fail "the hostile node starts" "$(cat "$WORK/hostile.stderr")"; finish; }
 NODE_H=127.0.0.1:$(cat "$WORK/hostile.port")
-DEAD=127.0.0.1:$(free_port)
+refusing_port 127.0.0.1
+DEAD=127.0.0.1:$REFUSING_PORT
 
 if ! start_serving fleet fleet serve --targets "$NODE_A,$NODE_H,$DEAD" --listen 127.0.0.1:0 --interval 1s --timeout 2s \
     --nomad-ui-url https://nomad.test:4646/; then

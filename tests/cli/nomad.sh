@@ -287,9 +287,11 @@ MY_TOKEN=$TOKEN gl ls --json --no-nomad
 expect_lua "--no-nomad: nomad off, nomadRead false, the task unjudged on gpu3" "$out" \
     'local t = j.entries[4].tenants[1] return j.sources.nomad == "off" and j.nomadRead == false and j.errors == nil and t.kind == "nomad" and t.reserved == false and t.allocVisible == false and j.entries[4].state == "unaccounted"'
 expect_eq "--no-nomad: no request to Nomad" "$(cat "$WORK/nomad.log")" ""
-# Nomad down: the fake is stopped, its port refuses.
-MY_TOKEN=$TOKEN both --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
-nomad_error "Nomad down" 'm:find("'"$NOMAD"'", 1, true) and (m:find("refused", 1, true) or m:find("connect", 1, true))'
+# Nomad down: a port that refuses.
+refusing_port 127.0.0.1
+down_port=$REFUSING_PORT
+MY_TOKEN=$TOKEN both --nomad-addr "http://127.0.0.1:$down_port" --nomad-token-env MY_TOKEN
+nomad_error "Nomad down" 'm:find("http://127.0.0.1:'"$down_port"'", 1, true) and (m:find("refused", 1, true) or m:find("connect", 1, true))'
 
 # --- TLS --------------------------------------------------------------------------------------
 CERTS=$WORK/certs

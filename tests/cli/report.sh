@@ -137,7 +137,8 @@ run report
 expect_rc "report without --prometheus: usage error" 2
 
 # --- Prometheus fails: one clear line, exit 1 --------------------------------------
-dead=$(free_port)
+refusing_port 127.0.0.1
+dead=$REFUSING_PORT
 run report --prometheus "http://127.0.0.1:$dead"
 expect_failure "Prometheus down" "prometheus http://127.0.0.1:$dead" "refused"
 

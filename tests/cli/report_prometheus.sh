@@ -79,7 +79,8 @@ fi
 URL_C=$URL PID_C=$SERVE_PID LOG_C=$SERVE_LOG
 # fleet serve reading the three nodes and a port nothing listens on (an
 # unreachable node, for the fleet alert and the fleet row's nodes by state).
-DEAD=127.0.0.1:$(free_port)
+refusing_port 127.0.0.1
+DEAD=127.0.0.1:$REFUSING_PORT
 if ! start_serving fleet fleet serve --targets "${URL_A#http://},${URL_B#http://},${URL_C#http://},$DEAD" \
     --listen 127.0.0.1:0 --interval "${SCRAPE_SECONDS}s" --timeout 2s; then
     fail "fleet serve starts" "$(cat "$SERVE_LOG")"

@@ -159,6 +159,29 @@ wait_file() {
 # shellcheck disable=SC2317 # also called from the at_exit hooks
 stop_pid() { kill "$1" 2>/dev/null && wait "$1" 2>/dev/null; return 0; }
 
+# refusing_port HOST: sets REFUSING_PORT to a TCP port on HOST that refuses every connection
+# while this script runs: a background process holds it bound, never listens on it, and ends
+# once the script has (its parent gone). A port that was merely free, or one whose server was
+# stopped, can be taken meanwhile by a server of a test running beside this one, which then
+# answers in its place.
+refusing_port() {
+    local file
+    file=$(mktemp "$WORK/refusing-port.XXXXXX")
+    python3 -c 'import os, socket, sys, time
+parent = os.getppid()
+s = socket.socket()
+s.bind((sys.argv[2], 0))
+with open(sys.argv[1] + ".new", "w") as f:
+    f.write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".new", sys.argv[1])
+while os.getppid() == parent:
+    time.sleep(1)' "$file" "$1" </dev/null >/dev/null 2>&1 &
+    local pid=$!
+    disown "$pid" # (not a job of this script: its end is no news)
+    wait_file "$file" "$pid" || { echo "refusing_port: no port held" >&2; exit 1; }
+    REFUSING_PORT=$(cat "$file")
+}
+
 finish() {
     if [ "$skipped" -gt 0 ]; then
         printf '%d passed, %d failed, %d skipped\n' "$passed" "$failed" "$skipped"
