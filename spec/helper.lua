@@ -601,6 +601,16 @@ function H.stderr_of(f)
   return table.concat(said), result
 end
 
+-- What write_report(report, write) writes (render/json.lua's or render/table.lua's), as one
+-- text, and the number of parts it was written in.
+function H.written(write_report, report)
+  local parts = {}
+  write_report(report, function(part)
+    parts[#parts + 1] = part
+  end)
+  return table.concat(parts), #parts
+end
+
 -- The report report.builder makes of answers, each a list of samples
 -- ({jobs = samples, nodes = samples, unreserved = samples, slices =
 -- samples}; any may be absent), over the window since, made at at.

@@ -434,7 +434,7 @@ local REPORT = {
 
 describe("render.table: report", function()
   it("the header with totals, the job table, the node table (%.1f, %.0f%%)", function()
-    local text = render.report(REPORT)
+    local text = H.written(render.write_report, REPORT)
     contains("gpuledger report · the last 7d · 2 job(s), 20.0 GPU-hours reserved, 8.0 idle (40%)"
       .. " · 7.5 GPU-hours used without a reservation\n", text)
     contains("│ video/worker     │ 10.0           │ 2.0        │ 8.0        │ 80%  │", text)
@@ -444,21 +444,21 @@ describe("render.table: report", function()
   end)
 
   it("the third table: GPU-hours used without a reservation, by tenant, most first", function()
-    local text = render.report(REPORT)
+    local text = H.written(render.write_report, REPORT)
     contains("\nGPU-hours used without a reservation\n"
       .. "│ tenant        │ kind   │ verdict    │ node │ GPU-h │\n"
       .. "├───────────────┼────────┼────────────┼──────┼───────┤\n"
       .. "│ ffmpeg-manual │ docker │ unmanaged  │ gpud │ 6.0   │\n"
       .. "│ encode/enc    │ nomad  │ unreserved │ gpue │ 1.5   │\n", text)
-    local reserved_only = render.report {
+    local reserved_only = H.written(render.write_report, {
       schema = 1, since = "7d", at = "", jobs = REPORT.jobs, nodes = {}, unreserved = {}, slices = {},
-    }
+    })
     assert.falsy(reserved_only:find("without a reservation", 1, true))
     assert.falsy(reserved_only:find("MIG slice", 1, true))
   end)
 
   it("the jobs per MIG slice, last, each slice named by its GPU, uuid and profile", function()
-    local text = render.report(REPORT)
+    local text = H.written(render.write_report, REPORT)
     contains("\nGPU-hours per job and MIG slice (a slice counts its share of its GPU's compute slices)\n"
       .. "│ job           │ node │ slice                     │ reserved GPU-h │ held GPU-h │ idle GPU-h │\n"
       .. "├───────────────┼──────┼───────────────────────────┼────────────────┼────────────┼────────────┤\n"
@@ -467,18 +467,18 @@ describe("render.table: report", function()
   end)
 
   it("hours below 0.1 keep two significant digits, so a short window is not all 0.0", function()
-    local text = render.report {
+    local text = H.written(render.write_report, {
       schema = 1, since = "10m", at = "",
       jobs = { { namespace = "video", job = "worker", reservedHours = 0.0042, heldHours = 0.05, idleHours = 0, idleShare = 0 } },
       nodes = { { node = "gpud", hours = { held = 0.00000001, ["reserved-idle"] = 0.123, unaccounted = 0, free = 0 } } },
       unreserved = {}, slices = {},
-    }
+    })
     contains("│ video/worker │ 0.0042         │ 0.050      │ 0.0        │ 0%   │", text)
     contains("│ gpud │ <0.000001 │ 0.1           │ 0.0         │ 0.0  │", text)
   end)
 
   it("an empty report: one line saying why", function()
-    local text = render.report { schema = 1, since = "1h", at = "", jobs = {}, nodes = {}, unreserved = {}, slices = {} }
+    local text = H.written(render.write_report, { schema = 1, since = "1h", at = "", jobs = {}, nodes = {}, unreserved = {}, slices = {} })
     assert.equal(1, select(2, text:gsub("\n", "")))
     contains("no gpuledger counters in Prometheus over the last 1h", text)
     contains("increase() needs two scrapes", text)

@@ -68,16 +68,11 @@ function M.fleet(at, summary, findings, worst)
   } .. "\n"
 end
 
--- `report --json`: report.lua's report as it is.
-function M.report(report)
-  return json.encode(report) .. "\n"
-end
-
 -- How many entries of a list M.write_report encodes at a time.
 local BATCH = 1000
 
--- `report --json` written as it is made: the text of M.report given to
--- write(part) in parts, each list BATCH entries at a time, so that the
+-- `report --json` written as it is made: report.lua's report as json.encode
+-- writes it, and a newline, given to write(part) in parts, each list BATCH entries at a time, so that the
 -- whole text (longer than Prometheus' answers) is never held at once.
 function M.write_report(report, write)
   local keys = {}

@@ -768,15 +768,6 @@ function M.write_report(report, write)
     end)
 end
 
--- M.write_report's report, as one text.
-function M.report(report)
-  local parts = {}
-  M.write_report(report, function(part)
-    parts[#parts + 1] = part
-  end)
-  return table.concat(parts)
-end
-
 -- The rules table of `gpuledger rules` (listing: {rules, off}, cmd/rules.lua's
 -- rows and off_rows): the rules, then the defaults switched off.
 function M.rules(listing)
