@@ -21,6 +21,7 @@ local judge = require "gpuledger.judge"
 local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
 local snapshot = require "gpuledger.snapshot"
+local lua_profile = dofile((arg[0]:match("^(.*)/") or ".") .. "/lua_profile.lua")
 
 sandbox.setup()
 local fleet_path, runs, nodes = arg[1], tonumber(arg[2] or "5"), tonumber(arg[3] or "300")
@@ -112,24 +113,11 @@ end
 -- Where judging input spends: count-hook samples by function, the top
 -- ones; and the share of garbage collection.
 local function profile(input, count, judge_ms)
-  local made = input.make()
-  local samples, total = {}, 0
-  debug.sethook(function()
-    local info = debug.getinfo(2, "Sn")
-    local key = string.format("%s:%d %s", info.short_src, info.linedefined, info.name or "?")
-    samples[key] = (samples[key] or 0) + 1
-    total = total + 1
-  end, "", 100)
-  judged(made)
-  debug.sethook()
-  local keys = {}
-  for key in pairs(samples) do
-    keys[#keys + 1] = key
-  end
-  table.sort(keys, function(a, b) return samples[a] > samples[b] end)
-  print(string.format("  profile of %s: %d samples", input.label, total))
-  for i = 1, math.min(18, #keys) do
-    print(string.format("    %5.1f %%  %s", 100 * samples[keys[i]] / total, keys[i]))
+  local samples = lua_profile.new()
+  lua_profile.sampling(samples, 100, judged, input.make())
+  print(string.format("  profile of %s: %d samples", input.label, samples.total))
+  for _, key in ipairs(lua_profile.top(samples.functions, 18)) do
+    print(string.format("    %5.1f %%  %s", 100 * samples.functions[key] / samples.total, key))
   end
   local without_gc = least_ms(input.make, function(x)
     collectgarbage("stop")

@@ -17,6 +17,7 @@ local ruleset = require "gpuledger.ruleset"
 local serve = require "gpuledger.cmd.serve"
 local snapshot = require "gpuledger.snapshot"
 local table_render = require "gpuledger.render.table"
+local lua_profile = dofile((arg[0]:match("^(.*)/") or ".") .. "/lua_profile.lua")
 
 require("gpuledger.sandbox").setup()
 
@@ -33,17 +34,7 @@ local sources = ruleset.read(core, EMPTY_RULES)
 local catalogue = judge.data(core, sources)[1].xid_catalogue
 local h = history.new()
 
--- The count hook's samples: "<source>:<line>" and "<function> <source>:<defined>" → count.
-local lines, functions = {}, {}
-local function sample()
-  local info = debug.getinfo(2, "Sln")
-  if info then
-    local line = info.short_src .. ":" .. (info.currentline or 0)
-    lines[line] = (lines[line] or 0) + 1
-    local fn = (info.name or "?") .. " " .. info.short_src .. ":" .. info.linedefined
-    functions[fn] = (functions[fn] or 0) + 1
-  end
-end
+local samples = lua_profile.new() -- the profiled stage's
 
 local STAGES = {}
 local best = {}
@@ -51,15 +42,14 @@ local function stage(name, fn, ...)
   if #STAGES < 20 and not best[name] then
     STAGES[#STAGES + 1] = name
   end
-  if name == profiled then
-    debug.sethook(sample, "", 1000)
-  end
   local started = os.clock()
-  local result = fn(...)
-  local ms = (os.clock() - started) * 1000
+  local result
   if name == profiled then
-    debug.sethook()
+    result = lua_profile.sampling(samples, 1000, fn, ...)
+  else
+    result = fn(...)
   end
+  local ms = (os.clock() - started) * 1000
   best[name] = math.min(best[name] or math.huge, ms)
   return result
 end
@@ -106,15 +96,10 @@ end
 print(string.format("%-12s %8.2f (fastest round; median %.2f)", "total", totals[1], totals[(#totals + 1) // 2]))
 
 if profiled then
-  for _, counts in ipairs({ functions, lines }) do
-    local keys = {}
-    for key in pairs(counts) do
-      keys[#keys + 1] = key
-    end
-    table.sort(keys, function(a, b) return counts[a] > counts[b] end)
+  for _, counts in ipairs({ samples.functions, samples.lines }) do
     print()
-    for i = 1, math.min(25, #keys) do
-      print(string.format("%6d  %s", counts[keys[i]], keys[i]))
+    for _, key in ipairs(lua_profile.top(counts, 25)) do
+      print(string.format("%6d  %s", counts[key], key))
     end
   end
 end
