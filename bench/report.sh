@@ -38,7 +38,7 @@ for n in $SIZES; do
     python3 - "$n" "$PER_JOB" "$WORK/answers-$n.json" <<'PY'
 import json, sys
 n, per_job = int(sys.argv[1]), int(sys.argv[2])
-jobs = [{"metric": {"namespace": "ns%d" % (i // per_job % 50), "nomad_job": "job-%06d" % (i // 2),
+jobs = [{"metric": {"namespace": "ns%d" % (i // per_job % 50), "nomad_job": "job-%06d" % (i // per_job),
                     "use": ("held", "idle")[i % 2]},
          "value": str(3600 + i)} for i in range(n)]
 nodes = [{"metric": {"node": "gpu%d" % i, "state": "held"}, "value": "7200"} for i in range(4)]
