@@ -4,9 +4,14 @@
 -- A code whose immediate action is RESET_GPU (or one of the workflows that
 -- start with a reset: WORKFLOW_XID_48, the NVLink ones) is "reset"; one whose
 -- action is to restart the machine or look at it (RESTART_BM, RESTART_VM,
--- CHECK_UVM, CHECK_MECHANICALS) is "reboot". Codes the catalogue lists
--- without a bucket yet are classed by what they say (171 and 172 detail an
--- Xid 48, 169 is 62's halt in another micro-controller).
+-- CHECK_UVM, CHECK_MECHANICALS) is "reboot"; IGNORE with an investigation
+-- to follow (160, 161) is "app". Codes the catalogue lists without a bucket
+-- are classed by what its notes on them say: 171 and 172 detail an Xid 48,
+-- 169 is 62's halt in another micro-controller, 168 asks for ECC (memory),
+-- 163–165 are power smoothing going off or wearing out (no reset: app),
+-- 162 is it coming back (ignore). 166 and 170 (confidential computing
+-- mode only) come with no action: they stay unlisted. The catalogue's last
+-- code is 172; later codes are unlisted too (docs/health.md).
 -- The class decides the finding: "reset" and "reboot" → xid-fatal (BAD),
 -- "memory" → xid-memory (WARN), "app" → xid-app (WARN), "ignore" → none.
 -- NVLink5 codes (144–150) print Fatal or Nonfatal: `nonfatal` is the class
@@ -63,7 +68,18 @@ return {
   [157] = { class = "memory", meaning = "resource retirement failure", action = "watch it; if it repeats, contact support" },
   [158] = { class = "reset", meaning = "GPU fatal timeout", action = RESET_GPU },
   [159] = { class = "reboot", meaning = "CHI non-data error (the GPU's link to the CPU's memory)", action = REBOOT },
+  [160] = { class = "app", meaning = "channel retirement event", action = "watch it; if it repeats, look for a driver or application bug" },
+  [161] = { class = "app", meaning = "channel retirement failure", action = "watch it; if it repeats, look for a driver or application bug" },
+  [162] = { class = "ignore", meaning = "power smoothing circuitry engaged again", action = "none: the capability an Xid 163 turned off is back" },
+  [163] = { class = "app", meaning = "power smoothing circuitry disengaged",
+    action = "no reset needed; to keep power smoothing, resolve the thermal events, or reload the driver (or reset the GPU) if it timed out" },
+  [164] = { class = "app", meaning = "power smoothing circuitry near the end of its lifetime",
+    action = "watch the power swings; plan to replace the GPU if they are not acceptable" },
+  [165] = { class = "app", meaning = "power smoothing circuitry lifetime exhausted (smoothing is off, power swings)",
+    action = "check the datacenter can absorb the power swings; replace the GPU if they are not acceptable" },
   [167] = { class = "reset", meaning = "PCIe fatal timeout", action = RESET_GPU },
+  [168] = { class = "memory", meaning = "reduced GPU memory capacity (errors in the write-protected region)",
+    action = "enable ECC so rows can be remapped, then reboot the node; until then the GPU runs with less memory" },
   [169] = { class = "reset", meaning = "internal micro-controller halt (SEC2)", action = RESET_GPU },
   [171] = { class = "reset", meaning = "uncorrectable DRAM error (the detail of an Xid 48)", action = RESET_GPU },
   [172] = { class = "reset", meaning = "uncorrectable SRAM error (the detail of an Xid 48)", action = RESET_GPU },
