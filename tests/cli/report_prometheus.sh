@@ -5,8 +5,9 @@
 # snapshots, one swapped mid-run so its GPUs change state) are scraped every
 # second by a Prometheus that also loads deploy/prometheus/gpuledger.rules.yml.
 # Then: report's hours add up (per job, per node and state, per tenant used
-# without a reservation) and the most idle job comes first; every rule
-# and every dashboard query parses and returns data; every metric and label
+# without a reservation) and the most idle job comes first; the alert on
+# GPU time without a reservation goes pending for those tenants only; every
+# rule and every dashboard query parses and returns data; every metric and label
 # they name is one /metrics has; a refused rule reload raises an alert;
 # promtool checks and unit-tests the rules, and fails them once a threshold
 # is mutated. A third node (gpuc, replaying testdata/health/every-signal.json:
@@ -221,6 +222,24 @@ run report --prometheus "$PROM" --since 1s
 expect_rc "report over a window shorter than a scrape: exit 0" 0
 expect_in "report over 1s: no counters, and why" "$out" "no gpuledger counters in Prometheus over the last 1s (increase() needs two scrapes"
 
+# --- GPU time without a reservation: the tenants' alert goes pending -------------
+# The three tenants of GPU 2 on each node use it without a reservation all
+# along: the alert is pending for each (it fires after 30 minutes), named
+# by node, kind, verdict and tenant; no reserved job (restreamer, worker) is.
+prom_has "GPULedgerTenantWithoutReservation is pending for each tenant of GPU 2, and only those" 30 \
+    'ALERTS{alertname="GPULedgerTenantWithoutReservation"}' '(function()
+       local seen = {}
+       for _, r in ipairs(j.data.result) do
+         local m = r.metric
+         if m.alertstate ~= "pending" or m.severity ~= "warning" then return false end
+         seen[#seen + 1] = table.concat({ m.node, m.kind, m.use, m.tenant }, " ")
+       end
+       table.sort(seen)
+       return table.concat(seen, ",") == "gpua docker unmanaged ffmpeg-manual,gpua host unmanaged python3,"
+         .. "gpua nomad unreserved encode/encode,gpub docker unmanaged ffmpeg-manual,gpub host unmanaged python3,"
+         .. "gpub nomad unreserved encode/encode"
+     end)()'
+
 # --- a refused rule reload raises the rule errors' alert ---------------------------
 echo 'return {' >"$WORK/rules-b/broken.lua"
 kill -HUP "$PID_B"
@@ -356,9 +375,10 @@ while read -r metric; do
     expect_in "$metric exists in /metrics" "$metrics_text" "# TYPE $metric "
 done < <(grep -o 'gpuledger_[a-z_]*' <<<"$named" | grep -v '_$' | sort -u)
 # Labels: in matchers ({label=...}), by (...), $labels.X and {{X}} of the
-# annotations and legends; instance and job are Prometheus' own.
+# annotations and legends; instance and job are Prometheus' own, else and
+# end the template language's.
 while read -r label; do
-    case $label in instance | job | alertname | value) continue ;; esac
+    case $label in instance | job | alertname | value | else | end) continue ;; esac
     expect_in "label $label exists in /metrics" "$metrics_text" "$label=\""
 done < <(python3 - "$RULES_FILE" "$HEALTH_RULES" "$DASHBOARD" <<'PY'
 import re, sys
@@ -401,6 +421,7 @@ PY
 }
 mutate '> 6 * 3600' '> 8 * 3600' GPULedgerReservedIdle
 mutate '[1d])) >= 3600' '[1d])) >= 360' GPULedgerJobMostlyIdle
+mutate 'for: 30m' 'for: 25m' GPULedgerTenantWithoutReservation
 
 # --- both serves stop cleanly -----------------------------------------------------
 # stop_node NAME PID LOG: SIGTERM, exit 0, a clean log.
