@@ -347,6 +347,19 @@ for line in "${panel_queries[@]}"; do
     query=${query//\$__rate_interval/30s}
     prom_has "panel \"$title\" $ref: returns data" 10 "$query" '#j.data.result >= 1'
 done
+# The MIG table's rows: one per slice of the demo node's MIG GPU on gpua and
+# gpub (two each), each with the state its join adds.
+slices_query=$(jq_lua '(function() for _, p in ipairs(j.panels) do if p.title == "MIG slices now" then return p.targets[1].expr end end end)()' "$(cat "$DASHBOARD")")
+slices_query=${slices_query//\$node/.*}
+prom_has "panel \"MIG slices now\": a row per slice, with its node, profile, uuid and state" 10 "${slices_query//\$gpu/.*}" '(function()
+       if #j.data.result ~= 4 then return false end
+       local states = { held = true, ["reserved-idle"] = true, unaccounted = true, free = true }
+       for _, r in ipairs(j.data.result) do
+         local m = r.metric
+         if not (m.node and m.mig_profile and m.mig_uuid:find("^MIG%-") and states[m.state]) then return false end
+       end
+       return true
+     end)()'
 for variable in node gpu job; do
     definition=$(jq_lua "(function() for _, v in ipairs(j.templating.list) do if v.name == '$variable' then return v.query.query end end end)()" "$(cat "$DASHBOARD")")
     selector=$(sed -n 's/^label_values(\(.*\), \([a-z_]*\))$/\1/p' <<<"$definition")
