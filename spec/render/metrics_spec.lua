@@ -309,6 +309,17 @@ describe("render.metrics", function()
     assert.equal(1, #samples(text, "gpuledger_tenant_reserved"))
   end)
 
+  it("tenants whose labels print the same are one series: no two samples of a family share their labels", function()
+    local l = H.ledger { H.gpu { index = 0, tenants = {
+      H.docker_tenant { container = "render\1", containerId = false, usedMemoryMiB = 1 },
+      H.docker_tenant { container = "render\2", containerId = false, usedMemoryMiB = 2 } } } }
+    local text = render(l, nil)
+    assert.same({
+      string.format('gpuledger_tenant_memory_bytes{node="gpud",gpu="0",uuid="%s",kind="docker",container="render\u{FFFD}",container_id="",nomad_job="",task="",alloc="",namespace=""} 3145728', H.UUID0),
+    }, samples(text, "gpuledger_tenant_memory_bytes"))
+    assert.equal(1, #samples(text, "gpuledger_tenant_reserved"))
+  end)
+
   it("says which sources were read (1) or failed (0); none for a source not asked", function()
     local l = H.ledger({}, { sources = { nvidia = "read", proc = "read", docker = "failed", podman = "off", nomad = "read" } })
     assert.same({

@@ -278,9 +278,10 @@ local function tenants_by_name(unit)
 end
 
 -- The tenant series of every GPU, {labels, bytes, reserved} each: tenants
--- whose labels are the same (the host tenants of a GPU: a service, a
--- user's session, a bare process) are one series, their memory summed, so
--- that no two samples of a family share their labels.
+-- whose labels print the same (the host tenants of a GPU: a service, a
+-- user's session, a bare process; names that differ only in a byte escaped
+-- away) are one series, their memory summed, so that no two samples of a
+-- family share their labels.
 local function tenant_series(node, entries)
   local series, by_key = {}, {}
   local units = {}
@@ -295,7 +296,7 @@ local function tenant_series(node, entries)
       local labels = tenant_labels(node, unit.gpu, tenant, unit.slice)
       local parts = {}
       for i, label in ipairs(labels) do
-        parts[i] = label[2]
+        parts[i] = M.escape(label[2])
       end
       local key = table.concat(parts, "\0")
       local one = by_key[key]
