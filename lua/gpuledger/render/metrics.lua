@@ -28,10 +28,14 @@ function M.escape(value)
   return text.printable(s)
 end
 
+local math_type, tostring_of = math.type, tostring
+
 -- A sample value: integers plain, floats in their shortest exact form
 -- (98.5, 12, 15.5), as Go's strconv 'g' -1 writes them.
 function M.number(n)
-  if type(n) == "boolean" then
+  if math_type(n) == "integer" then
+    return tostring_of(n) -- most values, and json.number_text's text for them
+  elseif type(n) == "boolean" then
     return n and "1" or "0"
   end
   if n ~= n then
@@ -44,10 +48,24 @@ function M.number(n)
   return json.number_text(n)
 end
 
+-- ,name="value",… of the label pairs (an array of {name, value}), for
+-- label sets fixed when the module loads.
+local function pairs_text(labels)
+  local parts = {}
+  for i, label in ipairs(labels) do
+    parts[i] = "," .. label[1] .. '="' .. M.escape(label[2]) .. '"'
+  end
+  return table.concat(parts)
+end
+
 -- Collects the lines of the document, family by family, as pieces joined
--- once at the end (a sample's line is never put together on its own).
+-- once at the end (a sample's line is never put together on its own). A
+-- sample's labels come as the text of their set, {name="value",…}: each
+-- pair escaped once (w.pair), and each set that several samples share
+-- put together once.
 local function writer()
   local out, n = {}, 0
+  local family = nil -- the current family's name
   local pairs_of = {} -- label name → text value → name="escaped value": a node's, a GPU's labels recur in many samples
   local w = {}
   -- Starts a family: its HELP and TYPE lines.
@@ -55,52 +73,45 @@ local function writer()
     out[n + 1] = string.format("# HELP %s %s\n", name, (help:gsub("\\", "\\\\"):gsub("\n", "\\n")))
     out[n + 2] = string.format("# TYPE %s %s\n", name, kind)
     n = n + 2
-    w.name = name
+    family = name
   end
-  -- Adds the pieces of the label set labels (an array of {name, value}),
-  -- {name="value",…} (nothing for none), to the list into after its item
-  -- at; returns the index of the last one.
-  local function add_labels(into, at, labels)
-    for i, label in ipairs(labels) do
-      local name, raw = label[1], label[2]
-      local of_name = pairs_of[name]
-      if not of_name then
-        of_name = {}
-        pairs_of[name] = of_name
-      end
-      local pair = of_name[raw]
-      if not pair then
-        pair = name .. '="' .. M.escape(raw) .. '"'
-        if type(raw) == "string" then -- (a number's text is its own: 1 and 1.0 are one key)
-          of_name[raw] = pair
-        end
-      end
-      into[at + 1], into[at + 2] = i == 1 and "{" or ",", pair
-      at = at + 2
+  -- The label pair name="value", value escaped.
+  function w.pair(name, raw)
+    local of_name = pairs_of[name]
+    if not of_name then
+      of_name = {}
+      pairs_of[name] = of_name
     end
-    if labels[1] then
-      at = at + 1
-      into[at] = "}"
+    local pair = of_name[raw]
+    if not pair then
+      pair = name .. '="' .. M.escape(raw) .. '"'
+      if type(raw) == "string" then -- (a number's text is its own: 1 and 1.0 are one key)
+        of_name[raw] = pair
+      end
     end
-    return at
+    return pair
   end
-  -- The text of a label set that several samples share, which w.sample
-  -- takes in place of the set.
+  -- The text of the label set labels (an array of {name, value}):
+  -- {name="value",…}, nothing for none.
   function w.labels(labels)
-    local pieces = {}
-    add_labels(pieces, 0, labels)
-    return table.concat(pieces)
+    if not labels[1] then
+      return ""
+    end
+    local parts = {}
+    for i, label in ipairs(labels) do
+      parts[i] = w.pair(label[1], label[2])
+    end
+    return "{" .. table.concat(parts, ",") .. "}"
   end
-  -- A sample of the current family: labels is an array of {name, value},
-  -- or a set's text (w.labels).
-  function w.sample(labels, value)
-    n = n + 1
-    out[n] = w.name
-    if type(labels) == "string" then
+  -- A sample of the current family: set is the text of its label set, or
+  -- of the set's start when rest (the set's end, up to its closing brace)
+  -- follows.
+  function w.sample(set, value, rest)
+    out[n + 1], out[n + 2] = family, set
+    n = n + 2
+    if rest then
       n = n + 1
-      out[n] = labels
-    else
-      n = add_labels(out, n, labels)
+      out[n] = rest
     end
     out[n + 1], out[n + 2], out[n + 3] = " ", M.number(value), "\n"
     n = n + 3
@@ -111,13 +122,40 @@ local function writer()
   return w
 end
 
--- {node, gpu, uuid} of a GPU, plus extra label pairs.
-local function gpu_labels(node, gpu, ...)
-  local labels = { { "node", node }, { "gpu", gl.index_text(gpu) }, { "uuid", gpu.uuid } }
-  for _, extra in ipairs { ... } do
-    labels[#labels + 1] = extra
+-- The label sets of a node's GPUs and MIG slices, each put together once
+-- per render: {node, gpu, uuid} of a GPU (an entry, or a finding or a
+-- history record with its index and uuid), and a slice's mig_uuid and
+-- mig_profile after them. Each set comes closed, or open (without its
+-- closing brace) for more pairs to follow: ",name=\"value\"…}".
+local function label_sets(w, node)
+  local node_pair = w.pair("node", node)
+  local open_of, closed_of, slice_open_of = {}, {}, {}
+  local sets = { node = "{" .. node_pair .. "}", node_open = "{" .. node_pair }
+  function sets.gpu_open(gpu)
+    local open = open_of[gpu]
+    if not open then
+      open = "{" .. node_pair .. "," .. w.pair("gpu", gl.index_text(gpu)) .. "," .. w.pair("uuid", gpu.uuid)
+      open_of[gpu] = open
+    end
+    return open
   end
-  return labels
+  function sets.gpu(gpu)
+    local closed = closed_of[gpu]
+    if not closed then
+      closed = sets.gpu_open(gpu) .. "}"
+      closed_of[gpu] = closed
+    end
+    return closed
+  end
+  function sets.slice_open(gpu, slice)
+    local open = slice_open_of[slice]
+    if not open then
+      open = sets.gpu_open(gpu) .. "," .. w.pair("mig_uuid", slice.uuid) .. "," .. w.pair("mig_profile", slice.profile)
+      slice_open_of[slice] = open
+    end
+    return open
+  end
+  return sets
 end
 
 local MIB = 1024 * 1024
@@ -161,34 +199,42 @@ local HEALTH_FAMILIES = {
       { { "default" }, function(h) return h.powerLimitDefaultW end },
     } },
 }
+for _, family in ipairs(HEALTH_FAMILIES) do
+  for _, series in ipairs(family[4]) do
+    local labels = {}
+    for i, label in ipairs(family[3]) do
+      labels[i] = { label, series[1][i] }
+    end
+    series.rest = pairs_text(labels) .. "}" -- the end of its label set, after the GPU's
+  end
+end
 
 -- The health of each GPU: its health level (the judge's verdict), this
 -- boot's Xid events per code, and the driver's health values.
-local function health_families(w, node, entries)
+local function health_families(w, sets, entries)
   w.family("gpuledger_gpu_health_level", "gauge",
     "The GPU's health, the worst of its health findings: 0 OK, 1 WARN, 2 BAD, 3 ERROR; absent when nothing of its health was read.")
   for _, gpu in ipairs(entries) do
     if gpu.healthVerdict then
-      w.sample(gpu_labels(node, gpu), rule_schema.LEVELS[gpu.healthVerdict.level])
+      w.sample(sets.gpu(gpu), rule_schema.LEVELS[gpu.healthVerdict.level])
     end
   end
   w.family("gpuledger_gpu_xid_events", "gauge", "Xid events in this boot's kernel log for the GPU, per Xid code (read again at each refresh).")
   for _, gpu in ipairs(entries) do
     for _, group in ipairs(gpu.xids or {}) do
-      w.sample(gpu_labels(node, gpu, { "xid", tostring(group.xid) }), group.count)
+      w.sample(sets.gpu_open(gpu), group.count, "," .. w.pair("xid", tostring(group.xid)) .. "}")
     end
   end
   for _, family in ipairs(HEALTH_FAMILIES) do
     w.family(family[1], "gauge", family[2])
     for _, gpu in ipairs(entries) do
-      for _, series in ipairs(gpu.health and family[4] or {}) do
-        local value = series[2](gpu.health)
-        if value ~= nil then
-          local labels = gpu_labels(node, gpu)
-          for i, label in ipairs(family[3]) do
-            labels[#labels + 1] = { label, series[1][i] }
+      local health = gpu.health
+      if health then
+        for _, series in ipairs(family[4]) do
+          local value = series[2](health)
+          if value ~= nil then
+            w.sample(sets.gpu_open(gpu), value, series.rest)
           end
-          w.sample(labels, value)
         end
       end
     end
@@ -200,6 +246,12 @@ for i, state in ipairs(ledger_mod.STATES) do
   SORTED_STATES[i] = state
 end
 table.sort(SORTED_STATES)
+local STATE_REST = {} -- per state, the end of a label set: ,state="held"}
+for _, state in ipairs(SORTED_STATES) do
+  STATE_REST[state] = pairs_text { { "state", state } } .. "}"
+end
+local USES = { "held", "idle" } -- of the job counters, each with the end of its label set
+local USE_REST = { held = pairs_text { { "use", "held" } } .. "}", idle = pairs_text { { "use", "idle" } } .. "}" }
 
 -- The per-GPU gauges, in the contract's order: name, help, value of a GPU (nil: no sample).
 local GPU_GAUGES = {
@@ -218,11 +270,6 @@ local GPU_GAUGES = {
   { "gpuledger_gpu_reservations", "Nomad reservations naming the GPU.", function(g) return #(g.reservations or {}) end },
 }
 
--- A MIG slice's labels after its GPU's.
-local function slice_labels(node, gpu, slice, ...)
-  return gpu_labels(node, gpu, { "mig_uuid", slice.uuid }, { "mig_profile", slice.profile }, ...)
-end
-
 -- The per-slice gauges of a GPU in MIG mode: name, help, value of a slice.
 local SLICE_GAUGES = {
   { "gpuledger_mig_memory_used_bytes", "Memory in use on the MIG slice, bytes.", function(s) return s.memoryUsedMiB * MIB end },
@@ -234,33 +281,21 @@ local SLICE_GAUGES = {
 -- The MIG families: per slice of each GPU in MIG mode its state (1 on the
 -- current one) and SLICE_GAUGES, labelled with its GPU's labels, mig_uuid
 -- and mig_profile.
-local function slice_families(w, node, entries)
+local function slice_families(w, sets, entries)
   w.family("gpuledger_mig_state", "gauge", "The MIG slice's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
   for _, gpu in ipairs(entries) do
     for _, slice in ipairs(gpu.migDevices or {}) do
-      w.sample(slice_labels(node, gpu, slice, { "state", slice.state }), 1)
+      w.sample(sets.slice_open(gpu, slice), 1, "," .. w.pair("state", slice.state) .. "}")
     end
   end
   for _, gauge in ipairs(SLICE_GAUGES) do
     w.family(gauge[1], "gauge", gauge[2])
     for _, gpu in ipairs(entries) do
       for _, slice in ipairs(gpu.migDevices or {}) do
-        w.sample(slice_labels(node, gpu, slice), gauge[3](slice))
+        w.sample(sets.slice_open(gpu, slice), gauge[3](slice), "}")
       end
     end
   end
-end
-
--- A tenant's labels after the GPU's (and its MIG slice's, when on one).
-local function tenant_labels(node, gpu, tenant, slice)
-  local labels = slice and slice_labels(node, gpu, slice) or gpu_labels(node, gpu)
-  for _, label in ipairs {
-    { "kind", tenant.kind }, { "container", tenant.container or "" }, { "container_id", tenant.containerId or "" },
-    { "nomad_job", tenant.jobName or "" }, { "task", tenant.taskName or "" }, { "alloc", tenant.allocId or "" },
-    { "namespace", tenant.namespace or "" } } do
-    labels[#labels + 1] = label
-  end
-  return labels
 end
 
 local function tenants_by_name(unit)
@@ -277,36 +312,34 @@ local function tenants_by_name(unit)
   return tenants
 end
 
--- The tenant series of every GPU, {labels, bytes, reserved} each: tenants
--- whose labels print the same (the host tenants of a GPU: a service, a
--- user's session, a bare process; names that differ only in a byte escaped
--- away) are one series, their memory summed, so that no two samples of a
--- family share their labels.
-local function tenant_series(node, entries)
-  local series, by_key = {}, {}
-  local units = {}
-  for _, gpu in ipairs(entries) do
-    units[#units + 1] = { gpu = gpu, tenants = gpu.tenants }
-    for _, slice in ipairs(gpu.migDevices or {}) do
-      units[#units + 1] = { gpu = gpu, slice = slice, tenants = slice.tenants }
-    end
-  end
-  for _, unit in ipairs(units) do
+-- The tenant series of every GPU, {set, bytes, reserved} each, set the
+-- text of its labels (the GPU's, its MIG slice's when on one, then the
+-- tenant's): tenants whose labels print the same (the host tenants of a
+-- GPU: a service, a user's session, a bare process; names that differ
+-- only in a byte escaped away) are one series, their memory summed, so
+-- that no two samples of a family share their labels.
+local function tenant_series(w, sets, entries)
+  local series, by_set = {}, {}
+  local function add(open, unit)
     for _, tenant in ipairs(tenants_by_name(unit)) do
-      local labels = tenant_labels(node, unit.gpu, tenant, unit.slice)
-      local parts = {}
-      for i, label in ipairs(labels) do
-        parts[i] = M.escape(label[2])
-      end
-      local key = table.concat(parts, "\0")
-      local one = by_key[key]
+      local set = open .. "," .. w.pair("kind", tenant.kind) .. "," .. w.pair("container", tenant.container or "") .. ","
+        .. w.pair("container_id", tenant.containerId or "") .. "," .. w.pair("nomad_job", tenant.jobName or "") .. ","
+        .. w.pair("task", tenant.taskName or "") .. "," .. w.pair("alloc", tenant.allocId or "") .. ","
+        .. w.pair("namespace", tenant.namespace or "") .. "}"
+      local one = by_set[set]
       if not one then
-        one = { labels = labels, bytes = 0, reserved = false }
-        by_key[key] = one
+        one = { set = set, bytes = 0, reserved = false }
+        by_set[set] = one
         series[#series + 1] = one
       end
       one.bytes = one.bytes + (tenant.usedMemoryMiB or 0) * MIB
       one.reserved = one.reserved or tenant.reserved == true
+    end
+  end
+  for _, gpu in ipairs(entries) do
+    add(sets.gpu_open(gpu), gpu)
+    for _, slice in ipairs(gpu.migDevices or {}) do
+      add(sets.slice_open(gpu, slice), slice)
     end
   end
   return series
@@ -318,7 +351,7 @@ end
 -- per source read or failed at the last refresh (a source that was not
 -- asked has none); and, when refresh is given, how long the refresh took
 -- (collecting and judging) and when it was.
-local function alert_families(w, node, findings, ledger, refresh)
+local function alert_families(w, sets, findings, ledger, refresh)
   w.family("gpuledger_gpu_finding", "gauge",
     "Findings on a GPU at the last refresh, by code and level (the count of such findings).")
   local counts, order = {}, {}
@@ -340,24 +373,26 @@ local function alert_families(w, node, findings, ledger, refresh)
   end)
   for _, item in ipairs(order) do
     local f = item.finding
-    local labels = f.migUuid and slice_labels(node, f, { uuid = f.migUuid, profile = f.migProfile or "" }, { "code", f.code },
-      { "level", f.level }) or gpu_labels(node, f, { "code", f.code }, { "level", f.level })
-    w.sample(labels, counts[item.key])
+    local open = sets.gpu_open(f)
+    if f.migUuid then
+      open = open .. "," .. w.pair("mig_uuid", f.migUuid) .. "," .. w.pair("mig_profile", f.migProfile or "")
+    end
+    w.sample(open, counts[item.key], "," .. w.pair("code", f.code) .. "," .. w.pair("level", f.level) .. "}")
   end
   w.family("gpuledger_source_up", "gauge", "1 when the source was read at the last refresh, 0 when it failed; absent when not asked.")
   for _, source in ipairs(source_list.NAMES) do
     local state = ledger.sources and ledger.sources[source]
     if state == "read" or state == "failed" then
-      w.sample({ { "node", node }, { "source", source } }, state == "read" and 1 or 0)
+      w.sample(sets.node_open, state == "read" and 1 or 0, "," .. w.pair("source", source) .. "}")
     end
   end
   w.family("gpuledger_refresh_duration_seconds", "gauge", "Seconds the last refresh took to read the node and judge it.")
   if refresh then
-    w.sample({ { "node", node } }, refresh.seconds)
+    w.sample(sets.node, refresh.seconds)
   end
   w.family("gpuledger_last_refresh_timestamp_seconds", "gauge", "Unix time of the last refresh.")
   if refresh then
-    w.sample({ { "node", node } }, refresh.at)
+    w.sample(sets.node, refresh.at)
   end
 end
 
@@ -393,71 +428,68 @@ function M.node(report, h, refresh, build)
   local ledger, findings, codes, rules = report.ledger, report.findings, report.codes, report.rules
   local w = writer()
   local node = ledger.node or ""
+  local sets = label_sets(w, node)
   local entries = ledger.entries or {}
   local up = not (ledger.errors and #ledger.errors > 0)
 
   w.family("gpuledger_up", "gauge", "1 when every source was read at the last refresh, 0 when one failed.")
-  w.sample({ { "node", node } }, up and 1 or 0)
+  w.sample(sets.node, up and 1 or 0)
 
   w.family("gpuledger_findings", "gauge", "Findings of each code at the last refresh.")
   for _, item in ipairs(code_counts(findings, codes)) do
-    w.sample({ { "node", node }, { "code", item.code }, { "level", item.level } }, item.count)
+    w.sample(sets.node_open, item.count, "," .. w.pair("code", item.code) .. "," .. w.pair("level", item.level) .. "}")
   end
 
   w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
-  w.sample({ { "node", node } }, rule_schema.LEVELS[report.worst])
+  w.sample(sets.node, rule_schema.LEVELS[report.worst])
 
   w.family("gpuledger_node_info", "gauge",
     "One series naming the node's driver and CUDA versions and its Nomad node (id, name, datacenter, pool, class); "
       .. "a label is empty where it is not known; always 1.")
   local nomad_node = ledger.nomadNode or {}
-  w.sample({ { "node", node }, { "driver_version", ledger.driverVersion or "" }, { "cuda_version", ledger.cudaVersion or "" },
+  w.sample(w.labels { { "node", node }, { "driver_version", ledger.driverVersion or "" }, { "cuda_version", ledger.cudaVersion or "" },
     { "nomad_node_id", nomad_node.id or "" }, { "nomad_node_name", nomad_node.name or "" },
     { "nomad_datacenter", nomad_node.datacenter or "" }, { "nomad_node_pool", nomad_node.pool or "" },
     { "nomad_node_class", nomad_node.class or "" } }, 1)
 
   w.family("gpuledger_gpu_info", "gauge", "One series per GPU naming its model and PCI bus id; always 1.")
   for _, gpu in ipairs(entries) do
-    w.sample(gpu_labels(node, gpu, { "model", gpu.model or "" }, { "bus", gpu.busId or "" }), 1)
+    w.sample(sets.gpu_open(gpu), 1, "," .. w.pair("model", gpu.model or "") .. "," .. w.pair("bus", gpu.busId or "") .. "}")
   end
   for _, gauge in ipairs(GPU_GAUGES) do
     w.family(gauge[1], "gauge", gauge[2])
     for _, gpu in ipairs(entries) do
       local value = gauge[3](gpu)
       if value ~= nil then
-        w.sample(gpu_labels(node, gpu), value)
+        w.sample(sets.gpu(gpu), value)
       end
     end
   end
 
   w.family("gpuledger_gpu_state", "gauge", "The GPU's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
   for _, gpu in ipairs(entries) do
-    w.sample(gpu_labels(node, gpu, { "state", gpu.state }), 1)
+    w.sample(sets.gpu_open(gpu), 1, "," .. w.pair("state", gpu.state) .. "}")
   end
   w.family("gpuledger_gpu_state_since_timestamp_seconds", "gauge",
     "Unix time the GPU entered its current state, when the history knows it.")
   for _, gpu in ipairs(entries) do
     local since = gpu.stateSince and clock.parse_time(gpu.stateSince)
     if since then
-      w.sample(gpu_labels(node, gpu, { "state", gpu.state }), since)
+      w.sample(sets.gpu_open(gpu), since, "," .. w.pair("state", gpu.state) .. "}")
     end
   end
 
-  slice_families(w, node, entries)
-  health_families(w, node, entries)
+  slice_families(w, sets, entries)
+  health_families(w, sets, entries)
 
-  local tenants = tenant_series(node, entries)
-  local tenant_sets = {} -- each tenant's labels, written once for both families
-  for i, tenant in ipairs(tenants) do
-    tenant_sets[i] = w.labels(tenant.labels)
-  end
+  local tenants = tenant_series(w, sets, entries)
   w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")
-  for i, tenant in ipairs(tenants) do
-    w.sample(tenant_sets[i], tenant.bytes)
+  for _, tenant in ipairs(tenants) do
+    w.sample(tenant.set, tenant.bytes)
   end
   w.family("gpuledger_tenant_reserved", "gauge", "1 when Nomad reserved the GPU for the tenant, else 0.")
-  for i, tenant in ipairs(tenants) do
-    w.sample(tenant_sets[i], tenant.reserved and 1 or 0)
+  for _, tenant in ipairs(tenants) do
+    w.sample(tenant.set, tenant.reserved and 1 or 0)
   end
 
   w.family("gpuledger_gpu_state_seconds_total", "counter",
@@ -465,9 +497,10 @@ function M.node(report, h, refresh, build)
   if h then
     for _, item in ipairs(history.sorted_gpus(h)) do
       local record = item.record
+      local open = "{" .. w.pair("node", record.node) .. "," .. w.pair("gpu", tostring(record.index)) .. ","
+        .. w.pair("uuid", item.uuid)
       for _, state in ipairs(SORTED_STATES) do
-        w.sample({ { "node", record.node }, { "gpu", tostring(record.index) }, { "uuid", item.uuid }, { "state", state } },
-          record.seconds[state] or 0)
+        w.sample(open, record.seconds[state] or 0, STATE_REST[state])
       end
     end
   end
@@ -475,8 +508,9 @@ function M.node(report, h, refresh, build)
     "GPU-seconds each Nomad job held (use=held) or left reserved and idle (use=idle).")
   if h then
     for _, job in ipairs(history.sorted_jobs(h)) do
-      for _, use in ipairs { "held", "idle" } do
-        w.sample({ { "node", node }, { "namespace", job.namespace }, { "nomad_job", job.job }, { "use", use } }, job[use])
+      local open = sets.node_open .. "," .. w.pair("namespace", job.namespace) .. "," .. w.pair("nomad_job", job.job)
+      for _, use in ipairs(USES) do
+        w.sample(open, job[use], USE_REST[use])
       end
     end
   end
@@ -485,9 +519,10 @@ function M.node(report, h, refresh, build)
       .. "a slice-second counting the slice's share of its GPU's compute slices.")
   if h then
     for _, r in ipairs(history.sorted(h.slices)) do
-      for _, use in ipairs { "held", "idle" } do
-        w.sample(slice_labels(node, r, { uuid = r.migUuid, profile = r.profile }, { "namespace", r.namespace },
-          { "nomad_job", r.job }, { "use", use }), r[use])
+      local open = sets.gpu_open(r) .. "," .. w.pair("mig_uuid", r.migUuid) .. "," .. w.pair("mig_profile", r.profile) .. ","
+        .. w.pair("namespace", r.namespace) .. "," .. w.pair("nomad_job", r.job)
+      for _, use in ipairs(USES) do
+        w.sample(open, r[use], USE_REST[use])
       end
     end
   end
@@ -496,24 +531,24 @@ function M.node(report, h, refresh, build)
       .. "a container or process outside Nomad (use=unmanaged).")
   if h then
     for _, t in ipairs(history.sorted(h.tenants)) do
-      w.sample({ { "node", node }, { "kind", t.kind }, { "namespace", t.namespace }, { "nomad_job", t.job },
+      w.sample(w.labels { { "node", node }, { "kind", t.kind }, { "namespace", t.namespace }, { "nomad_job", t.job },
         { "task", t.task }, { "container", t.container }, { "tenant", t.tenant }, { "use", t.use } }, t.seconds)
     end
   end
 
   w.family("gpuledger_rules_loaded", "gauge", "Finding rules in the effective rule set.")
   if rules then
-    w.sample({ { "node", node } }, rules.loaded)
+    w.sample(sets.node, rules.loaded)
   end
   w.family("gpuledger_rule_errors", "gauge",
     "Rule files that failed to load, a refused reload's too (the last good set stays in use until a good reload).")
   if rules then
-    w.sample({ { "node", node } }, rules.errors)
+    w.sample(sets.node, rules.errors)
   end
-  alert_families(w, node, findings, ledger, refresh)
+  alert_families(w, sets, findings, ledger, refresh)
   w.family("gpuledger_build_info", "gauge", "Always 1: the version of gpuledger and of its Lua, as labels.")
   if build then
-    w.sample({ { "version", build.version }, { "lua", build.lua } }, 1)
+    w.sample(w.labels { { "version", build.version }, { "lua", build.lua } }, 1)
   end
   return w.text()
 end
@@ -527,29 +562,29 @@ function M.fleet(summary, findings, codes)
   local total = summary.total
   local read = #summary.nodes - total.unreachable
   w.family("gpuledger_fleet_up", "gauge", "1 when at least one node was read at the last poll, else 0.")
-  w.sample({}, read > 0 and 1 or 0)
+  w.sample("", read > 0 and 1 or 0)
   w.family("gpuledger_fleet_nodes", "gauge", "Nodes read and unreachable at the last poll.")
-  w.sample({ { "state", "read" } }, read)
-  w.sample({ { "state", "unreachable" } }, total.unreachable)
+  w.sample(w.labels { { "state", "read" } }, read)
+  w.sample(w.labels { { "state", "unreachable" } }, total.unreachable)
   w.family("gpuledger_fleet_gpus", "gauge", "GPUs of the nodes read, per state.")
   for _, state in ipairs(ledger_mod.STATES) do
-    w.sample({ { "state", state } }, total[fleet.COUNTER_OF_STATE[state]])
+    w.sample(w.labels { { "state", state } }, total[fleet.COUNTER_OF_STATE[state]])
   end
   w.family("gpuledger_fleet_mig_slices", "gauge", "MIG slices of the nodes read, per state (a GPU in MIG mode also counts once in gpuledger_fleet_gpus).")
   if total.migSlices then
     for _, state in ipairs(ledger_mod.STATES) do
-      w.sample({ { "state", state } }, total["mig" .. fleet.COUNTER_OF_STATE[state]:gsub("^%l", string.upper)] or 0)
+      w.sample(w.labels { { "state", state } }, total["mig" .. fleet.COUNTER_OF_STATE[state]:gsub("^%l", string.upper)] or 0)
     end
   end
   w.family("gpuledger_fleet_job_gpus", "gauge", "GPUs Nomad reserved for each job (use=reserved), and those it holds (use=held).")
   for _, job in ipairs(summary.jobs) do
     for _, use in ipairs { "reserved", "held" } do
-      w.sample({ { "namespace", job.namespace }, { "nomad_job", job.job }, { "use", use } }, job[use])
+      w.sample(w.labels { { "namespace", job.namespace }, { "nomad_job", job.job }, { "use", use } }, job[use])
     end
   end
   w.family("gpuledger_fleet_findings", "gauge", "Findings of each code across the fleet at the last poll.")
   for _, item in ipairs(code_counts(findings, codes)) do
-    w.sample({ { "code", item.code }, { "level", item.level } }, item.count)
+    w.sample(w.labels { { "code", item.code }, { "level", item.level } }, item.count)
   end
   return w.text()
 end
