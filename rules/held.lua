@@ -1,5 +1,5 @@
 -- Every tenant of the GPU (or MIG slice) is a Nomad task it was reserved
--- for: as it should be. Utilisation is per GPU (none under MIG).
+-- for: as it should be. Utilisation is per GPU (not measured under MIG).
 return {
   code = "held",
   level = "OK",
@@ -9,12 +9,13 @@ return {
   evaluate = function(ledger, _, emit)
     for _, unit in ipairs(gl.units(ledger)) do
       if unit.state == "held" then
-        local util = unit.gpu.utilizationPct
+        local pct = unit.gpu.utilizationPct
+        local util = pct and string.format("%d%% util", pct)
+          or (gl.mig_mode(unit.gpu) and "util n/a under MIG" or "unknown util")
         emit {
           gpu = unit.gpu,
           mig = unit.mig,
-          message = string.format("%d tenant(s), all reserved by Nomad, %s util",
-            #unit.tenants, util and string.format("%d%%", util) or "unknown"),
+          message = string.format("%d tenant(s), all reserved by Nomad, %s", #unit.tenants, util),
         }
       end
     end

@@ -93,7 +93,7 @@ describe("the ledger of a GPU in MIG mode", function()
     }, lines)
     local held = H.with_code(found, "held")[1]
     assert.are.equal(SLICE0, held.migUuid)
-    assert.are.equal("1 tenant(s), all reserved by Nomad, unknown util", held.message)
+    assert.are.equal("1 tenant(s), all reserved by Nomad, util n/a under MIG", held.message)
     assert.are.equal("reserved by infer/server (alloc bbbbbbbb) but no process or container holds it",
       H.with_code(found, "reserved-idle")[1].message)
   end)

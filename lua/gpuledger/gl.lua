@@ -161,6 +161,12 @@ function M.quoted_namespace(namespace)
   return string.format("%q", namespace)
 end
 
+-- Whether a GPU is in MIG mode: its slices were read, or the driver says
+-- so. The driver measures no utilisation then (it reads [N/A]).
+function M.mig_mode(gpu)
+  return gpu.migDevices ~= nil or (gpu.health ~= nil and gpu.health.migMode == true)
+end
+
 -- The tenancy a health finding ends with (docs/health.md#findings): who is on a
 -- failing card, or that Nomad will hand it to the next job.
 -- " — reserved by train/trainer (alloc 1f2e3d4c), 2 tenants",

@@ -301,7 +301,7 @@ describe("render.html: the fleet page", function()
 end)
 
 describe("render.html of a GPU in MIG mode", function()
-  it("shows each slice as a sub-row under its GPU, and the GPU's utilisation as unknown", function()
+  it("shows each slice as a sub-row under its GPU, and the GPU's utilisation as not measured under MIG", function()
     local trainer = H.nomad_tenant { jobName = "train", taskName = "trainer", container = "trainer-1", usedMemoryMiB = 11052 }
     local ledger = H.ledger { H.gpu { state = "held", migDevices = {
       { uuid = "MIG-00000000-0000-0000-0000-000000000000", index = 0, profile = "3g.40gb", memoryUsedMiB = 11091,
@@ -317,6 +317,12 @@ describe("render.html of a GPU in MIG mode", function()
     assert.truthy(row:find("11091/40448 MiB", 1, true))
     assert.truthy(row:find('<span class="state held">held</span>', 1, true))
     assert.truthy(row:find("train/trainer", 1, true))
-    assert.truthy(text:find('data-label="util"><span class="none">unknown</span>', 1, true))
+    assert.truthy(text:find('data-label="util"><span class="none">n/a under MIG</span>', 1, true))
+  end)
+
+  it("shows a utilisation the driver did not report outside MIG as unknown", function()
+    local ledger = H.ledger { H.gpu {} }
+    ledger.entries[1].utilizationPct = nil
+    assert.truthy(page(ledger):find('data-label="util"><span class="none">unknown</span>', 1, true))
   end)
 end)

@@ -224,9 +224,22 @@ describe("gpuledger.render.table", function()
 
     it("ls shows a line per slice under its GPU, with its memory, state, reservations and tenants", function()
       local out = render.ls(mig_node())
-      assert.matches("\n│ 0      │ NVIDIA H100 80GB HBM3 │ %?    │ 11125/81559 MiB │", out)
+      assert.matches("\n│ 0      │ NVIDIA H100 80GB HBM3 │ n/a  │ 11125/81559 MiB │", out)
       assert.matches("\n│ 0/mig0 │ MIG 3g.40gb           │      │ 11091/40448 MiB │ +│ +│ held +│ +│ train/trainer +│ nomad:train/trainer %(11052 MiB%) +│", out)
       assert.matches("\n│ 0/mig1 │ MIG 2g.20gb           │      │ 17/20096 MiB +│ +│ +│ reserved%-idle │ +│ infer/server +│ %- +│", out)
+    end)
+
+    it("ls says n/a for the utilisation of a GPU in MIG mode, in the table and the narrow layout", function()
+      assert.equal("n/a", render.cells.util(nil, mig_node().entries[1]))
+      local narrow = render.ls(mig_node(), { columns = 80 })
+      assert.matches("\n0       NVIDIA H100 80GB HBM3  n/a   11125/81559 MiB", narrow)
+      -- in MIG mode by the driver's word, its slices unread: still n/a; outside MIG, not reported: ?
+      local unread = H.gpu { health = { migMode = true } }
+      unread.utilizationPct = nil
+      assert.equal("n/a", render.cells.util(nil, unread))
+      local plain = H.gpu {}
+      plain.utilizationPct = nil
+      assert.equal("?", render.cells.util(nil, plain))
     end)
 
     it("ls of slices fits 80 columns, every line starting with its GPU's index", function()

@@ -96,11 +96,11 @@ expect_lua "no finding about the GPU itself, and Nomad's slices match the driver
 gl ls --json
 expect_lua "ls --json: four slices, each with its state, the GPU's from them" "$out" \
     "local s = j.entries[1].migDevices return #s == 4 and s[1].state == 'held' and s[2].state == 'reserved-idle' and s[3].state == 'unaccounted' and s[4].state == 'unaccounted' and j.entries[1].state == 'unaccounted' and j.sources.mig == 'read'"
-expect_lua "ls --json: the trainer's three pids on its slice, the GPU's utilisation unknown" "$out" \
+expect_lua "ls --json: the trainer's three pids on its slice, the GPU's utilisation absent (not 0)" "$out" \
     "local t = j.entries[1].migDevices[1].tenants[1] return #t.pids == 3 and t.jobName == 'train' and t.reserved and j.entries[1].utilizationPct == nil"
 gl ls
 expect_in "ls: a line for the held slice" "$out" "│ 0/mig0 │ MIG 3g.40gb "
-expect_in "ls: the GPU's utilisation shown as unknown" "$out" "│ 0      │ NVIDIA H100 80GB HBM3 │ ?    │"
+expect_in "ls: the GPU's utilisation shown as n/a (not measured under MIG)" "$out" "│ 0      │ NVIDIA H100 80GB HBM3 │ n/a  │"
 
 # --- the issue's scene: only the trainer, and a second reserved slice ------------------
 dk rm -f by-hand "server-$INFER" >/dev/null 2>&1

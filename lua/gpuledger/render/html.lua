@@ -231,7 +231,7 @@ local function gpu_table(ledger, findings, policy, out, grafana_url, ui)
     local found = by_gpu[row_key(gpu)]
     local used, total = gpu.memoryUsedMiB or 0, gpu.memoryTotalMiB or 0
     local util = gpu.utilizationPct and bar("util", gpu.utilizationPct, 100, string.format("%d%%", gpu.utilizationPct))
-      or '<span class="none">unknown</span>' -- none under MIG
+      or (gl.mig_mode(gpu) and '<span class="none">n/a under MIG</span>' or '<span class="none">unknown</span>')
     out[#out + 1] = string.format(
       '<tr id="%s" class="%s"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
         .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'

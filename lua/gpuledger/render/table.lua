@@ -152,7 +152,10 @@ M.cells = {
     if gpu.sliceOf then
       return "" -- nvidia-smi reports no utilisation per slice
     end
-    return gpu.utilizationPct and (gpu.utilizationPct .. "%") or "?" -- unknown: none under MIG
+    if gpu.utilizationPct then
+      return gpu.utilizationPct .. "%"
+    end
+    return gl.mig_mode(gpu) and "n/a" or "?" -- n/a: not measured under MIG; ?: not reported
   end,
   memory = function(_, gpu)
     return string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB)
