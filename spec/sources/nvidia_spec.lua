@@ -157,6 +157,17 @@ describe("gpuledger.sources.nvidia", function()
         assert.same({ { gpu_uuid = "GPU-x", pid = 4242, used_memory_mib = 0, process = "ffmpeg" } }, processes)
       end)
 
+      it("a process whose pid or memory the driver does not report is kept, read as 0", function()
+        local _, processes, errors = nvidia.read(source {
+          apps = { fields = nvidia.APP_FIELDS, rows = { { "GPU-x", "[N/A]", " 1e3 ", "python3" }, { "GPU-x", " 42 ", "N/A", "ffmpeg" } } },
+        })
+        assert.same({}, errors)
+        assert.same({
+          { gpu_uuid = "GPU-x", pid = 0, used_memory_mib = 1000, process = "python3" },
+          { gpu_uuid = "GPU-x", pid = 42, used_memory_mib = 0, process = "ffmpeg" },
+        }, processes)
+      end)
+
       it("an impossible thermal margin is an error, the margin unknown", function()
         local gpus, _, errors = nvidia.read(source { gpus = { row_with(1, "0") }, tlimit = tlimit { { "0", "-5000" } } })
         assert.same({ "nvidia-smi temperature.gpu.tlimit: GPU 0 (GPU-x): temperature.gpu.tlimit is -5000, want -200–200" }, errors)

@@ -90,18 +90,33 @@ end
 
 local NOT_A_NUMBER = { [""] = true, ["[N/A]"] = true, ["N/A"] = true, ["[Not Supported]"] = true }
 
--- Integer rule: trimmed; empty, [N/A], N/A, [Not Supported] and anything
--- unparsable are 0; otherwise parsed as a float and truncated.
-function M.int_value(raw)
-  raw = text.trim(type(raw) == "string" and raw or "")
-  if NOT_A_NUMBER[raw] then
-    return 0
+local BRACKET = string.byte("[")
+
+-- The number a cell holds (trimmed, parsed as Lua reads a number: 1e23 and
+-- inf too), or nil for none: empty, [N/A] and the like, or no number.
+local function number_of(raw)
+  local trimmed = type(raw) == "string" and text.trim(raw) or ""
+  if NOT_A_NUMBER[trimmed] or trimmed:byte(1) == BRACKET then
+    return nil
   end
-  local value = tonumber(raw)
-  if not value or value ~= value or value == math.huge or value == -math.huge then
+  return tonumber(trimmed)
+end
+
+-- value truncated to an integer; 0 for none (nil), NaN, an infinity or one
+-- too big for an integer.
+local function truncated(value)
+  if math.type(value) == "integer" then
+    return value -- a whole number as written, the common case: nothing to truncate
+  elseif not value or value ~= value or value == math.huge or value == -math.huge then
     return 0
   end
   return math.tointeger(value < 0 and math.ceil(value) or math.floor(value)) or 0
+end
+
+-- Integer rule: trimmed; empty, [N/A], N/A, [Not Supported] and anything
+-- unparsable are 0; otherwise parsed as a float and truncated.
+function M.int_value(raw)
+  return truncated(number_of(raw))
 end
 
 -- An integer as M.int_value reads it, or nil when the driver reports none
@@ -138,21 +153,16 @@ M.GPU_BOUNDS = {
 M.APP_BOUNDS = { [2] = { 1, 4194304 }, [3] = { 0, 16 * 1024 * 1024 } }
 M.TLIMIT_BOUNDS = { -200, 200 } -- the thermal margin, °C
 
-local BRACKET = string.byte("[")
-
--- Whether a cell is a number outside bounds ({least, most}): a number as
--- nvidia-smi writes one that is out of range, not finite, or too big to be
--- one; [N/A] and the like are not.
-local function out_of_range(raw, bounds)
-  if not bounds then
-    return false
-  end
-  local trimmed = text.trim(type(raw) == "string" and raw or "")
-  if NOT_A_NUMBER[trimmed] or trimmed:byte(1) == BRACKET then
-    return false
-  end
-  local value = tonumber(trimmed)
+-- Whether value (number_of's) is outside bounds ({least, most}): out of
+-- range, NaN, or too big to be a number; none (nil) is not.
+local function outside(value, bounds)
   return value ~= nil and not (value >= bounds[1] and value <= bounds[2])
+end
+
+-- Whether a cell is a number outside bounds, as nvidia-smi writes one;
+-- [N/A] and the like are not.
+local function out_of_range(raw, bounds)
+  return outside(number_of(raw), bounds)
 end
 
 -- row, or where a cell is outside its bounds (by column) a copy with each
@@ -161,8 +171,9 @@ end
 -- appended to errors; who(row) names the GPU, names the columns.
 local function bounded(row, bounds, names, query, who, errors)
   local checked = row
-  for i, raw in ipairs(row) do
-    if out_of_range(raw, bounds[i]) then
+  for i = 1, #row do -- (a row is a list of text: the shape checks saw to it)
+    local raw = row[i]
+    if bounds[i] and out_of_range(raw, bounds[i]) then
       if checked == row then
         checked = table.move(row, 1, #row, 1, {})
       end
@@ -262,16 +273,22 @@ function M.read(source)
   local function process_who(row)
     return "a process of " .. cell(row, 1)
   end
-  for _, raw_row in ipairs(apps.rows or {}) do
-    local row = #raw_row >= 4 and bounded(raw_row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
-      or raw_row
-    if #row >= 4 and row[2] == raw_row[2] then -- a pid out of range names no process
-      processes[#processes + 1] = {
-        gpu_uuid = cell(row, 1),
-        pid = M.int_value(row[2]),
-        used_memory_mib = M.int_value(row[3]),
-        process = M.process_binary(row[4]),
-      }
+  local pid_bounds, memory_bounds = M.APP_BOUNDS[2], M.APP_BOUNDS[3]
+  for _, row in ipairs(apps.rows or {}) do
+    if #row >= 4 then
+      local pid, memory, named = number_of(row[2]), number_of(row[3]), true
+      if outside(pid, pid_bounds) or outside(memory, memory_bounds) then -- an error each, the value unknown
+        local checked = bounded(row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
+        named, memory = checked[2] == row[2], number_of(checked[3]) -- a pid out of range names no process
+      end
+      if named then
+        processes[#processes + 1] = {
+          gpu_uuid = cell(row, 1),
+          pid = truncated(pid),
+          used_memory_mib = truncated(memory),
+          process = M.process_binary(row[4]),
+        }
+      end
     end
   end
   return gpus, processes, errors
