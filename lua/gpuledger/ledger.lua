@@ -245,29 +245,35 @@ local function task_tenant(owner, reserved_allocs, visible)
   return tenant
 end
 
--- The key and the maker of the host tenant a process outside any container
--- and any Nomad task belongs to, from its proc record (nil when /proc could
--- not tell: the one unnamed "host" tenant): one per systemd service, one per
--- user's login session, one per process name and uid otherwise.
-local function host_tenant(process, owner)
-  local function make(fields)
-    return function()
-      local tenant = new_tenant("host")
-      for key, value in pairs(fields) do
-        tenant[key] = value
-      end
-      return tenant
-    end
+-- The key of the host tenant a process outside any container and any
+-- Nomad task belongs to, from its proc record owner read as of kind
+-- (owner.owner; "process" for one whose cgroup only looks like a
+-- container's; nil when /proc could not tell: the one unnamed "host"
+-- tenant): one per systemd service, one per user's login session, one per
+-- process name and uid otherwise.
+local function host_key(process, owner, kind)
+  if kind == "service" then
+    return "service:" .. owner.unit
+  elseif kind == "session" then
+    return "user:" .. owner.session_uid
+  elseif kind and owner.uid then
+    return string.format("process:%d:%s", owner.uid, process.process)
   end
-  if owner and owner.owner == "service" then
-    return "service:" .. owner.unit, make { owner = "service", service = owner.unit, uid = owner.uid, user = owner.user }
-  elseif owner and owner.owner == "session" then
-    return "user:" .. owner.session_uid, make { owner = "user", uid = owner.session_uid, user = owner.session_user }
-  elseif owner and owner.owner and owner.uid then
-    return string.format("process:%d:%s", owner.uid, process.process),
-      make { owner = "process", uid = owner.uid, user = owner.user }
+  return "host"
+end
+
+-- The host tenant of host_key(process, owner, kind), made when its first
+-- process is met.
+local function host_tenant(owner, kind)
+  local tenant = new_tenant("host")
+  if kind == "service" then
+    tenant.owner, tenant.service, tenant.uid, tenant.user = "service", owner.unit, owner.uid, owner.user
+  elseif kind == "session" then
+    tenant.owner, tenant.uid, tenant.user = "user", owner.session_uid, owner.session_user
+  elseif kind and owner.uid then
+    tenant.owner, tenant.uid, tenant.user = "process", owner.uid, owner.user
   end
-  return "host", make {}
+  return tenant
 end
 
 -- Whether a GPU process whose cgroup names a container the engine knows is
@@ -294,6 +300,20 @@ local function unidentified(tenant)
   return tenant
 end
 
+-- The tenant of the processes /proc has no record of.
+local function unidentified_host()
+  return unidentified(new_tenant("host"))
+end
+
+-- The tenant of a container no engine knows, named by the cgroup of its
+-- process (owner, a proc record).
+local function unknown_container(owner)
+  local unknown = unidentified(new_tenant("docker"))
+  unknown.containerId = owner.container_id:sub(1, 12)
+  unknown.runtime = owner.runtime -- what its cgroup says runs it (docker, libpod, containerd)
+  return unknown
+end
+
 local function tenant_order(a, b)
   if a.usedMemoryMiB ~= b.usedMemoryMiB then
     return a.usedMemoryMiB > b.usedMemoryMiB
@@ -316,40 +336,36 @@ end
 -- its own tenant, by uid.
 local function gpu_tenants(processes, pid_owners, containers, reserved_allocs, visible)
   local tenants, by_key = {}, {}
-  local function tenant_for(key, make)
-    if not by_key[key] then
-      by_key[key] = make()
-      tenants[#tenants + 1] = by_key[key]
+  -- the tenant of key, made by make(...) when its first process is met
+  local function tenant_for(key, make, ...)
+    local tenant = by_key[key]
+    if not tenant then
+      tenant = make(...)
+      by_key[key] = tenant
+      tenants[#tenants + 1] = tenant
     end
-    return by_key[key]
+    return tenant
   end
   for _, process in ipairs(processes) do
     local owner = pid_owners and pid_owners[tostring(process.pid)]
     local container_id = owner and owner.container_id or ""
+    local container = containers[container_id]
     local tenant
     if pid_owners and not owner then
-      tenant = tenant_for("unidentified", function() return unidentified(new_tenant("host")) end)
+      tenant = tenant_for("unidentified", unidentified_host)
     elseif owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
-      tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, function()
-        return task_tenant(owner, reserved_allocs, visible)
-      end)
+      tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, task_tenant, owner, reserved_allocs, visible)
     elseif owner and owner.owner == "nomad" then -- Nomad 1.3-1.6 on cgroup v1: /nomad/<random id>
-      tenant = tenant_for("nomad-unnamed", function() return new_tenant("nomad") end)
+      tenant = tenant_for("nomad-unnamed", new_tenant, "nomad")
     elseif container_id == "" then
-      tenant = tenant_for(host_tenant(process, owner))
-    elseif containers[container_id] and claim_holds(process, owner, containers[container_id], pid_owners) then
-      tenant = tenant_for(container_id, function()
-        return container_tenant(containers[container_id], reserved_allocs, visible)
-      end)
-    elseif containers[container_id] then -- a look-alike: the process is its own tenant
-      tenant = tenant_for(host_tenant(process, { owner = "process", uid = owner.uid, user = owner.user }))
+      local kind = owner and owner.owner
+      tenant = tenant_for(host_key(process, owner, kind), host_tenant, owner, kind)
+    elseif container and claim_holds(process, owner, container, pid_owners) then
+      tenant = tenant_for(container_id, container_tenant, container, reserved_allocs, visible)
+    elseif container then -- a look-alike: the process is its own tenant
+      tenant = tenant_for(host_key(process, owner, "process"), host_tenant, owner, "process")
     else
-      tenant = tenant_for(container_id, function()
-        local unknown = unidentified(new_tenant("docker"))
-        unknown.containerId = container_id:sub(1, 12)
-        unknown.runtime = owner.runtime -- what its cgroup says runs it (docker, libpod, containerd)
-        return unknown
-      end)
+      tenant = tenant_for(container_id, unknown_container, owner)
     end
     tenant.pids[#tenant.pids + 1] = process.pid
     tenant.processes[#tenant.processes + 1] = process.process
