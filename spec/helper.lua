@@ -228,12 +228,33 @@ function H.policy(given, set)
   return judge.policy(set or H.rule_set(), given)
 end
 
+-- A deep copy of value, each GPU's healthVerdict left out (the judge gives
+-- it once every rule has run).
+local function without_verdicts(value)
+  if type(value) ~= "table" then
+    return value
+  end
+  local copy = {}
+  for k, v in pairs(value) do
+    if k ~= "healthVerdict" then
+      copy[k] = without_verdicts(v)
+    end
+  end
+  return copy
+end
+
 -- Judges ledger (or a snapshot) with the rule set (H.rule_set, H.site_rules;
 -- default: embedded) as `gpuledger check` does (judge.judge: site files in
 -- children), the choices given over its thresholds. Returns the findings,
--- the worst level and the whole report.
+-- the worst level and the whole report. Asserts that the rules left the
+-- ledger as they found it: the embedded rules read the ledger itself, not a
+-- read-only view (findings.run), so every rule spec checks that none writes.
 function H.run_rules(ledger, given, set)
-  local report = judge.judge(core, ledger, set and set.sources or ruleset.read(core, ""), given)
+  local sources = set and set.sources or ruleset.read(core, "")
+  ledger = judge.ledger_of(ledger, judge.data(core, sources)[1].xid_catalogue)
+  local before = without_verdicts(ledger)
+  local report = judge.judge(core, ledger, sources, given)
+  luassert.same(before, without_verdicts(report.ledger), "the rules changed the ledger they judged")
   return report.findings, report.worst, report
 end
 

@@ -1,5 +1,6 @@
--- Judging a ledger (docs/contract.md#findings): every rule of the set runs on a
--- read-only view of the ledger under its budget and emits findings; a rule
+-- Judging a ledger (docs/contract.md#findings): every rule of the set runs on
+-- the ledger (a site's rule on a read-only view of it, under its budget)
+-- and emits findings; a rule
 -- that fails adds one rule-error ERROR instead of its findings, and the
 -- others still run. Findings come out worst first, then node-level before
 -- GPU-level, GPUs in index order, and within a GPU in the rules' order
@@ -151,7 +152,11 @@ local function give_health_verdicts(ledger, sorted)
 end
 
 -- Runs each of rules (a compiled set's) that judges a node on the ledger
--- with core (core.call_limited). Returns the findings in the order they
+-- with core (core.call_limited): a site's rule on a read-only view of it,
+-- so that it cannot change what the next rule sees; an embedded rule, the
+-- program's own code, on the ledger itself (making the views was a third
+-- of judging; spec/helper.lua checks after every rule spec that the
+-- embedded rules left the ledger as they found it). Returns the findings in the order they
 -- came, each {level, code, node, message, sort, health_gpu?} and, when about
 -- a GPU, gpu (its label), index, uuid and busId (the page's row keys; not in
 -- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (subject) namespace, job,
@@ -171,14 +176,18 @@ function M.run(core, rules, ledger, policy)
       end
     end
   end
-  local view = sandbox.readonly(ledger)
+  local view = nil -- made for the first site rule, one for all of them
   policy = sandbox.readonly(policy) -- one view for every rule
   local all = {}
   for _, rule in ipairs(rules) do
     if not rule.evaluate then
       goto next_rule -- a rule of the fleet only (evaluate_fleet)
     end
-    local found, err, level_error = run_rule(core, rule, ledger, view, policy, positions)
+    if rule.origin ~= "embedded" then
+      view = view or sandbox.readonly(ledger)
+    end
+    local found, err, level_error = run_rule(core, rule, ledger, rule.origin == "embedded" and ledger or view, policy,
+      positions)
     if level_error then -- its findings come out ERROR; say why
       all[#all + 1] = M.rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error))
     end
