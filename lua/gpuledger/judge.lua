@@ -48,7 +48,7 @@ local function apply_history(ledger, h)
   history.annotate(h.record, ledger, h.max_gap)
 end
 
--- The policy the rules of set judge by: the set's thresholds with the
+-- The policy the rules of set (a compiled set, or its data) judge by: its thresholds with the
 -- operator's choices (config.policy: only what was given) over them.
 function M.policy(set, given)
   local policy = {}
@@ -61,16 +61,36 @@ function M.policy(set, given)
   return policy
 end
 
+-- The embedded rules of each rule set read (ruleset.read's sources), as
+-- ruleset.compile gave them the first time they judged: a serve refresh
+-- and a fleet poll judge with the same sources until a reload reads new
+-- ones, and loading the files again was most of judging a small node.
+-- Loading them needs no data (the thresholds and the Xid catalogue are
+-- given to the rules as the policy at each judging), so the same rules
+-- serve every judging of their sources; a file's locals live as long as
+-- the set (docs/rules.md).
+local EMBEDDED = setmetatable({}, { __mode = "k" }) -- sources → compiled set
+
+-- The rule files `stems` of sources compiled (ruleset.compile), the
+-- embedded ones (embedded: true) once per sources.
+local function compiled(core, sources, stems, data, embedded)
+  if not embedded then
+    return ruleset.compile(core, sources, stems, data)
+  end
+  EMBEDDED[sources] = EMBEDDED[sources] or ruleset.compile(core, sources, stems, data)
+  return EMBEDDED[sources]
+end
+
 -- The work of the rule files `stems` of sources (here for the embedded
--- rules, in a child for a site file): load them with data (the thresholds
--- and the Xid catalogue, plain data), give each rule its level under the
--- policy, evaluate it on each ledger and, with a fleet view, the rules that
--- see the fleet on it. Returns {errors = [text], rules = [row], off = the
--- defaults switched off (ruleset.compile), found = [[finding]] per ledger,
--- fleet = [finding]}.
-local function run_files(core, sources, stems, data, given, ledgers, view)
-  local set = ruleset.compile(core, sources, stems, data)
-  local policy = M.policy(set, given)
+-- rules, embedded true, in a child for a site file): load them (compiled),
+-- give each rule its level under the policy (data's thresholds, the plain
+-- data of the set, with the choices given over them), evaluate it on each
+-- ledger and, with a fleet view, the rules that see the fleet on it.
+-- Returns {errors = [text], rules = [row], off = the defaults switched off
+-- (ruleset.compile), found = [[finding]] per ledger, fleet = [finding]}.
+local function run_files(core, sources, stems, data, given, ledgers, view, embedded)
+  local set = compiled(core, sources, stems, data, embedded)
+  local policy = M.policy(data, given)
   local out = { errors = json.array(), rules = json.array(), off = set.off, found = json.array(), fleet = json.array() }
   for _, err in ipairs(set.errors) do
     out.errors[#out.errors + 1] = errors.text(err)
@@ -167,7 +187,7 @@ function M.rules(core, sources, given, ledgers, opts)
   end
 
   local embedded, site = embedded_and_site(sources)
-  take(judged, run_files(core, sources, embedded, data, given, ledgers, opts.view))
+  take(judged, run_files(core, sources, embedded, data, given, ledgers, opts.view, true))
   local file_ms, set_ms = isolated.deadlines(#ledgers)
   local used_ms = 0 -- the CPU time of the site files' children, which the set's deadline counts
   for _, stem in ipairs(site) do
