@@ -23,9 +23,13 @@ local ESCAPES = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&#34
 -- entities (quotes as &#34; and &#39;, as Go's html/template writes them),
 -- invalid UTF-8 and control characters as U+FFFD.
 function M.escape(s)
-  s = text.printable(tostring(s == nil and "" or s))
+  s = tostring(s == nil and "" or s)
+  if s:find("^[?-~(-;= !#$%%]*$") then
+    return s -- printable ASCII but & < > " ', most text: no copy made (one anchored class is the quickest test)
+  end
+  s = text.printable(s)
   if not s:find("[&<>\"']") then
-    return s -- most text has none: no copy made
+    return s
   end
   return (s:gsub("[&<>\"']", ESCAPES))
 end
