@@ -22,6 +22,9 @@ M.CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 -- requires, and no other control or bidirectional character).
 function M.escape(value)
   local s = tostring(value == nil and "" or value)
+  if s:find('^[]-~#-[ !]*$') then
+    return s -- printable ASCII but \ and ", most values: nothing to do (one anchored class is the quickest test)
+  end
   if s:find('[\\"\n]') then
     s = s:gsub('[\\"\n]', { ["\\"] = "\\\\", ['"'] = '\\"', ["\n"] = "\\n" })
   end
