@@ -30,6 +30,10 @@ describe("gpuledger.text", function()
       assert.equal("a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}e — f", text.printable("a\u{202A}b\u{202E}c\u{2066}d\u{2069}e — f"))
     end)
 
+    it("finds a control after punctuation that starts with the same bytes", function()
+      assert.equal("a — b · c \u{FFFD}d \u{FFFD}e \u{FFFD}f", text.printable("a — b · c \u{202E}d \u{2067}e \u{85}f"))
+    end)
+
     it("keeps multibyte text and makes invalid bytes U+FFFD", function()
       assert.equal("gpu · 61 °C \u{FFFD}", text.printable("gpu · 61 °C \xff"))
     end)

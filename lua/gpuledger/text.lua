@@ -25,6 +25,21 @@ function M.valid_utf8(s)
   return table.concat(parts)
 end
 
+-- True when s holds the bytes lead followed by a byte from low to high,
+-- looked for by plain search for lead (a pattern's search starts again at
+-- every byte): most text that has lead has none of those after it (—, ·).
+local function has_after(s, lead, low, high)
+  local at = s:find(lead, 1, true)
+  while at do
+    local byte = s:byte(at + #lead)
+    if byte and byte >= low and byte <= high then
+      return true
+    end
+    at = s:find(lead, at + 1, true)
+  end
+  return false
+end
+
 -- Returns s safe to print on a terminal: valid UTF-8, with control characters
 -- (escape sequences, newlines, DEL, C1) and the bidirectional controls that
 -- reorder what follows (U+202A–U+202E, U+2066–U+2069) replaced by U+FFFD.
@@ -34,17 +49,16 @@ function M.printable(s)
     return s -- printable ASCII, the common case: nothing to replace
   end
   s = M.valid_utf8(s)
-  if s:find("[%c\127]") then
+  if not s:find("^[^%c\127]*$") then
     s = s:gsub("[%c\127]", REPLACEMENT)
   end
-  -- the other controls only where their first bytes are (a plain search is quicker than a pattern's)
-  if s:find("\xE2\x80", 1, true) then
+  if has_after(s, "\xE2\x80", 0xAA, 0xAE) then
     s = s:gsub("\xE2\x80[\xAA-\xAE]", REPLACEMENT)
   end
-  if s:find("\xE2\x81", 1, true) then
+  if has_after(s, "\xE2\x81", 0xA6, 0xA9) then
     s = s:gsub("\xE2\x81[\xA6-\xA9]", REPLACEMENT)
   end
-  if s:find("\xC2", 1, true) then
+  if has_after(s, "\xC2", 0x80, 0x9F) then
     s = s:gsub("\xC2[\x80-\x9F]", REPLACEMENT)
   end
   return s
