@@ -28,7 +28,7 @@ function M.escape(s)
     return s -- printable ASCII but & < > " ', most text: no copy made (one anchored class is the quickest test)
   end
   s = text.printable(s)
-  if not s:find("[&<>\"']") then
+  if s:find("^[^&<>\"']*$") then
     return s
   end
   return (s:gsub("[&<>\"']", ESCAPES))
