@@ -14,7 +14,7 @@ return {
         limit = gl.card(gpu.model).encoder_cap
         why = "the GeForce driver's cap, NVIDIA's support matrix"
       end
-      if limit and gpu.encoderSessions >= limit then
+      if limit and gpu.encoderSessions and gpu.encoderSessions >= limit then -- nil: a lost GPU
         emit {
           gpu = gpu,
           message = string.format("%d encoder sessions, at the limit of %d (%s), %.0f fps average",

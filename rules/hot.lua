@@ -11,7 +11,9 @@ return {
   evaluate = function(ledger, policy, emit)
     for _, gpu in ipairs(ledger.entries) do
       local message
-      if gpu.thermalSlowdown == true then
+      if gpu.temperatureC == nil then -- not measured: a GPU nvidia-smi no longer lists (gpu-lost says so)
+        message = nil
+      elseif gpu.thermalSlowdown == true then
         message = string.format("thermal slowdown active at %d °C, %.0f W — the card is clocking itself down",
           gpu.temperatureC, gpu.powerW)
       elseif gpu.thermalMarginC ~= nil then

@@ -125,6 +125,20 @@ describe("fleet", function()
     assert.same({}, H.with_code((H.run_rules(ledger)), "rule-error")) -- the rules read it without raising
   end)
 
+  it("keeps a node's lost GPU unmeasured: no memory, temperature, power or encoder count made up", function()
+    local text = [[{"schema":1,"node":"gpu-a","nomadRead":true,"entries":[{"index":-1,"uuid":"GPU-dead","model":"",
+      "busId":"00000000:AF:00.0","missing":true,"state":"free","reservations":[],"tenants":[]}]}]]
+    local ledger = assert(fleet.readable(assert(json.decode(text)), SOURCE))
+    local lost = ledger.entries[1]
+    assert.same({ -1, "GPU-dead", true }, { lost.index, lost.uuid, lost.missing })
+    for _, field in ipairs { "memoryUsedMiB", "memoryTotalMiB", "temperatureC", "powerW", "encoderSessions", "encoderAverageFps" } do
+      assert.is_nil(lost[field], field)
+    end
+    local found = H.run_rules(ledger)
+    assert.same({}, H.with_code(found, "rule-error"))
+    assert.equal(1, #H.with_code(found, "gpu-lost"))
+  end)
+
   -- Why the go fixture with the field at path (in its second GPU, parts
   -- joined by dots) written as the JSON text value is refused, by both
   -- readers alike.

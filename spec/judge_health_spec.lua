@@ -4,6 +4,9 @@
 -- nvidia-smi no longer lists, still reported from Nomad's devices.
 local H = require "helper"
 local html = require "gpuledger.render.html"
+local json = require "gpuledger.json"
+local json_render = require "gpuledger.render.json"
+local metrics = require "gpuledger.render.metrics"
 local table_render = require "gpuledger.render.table"
 
 describe("the judge's health view", function()
@@ -83,7 +86,8 @@ describe("the judge's health view", function()
     assert.matches('<span class="level BAD">BAD</span></li><li>row-remap-pending</li>', page, 1, true)
   end)
 
-  it("reports a GPU gone from nvidia-smi from Nomad's device list, with its reservation", function()
+  -- A node whose nvidia-smi lists GPU 0 and whose Nomad still lists a second GPU at 00000000:AF:00.0.
+  local function lost_gpu_snapshot()
     local snap = H.snapshot {
       gpus = { H.smi_row { index = 0 } },
       allocations = { H.alloc { id = "9a8b7c6d-0000-4000-8000-000000000000", job = "train", tasks = { trainer = { "GPU-dead0000-0000-4000-8000-000000000000" } } } },
@@ -92,7 +96,11 @@ describe("the judge's health view", function()
       { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" },
       { ID = "GPU-dead0000-0000-4000-8000-000000000000", Healthy = true, HealthDescription = "", PciBusID = "00000000:AF:00.0" },
     } } } }
-    local found, _, report = H.run_rules(snap)
+    return snap
+  end
+
+  it("reports a GPU gone from nvidia-smi from Nomad's device list, with its reservation", function()
+    local found, _, report = H.run_rules(lost_gpu_snapshot())
     local lost = report.ledger.entries[2]
     assert.same({ -1, true, "00000000:AF:00.0", "reserved-idle" }, { lost.index, lost.missing, lost.busId, lost.state })
     local messages = {}
@@ -104,5 +112,31 @@ describe("the judge's health view", function()
     assert.matches("^gpu%-lost: nvidia%-smi no longer lists the GPU at 00000000:AF:00%.0 %(Nomad still lists it%) — .* — reserved by ", messages[1])
     assert.matches("^nomad%-schedules%-failing%-gpu: ", messages[2])
     assert.equal("?", table_render.cells.gpu(report.ledger, lost))
+  end)
+
+  it("leaves what nothing measured of a lost GPU unknown: ? in ls, no field in --json, no sample in /metrics", function()
+    local found, _, report = H.run_rules(lost_gpu_snapshot())
+    assert.matches("│ ?   │ NVIDIA L4 │ ?    │ ?           │ ?     │ ?   │ reserved-idle │", table_render.ls(report.ledger), 1, true)
+    local entry = json.decode(json_render.ledger(report.ledger)).entries[2]
+    assert.same({ "00000000:AF:00.0", true }, { entry.busId, entry.missing })
+    for _, field in ipairs { "utilizationPct", "memoryUtilizationPct", "memoryUsedMiB", "memoryTotalMiB", "temperatureC",
+      "powerW", "encoderSessions", "encoderAverageFps" } do
+      assert.is_nil(entry[field], field)
+    end
+    local text = metrics.node(report)
+    assert.matches('gpuledger_gpu_info{node="gpud",gpu="?",uuid="GPU-dead0000-0000-4000-8000-000000000000"', text, 1, true)
+    for _, family in ipairs { "utilization_percent", "memory_used_bytes", "memory_total_bytes", "temperature_celsius",
+      "power_watts", "encoder_sessions" } do
+      assert.matches("gpuledger_gpu_" .. family .. '{node="gpud",gpu="0"', text, 1, true)
+      assert.is_nil(text:find("gpuledger_gpu_" .. family .. '{node="gpud",gpu="?"', 1, true), family)
+    end
+    local page = html.node(report, { interval = 15 })
+    local lost_row = page:match('<tr id="gpu%-GPU%-dead0000[^"]*" [^>]*>(.-)</tr>')
+    assert.matches('<td class="bar" data-label="util"><span class="none">unknown</span></td>', lost_row, 1, true)
+    assert.matches('<td class="bar" data-label="memory"><span class="none">unknown</span></td>', lost_row, 1, true)
+    assert.matches('<td class="num" data-label="temp"><span class="none">unknown</span></td>', lost_row, 1, true)
+    for _, f in ipairs(found) do -- the rules that read a temperature or a count pass it over
+      assert.are_not.equal("rule-error", f.code, f.message)
+    end
   end)
 end)

@@ -23,11 +23,14 @@ M.COUNTER_OF_STATE = { held = "held", ["reserved-idle"] = "reservedIdle", unacco
 
 -- The fields of a GPU entry an older node may leave out, and what they are
 -- then (utilizationPct and memoryUtilizationPct stay absent: unknown, as
--- on a GPU in MIG mode, not 0 %).
+-- on a GPU in MIG mode, not 0 %). MEASURED ones stay absent on a GPU the
+-- node's nvidia-smi no longer lists (missing): nothing of it was measured.
 local ENTRY_DEFAULTS = {
   memoryUsedMiB = 0, memoryTotalMiB = 0, temperatureC = 0, powerW = 0, encoderSessions = 0, encoderAverageFps = 0,
   index = 0, uuid = "", model = "", busId = "",
 }
+local MEASURED = { memoryUsedMiB = true, memoryTotalMiB = true, temperatureC = true, powerW = true,
+  encoderSessions = true, encoderAverageFps = true }
 local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
 
 -- A number as the node meant it: JSON's 4242 decodes as the float 4242.0.
@@ -75,7 +78,11 @@ end
 -- slices too.
 local function entry_readable(entry)
   for field, default in pairs(ENTRY_DEFAULTS) do
-    entry[field] = number_of(entry[field]) or default
+    local value = number_of(entry[field])
+    if value == nil and not (entry.missing and MEASURED[field]) then
+      value = default
+    end
+    entry[field] = value
   end
   entry.thermalMarginC = number_of(entry.thermalMarginC)
   unit_readable(entry)

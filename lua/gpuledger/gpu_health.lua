@@ -123,13 +123,11 @@ local function smi_bus_id(key)
   return ("0000" .. key):upper():gsub("^(%x+):(%x+):(%x+)$", "%1:%2:%3.0")
 end
 
--- A ledger GPU record for a GPU nvidia-smi did not list.
+-- A ledger GPU record for a GPU nvidia-smi did not list. Nothing of it was
+-- measured: its memory, utilisation, temperature, power and encoder fields
+-- stay nil (unknown, not 0: no field in --json, no sample in /metrics).
 local function missing_gpu(uuid, model, key)
-  return {
-    index = -1, uuid = uuid or "", model = model or "", busId = key and smi_bus_id(key) or "",
-    memoryUsedMiB = 0, memoryTotalMiB = 0, utilizationPct = 0, memoryUtilizationPct = 0,
-    temperatureC = 0, powerW = 0.0, encoderSessions = 0, encoderAverageFps = 0.0, missing = true,
-  }
+  return { index = -1, uuid = uuid or "", model = model or "", busId = key and smi_bus_id(key) or "", missing = true }
 end
 
 -- The GPUs that nvidia-smi (which answered, listing gpus) no longer lists

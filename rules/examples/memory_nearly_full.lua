@@ -14,7 +14,7 @@ return {
     local ratio = policy.memory_full_ratio
     for _, gpu in ipairs(ledger.entries) do
       local total, used = gpu.memoryTotalMiB, gpu.memoryUsedMiB
-      if total > 0 and used / total >= ratio then
+      if total and total > 0 and used / total >= ratio then -- nil: a GPU nvidia-smi no longer lists
         emit {
           gpu = gpu,
           message = string.format("%d of %d MiB in use (%.0f%%, at or over %.0f%%)",

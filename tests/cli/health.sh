@@ -157,8 +157,24 @@ expect_lua "the GPU gone from nvidia-smi: Nomad still schedules on it" "$out" \
     'for _, f in ipairs(j.findings) do if f.code == "nomad-schedules-failing-gpu" and f.gpu == "gpu? GPU-d8d8d8d8" then return true end end; return false'
 FAKE_SMI_DIR=$H100 run ls --nvidia-smi "$FAKES/nvidia-smi" --no-docker --node health-node --rules "$WORK/no-rules" \
     --nomad-addr "$NOMAD" --kernel-log off
-expect_in "ls: the lost GPU's row" "$out" "│ ?   │ NVIDIA H100 80GB HBM3 │ 0%   │ 0/0 MiB"
+expect_in "ls: the lost GPU's row, nothing of it measured" "$out" "│ ?   │ NVIDIA H100 80GB HBM3 │ ?    │ ?"
 expect_in "ls: nomad_devices read" "$out" "nomad_devices read"
+FAKE_SMI_DIR=$H100 run ls --json --nvidia-smi "$FAKES/nvidia-smi" --no-docker --node health-node --rules "$WORK/no-rules" \
+    --nomad-addr "$NOMAD" --kernel-log off
+expect_lua "ls --json: the lost GPU has no utilisation, memory, temperature, power or encoder field" "$out" \
+    'local e = j.entries[2]; return e.missing == true and e.busId == "00000000:D8:00.0" and e.utilizationPct == nil and e.memoryUtilizationPct == nil and e.memoryUsedMiB == nil and e.memoryTotalMiB == nil and e.temperatureC == nil and e.powerW == nil and e.encoderSessions == nil and j.entries[1].utilizationPct ~= nil'
+if FAKE_SMI_DIR=$H100 start_serve lost --listen 127.0.0.1:0 --nvidia-smi "$FAKES/nvidia-smi" --no-docker --node health-node \
+    --rules "$WORK/no-rules" --nomad-addr "$NOMAD" --kernel-log off; then
+    http GET "$URL/metrics"
+    expect_in "/metrics: the lost GPU is listed" "$body" "gpuledger_gpu_info{node=\"health-node\",gpu=\"?\",uuid=\"$GONE\""
+    for family in utilization_percent memory_used_bytes memory_total_bytes temperature_celsius power_watts encoder_sessions; do
+        expect_in "/metrics: gpu 0 has its gpuledger_gpu_$family" "$body" "gpuledger_gpu_$family{node=\"health-node\",gpu=\"0\""
+        expect_not_in "/metrics: no gpuledger_gpu_$family sample for the lost GPU" "$body" "gpuledger_gpu_$family{node=\"health-node\",gpu=\"?\""
+    done
+    stop_serve TERM
+else
+    fail "serve of the lost GPU starts" "$(cat "$SERVE_LOG")"
+fi
 
 # --- the driver changes under a running serve: the help is asked again -------------
 # asked COUNT: the serve's nvidia-smi has been asked the health query COUNT times or more.

@@ -233,19 +233,21 @@ local function gpu_table(ledger, findings, policy, out, grafana_url, ui)
   local by_gpu, marks = findings_by_gpu(findings), memory_marks(policy)
   for _, gpu in ipairs(entries) do
     local found = by_gpu[row_key(gpu)]
-    local used, total = gpu.memoryUsedMiB or 0, gpu.memoryTotalMiB or 0
+    local unknown = '<span class="none">unknown</span>' -- not measured: a GPU nvidia-smi no longer lists
+    local used, total = gpu.memoryUsedMiB, gpu.memoryTotalMiB
     local util = gpu.utilizationPct and bar("util", gpu.utilizationPct, 100, string.format("%d%%", gpu.utilizationPct))
-      or (gl.mig_mode(gpu) and '<span class="none">n/a under MIG</span>' or '<span class="none">unknown</span>')
+      or (gl.mig_mode(gpu) and '<span class="none">n/a under MIG</span>' or unknown)
     out[#out + 1] = string.format(
       '<tr id="%s" class="%s"><td class="num" data-label="gpu">%s</td><td data-label="model">%s</td>'
         .. '<td class="bar" data-label="util">%s</td><td class="bar" data-label="memory">%s</td>'
-        .. '<td class="num" data-label="temp">%d °C</td><td class="num" data-label="enc">%d</td>'
+        .. '<td class="num" data-label="temp">%s</td><td class="num" data-label="enc">%s</td>'
         .. '<td data-label="state">%s</td><td data-label="health">%s</td>'
         .. '<td data-label="reserved by">%s</td><td data-label="tenants">%s</td></tr>',
       gpu_anchor(gpu), ROW_CLASS[found and found[1].level] or "gpu",
       linked(table_render.cells.gpu(ledger, gpu), grafana.link(grafana_url, ledger.node, gl.index_text(gpu))), M.escape(gpu.model),
-      util, bar("memory", used, total, string.format("%d/%d MiB", used, total), marks),
-      gpu.temperatureC or 0, gpu.encoderSessions or 0, state_cell(ledger, gpu), health_cell(gpu, found),
+      util, total and bar("memory", used, total, string.format("%d/%d MiB", used, total), marks) or unknown,
+      gpu.temperatureC and gpu.temperatureC .. " °C" or unknown, gpu.encoderSessions or unknown,
+      state_cell(ledger, gpu), health_cell(gpu, found),
       reserved_cell(gpu, ui), tenants_cell(gpu, ui))
     for _, slice in ipairs(gpu.migDevices or {}) do
       out[#out + 1] = slice_row(ledger, gpu, slice, ui)

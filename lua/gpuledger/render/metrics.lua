@@ -259,8 +259,8 @@ local USE_REST = { held = pairs_text { { "use", "held" } } .. "}", idle = pairs_
 -- The per-GPU gauges, in the contract's order: name, help, value of a GPU (nil: no sample).
 local GPU_GAUGES = {
   { "gpuledger_gpu_utilization_percent", "GPU utilisation in percent.", function(g) return g.utilizationPct end },
-  { "gpuledger_gpu_memory_used_bytes", "GPU memory in use, bytes.", function(g) return g.memoryUsedMiB * MIB end },
-  { "gpuledger_gpu_memory_total_bytes", "GPU memory in total, bytes.", function(g) return g.memoryTotalMiB * MIB end },
+  { "gpuledger_gpu_memory_used_bytes", "GPU memory in use, bytes.", function(g) return g.memoryUsedMiB and g.memoryUsedMiB * MIB end },
+  { "gpuledger_gpu_memory_total_bytes", "GPU memory in total, bytes.", function(g) return g.memoryTotalMiB and g.memoryTotalMiB * MIB end },
   { "gpuledger_gpu_temperature_celsius", "GPU temperature in degrees Celsius.", function(g) return g.temperatureC end },
   { "gpuledger_gpu_power_watts", "GPU power draw in watts.", function(g) return g.powerW end },
   { "gpuledger_gpu_encoder_sessions", "NVENC sessions open on the GPU.", function(g) return g.encoderSessions end },

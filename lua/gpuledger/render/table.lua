@@ -157,14 +157,14 @@ M.cells = {
     end
     return gl.mig_mode(gpu) and "n/a" or "?" -- n/a: not measured under MIG; ?: not reported
   end,
-  memory = function(_, gpu)
-    return string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB)
+  memory = function(_, gpu) -- ?: not measured (a GPU nvidia-smi no longer lists)
+    return gpu.memoryTotalMiB and string.format("%d/%d MiB", gpu.memoryUsedMiB, gpu.memoryTotalMiB) or "?"
   end,
   temp = function(_, gpu)
-    return gpu.sliceOf and "" or (gpu.temperatureC .. " °C")
+    return gpu.sliceOf and "" or (gpu.temperatureC and gpu.temperatureC .. " °C" or "?")
   end,
   enc = function(_, gpu)
-    return gpu.sliceOf and "" or tostring(gpu.encoderSessions)
+    return gpu.sliceOf and "" or (gpu.encoderSessions and tostring(gpu.encoderSessions) or "?")
   end,
   health = function(_, gpu) -- a list of one: on a narrow terminal, a line of its own under the GPU's
     return gpu.sliceOf and "" or { M.health_cell(gpu) } -- health is the GPU's, not a slice's

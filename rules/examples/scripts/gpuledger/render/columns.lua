@@ -18,7 +18,7 @@ M.columns = {
   { header = "util", cell = cells.util },
   { header = "memory", cell = cells.memory },
   { header = "temp", cell = cells.temp },
-  { header = "power", cell = function(_, gpu) return gpu.sliceOf and "" or string.format("%.0f W", gpu.powerW) end },
+  { header = "power", cell = function(_, gpu) return gpu.sliceOf and "" or (gpu.powerW and string.format("%.0f W", gpu.powerW) or "?") end },
   { header = "enc", cell = cells.enc },
   { header = "state", cell = cells.state },
   { header = "health", cell = cells.health },
