@@ -25,8 +25,10 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
       reset = { 46, 48, 62, 64, 74, 95, 109, 110, 119, 120, 136, 140, 143, 155, 156, 158, 167, 169, 171, 172 },
       reboot = { 54, 61, 79, 151, 159 },
       memory = { 63, 92, 94, 157, 168 },
-      app = { 8, 13, 31, 43, 68, 69, 121, 154, 160, 161, 163, 164, 165 },
-      ignore = { 45, 162 },
+      app = { 8, 11, 13, 14, 25, 31, 32, 37, 38, 39, 40, 41, 43, 44, 60, 66, 67, 68, 69, 70, 71, 72, 75, 76, 77, 78, 80,
+        82, 83, 84, 85, 86, 88, 89, 93, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 121, 126, 127, 128, 129, 130, 131,
+        132, 133, 134, 135, 137, 139, 141, 142, 152, 153, 154, 160, 161, 163, 164, 165 },
+      ignore = { 45, 106, 107, 162 },
     }
     for class, codes in pairs(want) do
       for _, code in ipairs(codes) do
@@ -38,7 +40,7 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
     for code = 144, 150 do
       assert.same({ "reset", "app" }, { catalogue[code].class, catalogue[code].nonfatal }, "Xid " .. code)
     end
-    for _, code in ipairs { 166, 170, 173, 177 } do -- no action in the catalogue, or not in it
+    for _, code in ipairs { 1, 42, 87, 108, 138, 166, 170, 173, 177 } do -- Unused, no action in the catalogue, or not in it
       assert.is_nil(catalogue[code], "Xid " .. code)
     end
   end)
@@ -57,6 +59,22 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
     return said
   end
 
+  -- Each code's Xid line gives the finding want[code] says ({finding, level,
+  -- meaning, start of the action}), or none where want has no entry.
+  local function assert_grades(codes, want)
+    for _, code in ipairs(codes) do
+      local said = xid_findings(string.format("NVRM: Xid (PCI:0000:01:00): %d, pid=4242, name=python3, event", code))
+      local w = want[code]
+      if w then
+        assert.equal(1, #said, "Xid " .. code)
+        assert.equal(string.format("%s %s Xid %d (%s) this boot", w[1], w[2], code, w[3]), said[1]:match("^(.- this boot)"))
+        assert.truthy(said[1]:find(" — " .. w[4], 1, true), said[1])
+      else
+        assert.same({}, said, "Xid " .. code)
+      end
+    end
+  end
+
   it("grades the codes after 161 by what the catalogue says of them", function()
     local UNLISTED = { "an Xid this catalogue does not list", "look the code up in NVIDIA's Xid catalogue" }
     local want = { -- code → {finding, level, meaning, start of the action}; 162 gives none
@@ -68,17 +86,25 @@ describe("the Xid catalogue (rules/xid_catalogue.lua)", function()
       [170] = { "xid-app", "WARN", table.unpack(UNLISTED) },
       [173] = { "xid-app", "WARN", table.unpack(UNLISTED) },
     }
-    for _, code in ipairs { 162, 163, 164, 165, 166, 168, 170, 173 } do
-      local said = xid_findings(string.format("NVRM: Xid (PCI:0000:01:00): %d, pid=4242, name=python3, event", code))
-      local w = want[code]
-      if w then
-        assert.equal(1, #said, "Xid " .. code)
-        assert.equal(string.format("%s %s Xid %d (%s) this boot", w[1], w[2], code, w[3]), said[1]:match("^(.- this boot)"))
-        assert.truthy(said[1]:find(" — " .. w[4], 1, true), said[1])
-      else
-        assert.same({}, said, "Xid " .. code)
-      end
-    end
+    assert_grades({ 162, 163, 164, 165, 166, 168, 170, 173 }, want)
+  end)
+
+  it("grades the codes before 160 that NVIDIA documents by its resolution, an Unused one still unlisted", function()
+    local want = { -- code → {finding, level, meaning, start of the action}; 106 gives none
+      [11] = { "xid-app", "WARN", "invalid or corrupted push buffer stream", "restart the application" },
+      [32] = { "xid-app", "WARN", "invalid or corrupted push buffer stream (a DMA fault, usually the PCIe link's quality)",
+        "restart the application; if it repeats, check the card's PCIe link" },
+      [39] = { "xid-app", "WARN", "copy engine exception (CE0)", "restart the application" },
+      [44] = { "xid-app", "WARN", "graphics engine fault during a context switch", "watch it; if it repeats, contact support" },
+      [78] = { "xid-app", "WARN", "vGPU start error", "update the NVIDIA driver" },
+      [93] = { "xid-app", "WARN", "InfoROM wear limit reached (the driver could not update the InfoROM)", "clear the InfoROM erase limit" },
+      [101] = { "xid-app", "WARN", "JPEG decoder error (NVJPG3)", "restart the application" },
+      [137] = { "xid-app", "WARN", "NVLink privilege error (an illegal peer-to-peer access over NVLink, usually an application bug)",
+        "tell the job's owner" },
+      [142] = { "xid-app", "WARN", "video encoder error (NVENC3)", "contact support" },
+      [42] = { "xid-app", "WARN", "an Xid this catalogue does not list", "look the code up in NVIDIA's Xid catalogue" },
+    }
+    assert_grades({ 11, 32, 39, 42, 44, 78, 93, 101, 106, 137, 142 }, want)
   end)
 
   it("takes a site's regrading field by field and its new codes", function()
