@@ -1,39 +1,10 @@
-/* The pieces of JSON text: strings and numbers into a growing buffer. */
+/* The pieces of JSON text: strings and numbers into a byte buffer. */
 #include "json_text.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* As json_text.h says. */
-int json_buffer_add(struct json_buffer *buffer, const char *bytes, size_t len)
-{
-    if (len > buffer->cap - buffer->len) {
-        size_t cap = buffer->cap ? buffer->cap : 4096;
-        while (len > cap - buffer->len) {
-            if (cap > (size_t)-1 / 2)
-                return -1;
-            cap *= 2;
-        }
-        char *grown = realloc(buffer->data, cap);
-        if (!grown)
-            return -1;
-        buffer->data = grown;
-        buffer->cap = cap;
-    }
-    memcpy(buffer->data + buffer->len, bytes, len);
-    buffer->len += len;
-    return 0;
-}
-
-/* As json_text.h says. */
-void json_buffer_free(struct json_buffer *buffer)
-{
-    free(buffer->data);
-    buffer->data = NULL;
-    buffer->len = buffer->cap = 0;
-}
 
 /* The length of the UTF-8 character at s (len bytes left, s[0] >= 0x80),
  * or 0 when it is none. Decodes as Lua 5.4's utf8.len does (lutf8lib.c,
@@ -92,10 +63,10 @@ static const char *ascii_escape(unsigned char c)
 }
 
 /* As json_text.h says. */
-int json_write_string(struct json_buffer *buffer, const char *s, size_t len)
+int json_write_string(struct byte_buffer *buffer, const char *s, size_t len)
 {
     const unsigned char *bytes = (const unsigned char *)s;
-    if (json_buffer_add(buffer, "\"", 1) != 0)
+    if (byte_buffer_add(buffer, "\"", 1) != 0)
         return -1;
     size_t plain = 0; /* the start of the bytes not yet written, which need no escape */
     for (size_t i = 0; i < len;) {
@@ -115,20 +86,20 @@ int json_write_string(struct json_buffer *buffer, const char *s, size_t len)
             }
         }
         if (escape) {
-            if (json_buffer_add(buffer, s + plain, i - plain) != 0 ||
-                json_buffer_add(buffer, escape, strlen(escape)) != 0)
+            if (byte_buffer_add(buffer, s + plain, i - plain) != 0 ||
+                byte_buffer_add(buffer, escape, strlen(escape)) != 0)
                 return -1;
             plain = i + width;
         }
         i += width;
     }
-    if (json_buffer_add(buffer, s + plain, len - plain) != 0)
+    if (byte_buffer_add(buffer, s + plain, len - plain) != 0)
         return -1;
-    return json_buffer_add(buffer, "\"", 1);
+    return byte_buffer_add(buffer, "\"", 1);
 }
 
 /* As json_text.h says. */
-int json_write_integer(struct json_buffer *buffer, long long n)
+int json_write_integer(struct byte_buffer *buffer, long long n)
 {
     char digits[24];
     char *end = digits + sizeof digits, *at = end;
@@ -139,7 +110,7 @@ int json_write_integer(struct json_buffer *buffer, long long n)
     } while (magnitude > 0);
     if (n < 0)
         *--at = '-';
-    return json_buffer_add(buffer, at, (size_t)(end - at));
+    return byte_buffer_add(buffer, at, (size_t)(end - at));
 }
 
 /* As json_text.h says. */
@@ -158,11 +129,11 @@ size_t json_number_text(char *out, double n)
 }
 
 /* As json_text.h says. */
-int json_write_number(struct json_buffer *buffer, double n)
+int json_write_number(struct byte_buffer *buffer, double n)
 {
     if (!isfinite(n))
-        return json_buffer_add(buffer, "null", 4);
+        return byte_buffer_add(buffer, "null", 4);
     char text[32];
     size_t len = json_number_text(text, n);
-    return json_buffer_add(buffer, text, len);
+    return byte_buffer_add(buffer, text, len);
 }

@@ -2,23 +2,12 @@
 #define GPULEDGER_JSON_TEXT_H
 #include <stddef.h>
 
+#include "byte_buffer.h"
+
 /* The pieces of JSON text that json.encode writes (json_write.c walks the
  * Lua values): strings escaped as Go's encoder escapes them, numbers in
- * their shortest form, appended to a buffer that grows. Knows nothing of
- * Lua. */
-
-struct json_buffer {
-    char *data; /* not NUL-terminated */
-    size_t len;
-    size_t cap;
-};
-
-/* Appends len bytes. Returns 0, or -1 when memory ran out (the buffer is
- * as it was). */
-int json_buffer_add(struct json_buffer *buffer, const char *bytes, size_t len);
-
-/* Frees the buffer's bytes and empties it; safe on a zeroed buffer. */
-void json_buffer_free(struct json_buffer *buffer);
+ * their shortest form, appended to a byte buffer (byte_buffer.h) without
+ * a limit. Knows nothing of Lua. */
 
 /* Appends s (len bytes) as a JSON string in quotes: ", \ and the control
  * characters (U+0000–U+001F and DEL) escaped (\b \f \n \r \t, else
@@ -27,10 +16,10 @@ void json_buffer_free(struct json_buffer *buffer);
  * utf8.len tells them: no overlong forms, surrogates or code points past
  * U+10FFFF) written as U+FFFD, the scan going on at the next byte.
  * Returns 0, or -1 when memory ran out. */
-int json_write_string(struct json_buffer *buffer, const char *s, size_t len);
+int json_write_string(struct byte_buffer *buffer, const char *s, size_t len);
 
 /* Appends n in decimal, as Lua's tostring writes an integer. Returns 0 or -1. */
-int json_write_integer(struct json_buffer *buffer, long long n);
+int json_write_integer(struct byte_buffer *buffer, long long n);
 
 /* Writes the shortest text that reads back as the float n into out (at
  * least 32 bytes) and returns its length: a whole number under 1e15 as an
@@ -41,6 +30,6 @@ size_t json_number_text(char *out, double n);
 
 /* Appends the float n as json_number_text writes it; NaN and the
  * infinities, which JSON cannot hold, as null. Returns 0 or -1. */
-int json_write_number(struct json_buffer *buffer, double n);
+int json_write_number(struct byte_buffer *buffer, double n);
 
 #endif

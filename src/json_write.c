@@ -33,7 +33,7 @@ struct key {
 /* The state of one encode call: a userdata, whose __gc frees what it holds
  * should the walk raise. */
 struct writer {
-    struct json_buffer out;
+    struct byte_buffer out;
     struct key *keys; /* the keys of the objects being written, outermost first */
     size_t nkeys, keys_cap;
     const void *path[MAX_DEPTH]; /* the tables being written, outermost first */
@@ -63,7 +63,7 @@ static void checked(lua_State *L, int status)
 /* Appends a NUL-terminated piece of syntax. */
 static void add(lua_State *L, struct writer *w, const char *text)
 {
-    checked(L, json_buffer_add(&w->out, text, strlen(text)));
+    checked(L, byte_buffer_add(&w->out, text, strlen(text)));
 }
 
 /* Ends a line and indents the next by depth levels, when indenting. */
@@ -73,7 +73,7 @@ static void new_line(lua_State *L, struct writer *w, int depth)
         return;
     add(L, w, "\n");
     for (int i = 0; i < depth; i++)
-        checked(L, json_buffer_add(&w->out, w->indent, w->indent_len));
+        checked(L, byte_buffer_add(&w->out, w->indent, w->indent_len));
 }
 
 /* Whether the table at idx is marked by json.array(): the metatable that
@@ -321,7 +321,7 @@ static void write_value(lua_State *L, struct writer *w, int idx, int depth)
 static int writer_gc(lua_State *L)
 {
     struct writer *w = lua_touserdata(L, 1);
-    json_buffer_free(&w->out);
+    byte_buffer_free(&w->out);
     free(w->keys);
     w->keys = NULL;
     return 0;
@@ -338,7 +338,7 @@ static int json_encode(lua_State *L)
     if (lua_toboolean(L, 2))
         indent = luaL_checklstring(L, 2, &indent_len);
     struct writer *w = lua_newuserdatauv(L, sizeof *w, 0);
-    w->out = (struct json_buffer){0};
+    byte_buffer_init(&w->out, BYTE_BUFFER_NO_LIMIT);
     w->keys = NULL;
     w->nkeys = w->keys_cap = 0;
     w->indent = indent;
@@ -351,7 +351,7 @@ static int json_encode(lua_State *L)
     lua_setmetatable(L, -2);
     write_value(L, w, 1, 0);
     lua_pushlstring(L, w->out.data ? w->out.data : "", w->out.len);
-    json_buffer_free(&w->out);
+    byte_buffer_free(&w->out);
     return 1;
 }
 

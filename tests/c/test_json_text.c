@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* The buffer's text as a NUL-terminated copy (in a static area). */
-static const char *text_of(const struct json_buffer *buffer)
+static const char *text_of(const struct byte_buffer *buffer)
 {
     static char copy[1 << 16];
     size_t len = buffer->len < sizeof copy - 1 ? buffer->len : sizeof copy - 1;
@@ -21,10 +21,11 @@ static const char *text_of(const struct json_buffer *buffer)
 /* Checks the JSON string written for s (len bytes). */
 static void check_string(const char *s, size_t len, const char *want, int line)
 {
-    struct json_buffer buffer = {0};
+    struct byte_buffer buffer;
+    byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
     check_long_equal(json_write_string(&buffer, s, len), 0, __FILE__, line, "written");
     check_str_equal(text_of(&buffer), want, __FILE__, line, "string");
-    json_buffer_free(&buffer);
+    byte_buffer_free(&buffer);
 }
 
 #define STRING(s, want) check_string((s), sizeof(s) - 1, (want), __LINE__)
@@ -32,10 +33,11 @@ static void check_string(const char *s, size_t len, const char *want, int line)
 /* Checks the text written for the float n. */
 static void check_number(double n, const char *want, int line)
 {
-    struct json_buffer buffer = {0};
+    struct byte_buffer buffer;
+    byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
     check_long_equal(json_write_number(&buffer, n), 0, __FILE__, line, "written");
     check_str_equal(text_of(&buffer), want, __FILE__, line, "number");
-    json_buffer_free(&buffer);
+    byte_buffer_free(&buffer);
 }
 
 #define NUMBER(n, want) check_number((n), (want), __LINE__)
@@ -105,14 +107,15 @@ static void test_numbers(void)
     json_number_text(text, -INFINITY);
     CHECK_STR(text, "-inf");
 
-    struct json_buffer buffer = {0};
+    struct byte_buffer buffer;
+    byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
     CHECK_INT(json_write_integer(&buffer, -9223372036854775807LL - 1), 0);
-    CHECK_INT(json_buffer_add(&buffer, ",", 1), 0);
+    CHECK_INT(byte_buffer_add(&buffer, ",", 1), 0);
     CHECK_INT(json_write_integer(&buffer, 9223372036854775807LL), 0);
-    CHECK_INT(json_buffer_add(&buffer, ",", 1), 0);
+    CHECK_INT(byte_buffer_add(&buffer, ",", 1), 0);
     CHECK_INT(json_write_integer(&buffer, 0), 0);
     CHECK_STR(text_of(&buffer), "-9223372036854775808,9223372036854775807,0");
-    json_buffer_free(&buffer);
+    byte_buffer_free(&buffer);
 }
 
 static void test_buffer_grows(void)
@@ -123,15 +126,16 @@ static void test_buffer_grows(void)
         return;
     for (size_t i = 0; i < LONG; i++)
         s[i] = i % 100 == 0 ? '<' : 'x';
-    struct json_buffer buffer = {0};
+    struct byte_buffer buffer;
+    byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
     CHECK_INT(json_write_string(&buffer, s, LONG), 0);
     CHECK_INT(buffer.len, LONG + 2 + (LONG / 100) * 5); /* quotes, and each < six bytes */
     CHECK(buffer.cap >= buffer.len);
     CHECK(memcmp(buffer.data, "\"\\u003cxxx", 10) == 0);
     CHECK(buffer.data[buffer.len - 1] == '"');
-    json_buffer_free(&buffer);
+    byte_buffer_free(&buffer);
     CHECK(buffer.data == NULL && buffer.len == 0 && buffer.cap == 0);
-    json_buffer_free(&buffer); /* twice: safe */
+    byte_buffer_free(&buffer); /* twice: safe */
     free(s);
 }
 
