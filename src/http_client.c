@@ -13,38 +13,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "byte_buffer.h"
 #include "cause.h"
 #include "redact.h"
 #include "tls_files.h"
 #include "units.h"
 #include "version.h"
-
-/* A growable byte buffer, always NUL-terminated once anything was put in it. */
-struct buffer {
-    char *data;
-    size_t len;
-    size_t cap;
-};
-
-/* Appends n bytes; returns 0, or -1 when memory ran out (buffer unchanged). */
-static int buffer_append(struct buffer *buf, const void *bytes, size_t n)
-{
-    if (buf->len + n + 1 > buf->cap) {
-        size_t cap = buf->cap ? buf->cap : 4096;
-        while (cap < buf->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(buf->data, cap);
-        if (!grown)
-            return -1;
-        buf->data = grown;
-        buf->cap = cap;
-    }
-    if (n)
-        memcpy(buf->data + buf->len, bytes, n);
-    buf->len += n;
-    buf->data[buf->len] = '\0';
-    return 0;
-}
 
 /* True for the characters a host name or IPv4 address may hold. */
 static int is_host_name(const char *name)
@@ -114,9 +88,8 @@ out:
 
 /* What the body and header callbacks gather. */
 struct transfer {
-    struct buffer body;
-    size_t max_bytes;
-    int too_big; /* the answer is (or announced itself) over max_bytes */
+    struct byte_buffer body; /* its limit: the request's max_bytes */
+    int too_big;             /* the answer is (or announced itself) over max_bytes */
     int out_of_mem;
 };
 
@@ -126,15 +99,12 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata)
 {
     struct transfer *t = userdata;
     size_t n = size * nmemb;
-    if (n > t->max_bytes || t->body.len > t->max_bytes - n) {
+    int added = byte_buffer_add(&t->body, data, n);
+    if (added == BYTE_BUFFER_FULL)
         t->too_big = 1;
-        return 0;
-    }
-    if (buffer_append(&t->body, data, n) != 0) {
+    else if (added != 0)
         t->out_of_mem = 1;
-        return 0;
-    }
-    return n;
+    return added == 0 ? n : 0;
 }
 
 /* Header callback: a Content-Length over max_bytes aborts before any body is
@@ -155,7 +125,7 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *userdata)
         if (k > 0) {
             errno = 0;
             unsigned long long announced = strtoull(digits, NULL, 10);
-            if (errno == ERANGE || k + 1 == sizeof digits || announced > t->max_bytes) {
+            if (errno == ERANGE || k + 1 == sizeof digits || announced > t->body.max_bytes) {
                 t->too_big = 1;
                 return 0;
             }
@@ -229,23 +199,20 @@ static void redact(char *text, size_t cap, const char *secret)
     }
 }
 
-/* Replaces every form of secret in the body with "<redacted>" (redact.h:
- * as sent, in any case, URL-encoded, JSON-escaped, base64, each half; the
- * body may grow or shrink). Returns 0, or -1 when memory ran out (the body
- * is then untouched). */
-static int redact_body(struct buffer *body, const char *secret)
+/* Replaces every form of secret in the response's body with "<redacted>"
+ * (redact.h: as sent, in any case, URL-encoded, JSON-escaped, base64, each
+ * half; the body may grow or shrink). Returns 0, or -1 when memory ran out
+ * (the body is then untouched). */
+static int redact_body(struct http_response *response, const char *secret)
 {
     char *redacted;
     size_t redacted_len;
-    if (!body->data)
-        return 0;
-    if (redact_text(body->data, body->len, secret, &redacted, &redacted_len) != 0)
+    if (redact_text(response->body, response->body_len, secret, &redacted, &redacted_len) != 0)
         return -1;
     if (redacted) {
-        free(body->data);
-        body->data = redacted;
-        body->len = redacted_len;
-        body->cap = redacted_len + 1;
+        free(response->body);
+        response->body = redacted;
+        response->body_len = redacted_len;
     }
     return 0;
 }
@@ -285,7 +252,7 @@ static void describe_failure(const struct http_request *request, CURL *curl, CUR
 {
     if (t->too_big) {
         char size[32];
-        format_size(size, sizeof size, t->max_bytes);
+        format_size(size, sizeof size, t->body.max_bytes);
         cause_set(cause, cause_cap, "answer exceeds %s", size);
         return;
     }
@@ -424,7 +391,7 @@ void http_transfer_free(struct http_transfer *transfer)
     curl_free(transfer->routed_url);
     free(transfer->connect_to);
     free(transfer->ca_bundle);
-    free(transfer->gathered.body.data);
+    byte_buffer_free(&transfer->gathered.body);
     free(transfer);
 }
 
@@ -458,7 +425,7 @@ struct http_transfer *http_transfer_new(const struct http_request *request, char
         return NULL;
     }
     t->request = request;
-    t->gathered.max_bytes = request->max_bytes;
+    byte_buffer_init(&t->gathered.body, request->max_bytes);
     t->curl = curl_easy_init();
     if (!t->curl) {
         cause_set(cause, cause_cap, "curl_easy_init failed");
@@ -552,8 +519,8 @@ int http_transfer_finish(struct http_transfer *t, CURLcode code, struct http_res
         describe_failure(t->request, t->curl, code, &t->gathered, t->curl_detail, cause, cause_cap);
         goto failed;
     }
-    if (buffer_append(&t->gathered.body, "", 0) != 0 || /* an empty body is still a string */
-        (t->request->secret && redact_body(&t->gathered.body, t->request->secret) != 0)) {
+    response->body = byte_buffer_take(&t->gathered.body, &response->body_len); /* "" when empty */
+    if (!response->body || (t->request->secret && redact_body(response, t->request->secret) != 0)) {
         cause_set(cause, cause_cap, "out of memory reading the answer");
         goto failed;
     }
@@ -569,9 +536,6 @@ int http_transfer_finish(struct http_transfer *t, CURLcode code, struct http_res
         if (t->request->secret)
             redact(response->content_type, strlen(response->content_type) + 1, t->request->secret);
     }
-    response->body = t->gathered.body.data;
-    response->body_len = t->gathered.body.len;
-    t->gathered.body = (struct buffer){0};
     return 0;
 
 failed:
