@@ -10,30 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "byte_buffer.h"
 #include "cause.h"
 
 /* The kernel's CONSOLE_EXT_LOG_MAX: a record that does not fit gives EINVAL. */
 #define RECORD_MAX 8192
-
-/* Appends n bytes to the growing buffer *text of *len bytes (capacity *cap).
- * Returns 0, or -1 when memory runs out. */
-static int append(char **text, size_t *len, size_t *cap, const char *bytes, size_t n)
-{
-    if (*len + n + 1 > *cap) {
-        size_t new_cap = *cap ? *cap : RECORD_MAX;
-        while (*len + n + 1 > new_cap)
-            new_cap *= 2;
-        char *grown = realloc(*text, new_cap);
-        if (!grown)
-            return -1;
-        *text = grown;
-        *cap = new_cap;
-    }
-    memcpy(*text + *len, bytes, n);
-    *len += n;
-    (*text)[*len] = '\0';
-    return 0;
-}
 
 /* The sequence number of the record that starts at line ("prio,seq,…"), or
  * -1 for a line that starts none (a continuation line, " KEY=value"). */
@@ -85,8 +66,8 @@ int kmsg_read(const char *path, size_t max_bytes, long long after_seq, char **te
     if (fd < 0)
         return cause_set(cause, cause_cap, "%s: %s", path, strerror(errno));
     char record[RECORD_MAX + 1];
-    char *out = NULL;
-    size_t out_len = 0, cap = 0;
+    struct byte_buffer out;
+    byte_buffer_init(&out, max_bytes);
     for (;;) {
         ssize_t n = read(fd, record, RECORD_MAX);
         if (n == 0)
@@ -99,23 +80,26 @@ int kmsg_read(const char *path, size_t max_bytes, long long after_seq, char **te
             cause_set(cause, cause_cap, "%s: %s", path, strerror(errno));
             goto fail;
         }
-        if (out_len + (size_t)n > max_bytes) {
+        int added = byte_buffer_add(&out, record, (size_t)n);
+        if (added == BYTE_BUFFER_FULL) {
             cause_set(cause, cause_cap, "%s: more than %zu bytes", path, max_bytes);
             goto fail;
         }
-        if (append(&out, &out_len, &cap, record, (size_t)n) != 0) {
+        if (added != 0) {
             cause_set(cause, cause_cap, "%s: %s", path, strerror(ENOMEM));
             goto fail;
         }
     }
     close(fd);
-    if (!out && append(&out, &out_len, &cap, "", 0) != 0)
+    size_t out_len;
+    char *records = byte_buffer_take(&out, &out_len); /* "" when nothing was read */
+    if (!records)
         return cause_set(cause, cause_cap, "%s: %s", path, strerror(ENOMEM));
-    *text = out;
-    *len = keep_after(out, out_len, after_seq, last_seq);
+    *text = records;
+    *len = keep_after(records, out_len, after_seq, last_seq);
     return 0;
 fail:
     close(fd);
-    free(out);
+    byte_buffer_free(&out);
     return -1;
 }
