@@ -10,6 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "byte_buffer.h"
+
+/* The most one fread asks for. */
+#define READ_CHUNK (64 * 1024)
+
 /* As files.h says. */
 int file_read_whole(const char *path, size_t max_bytes, char **text, size_t *len)
 {
@@ -18,23 +23,19 @@ int file_read_whole(const char *path, size_t max_bytes, char **text, size_t *len
     FILE *f = fopen(path, "rb");
     if (!f)
         return -1;
-    char *data = NULL;
-    size_t total = 0, cap = 0;
+    struct byte_buffer data;
+    byte_buffer_init(&data, max_bytes);
     int err = 0;
     for (;;) {
-        if (total == cap) {
-            size_t grown_cap = cap ? 2 * cap : 8192;
-            char *grown = realloc(data, grown_cap + 1); /* + the NUL */
-            if (!grown) {
-                err = ENOMEM;
-                break;
-            }
-            data = grown;
-            cap = grown_cap;
+        size_t want;
+        char *room = byte_buffer_read_room(&data, READ_CHUNK, &want);
+        if (!room) {
+            err = ENOMEM;
+            break;
         }
-        size_t n = fread(data + total, 1, cap - total, f);
-        total += n;
-        if (total > max_bytes) {
+        size_t n = fread(room, 1, want, f);
+        byte_buffer_added(&data, n);
+        if (data.len > max_bytes) {
             err = EFBIG;
             break;
         }
@@ -46,13 +47,11 @@ int file_read_whole(const char *path, size_t max_bytes, char **text, size_t *len
     }
     fclose(f);
     if (err) {
-        free(data);
+        byte_buffer_free(&data);
         errno = err;
         return -1;
     }
-    data[total] = '\0';
-    *text = data;
-    *len = total;
+    *text = byte_buffer_take(&data, len); /* never NULL: the room above was allocated */
     return 0;
 }
 
@@ -131,47 +130,37 @@ int dir_names_sorted(const char *path, char ***names, size_t *count)
     DIR *dir = opendir(path);
     if (!dir)
         return -1;
-    char *text = NULL;
-    size_t text_len = 0, text_cap = 0, found = 0;
+    struct byte_buffer text;
+    byte_buffer_init(&text, BYTE_BUFFER_NO_LIMIT);
+    size_t found = 0;
     int err = 0;
     struct dirent *entry;
     errno = 0;
     while ((entry = readdir(dir)) != NULL) {
         if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
             continue;
-        size_t len = strlen(entry->d_name) + 1;
-        if (text_len + len > text_cap) {
-            size_t grown_cap = text_cap ? 2 * text_cap : 1024;
-            while (grown_cap < text_len + len)
-                grown_cap *= 2;
-            char *grown = realloc(text, grown_cap);
-            if (!grown) {
-                err = ENOMEM;
-                break;
-            }
-            text = grown;
-            text_cap = grown_cap;
+        if (byte_buffer_add(&text, entry->d_name, strlen(entry->d_name) + 1) != 0) {
+            err = ENOMEM;
+            break;
         }
-        memcpy(text + text_len, entry->d_name, len);
-        text_len += len;
         found++;
         errno = 0;
     }
     if (!err && errno != 0)
         err = errno;
     closedir(dir);
-    char **block = err ? NULL : malloc(found * sizeof *block + text_len + 1);
+    char **block = err ? NULL : malloc(found * sizeof *block + text.len + 1);
     if (!err && !block)
         err = ENOMEM;
     if (err) {
-        free(text);
+        byte_buffer_free(&text);
         errno = err;
         return -1;
     }
     char *names_text = (char *)(block + found);
-    if (text_len)
-        memcpy(names_text, text, text_len);
-    free(text);
+    if (text.len)
+        memcpy(names_text, text.data, text.len);
+    byte_buffer_free(&text);
     for (size_t i = 0, at = 0; i < found; i++) {
         block[i] = names_text + at;
         at += strlen(names_text + at) + 1;
