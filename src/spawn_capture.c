@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "byte_buffer.h"
 #include "cause.h"
 #include "clock.h"
 #include "units.h"
@@ -32,11 +33,10 @@ enum {
 };
 
 /* One output stream of the child: the read end of its pipe (-1 once at EOF)
- * and what came through it. data always has room for a NUL after len. */
+ * and what came through it, limited to the caller's max_bytes. */
 struct capture {
     int fd;
-    char *data;
-    size_t len, cap;
+    struct byte_buffer bytes;
 };
 
 /* How reading the child's output, or waiting for it, ended. */
@@ -149,34 +149,18 @@ static int kill_and_reap(pid_t pid)
     return 0;
 }
 
-/* Makes room in c for at least need bytes. */
-static int reserve(struct capture *c, size_t need)
-{
-    if (need <= c->cap)
-        return 0;
-    size_t new_cap = c->cap ? c->cap : 4096;
-    while (new_cap < need)
-        new_cap = new_cap > SIZE_MAX / 2 ? need : new_cap * 2;
-    char *grown = realloc(c->data, new_cap);
-    if (!grown)
-        return -1;
-    c->data = grown;
-    c->cap = new_cap;
-    return 0;
-}
-
 /* Does one read from c's pipe, which poll said is ready. Never reads more than
- * one byte past max_bytes, so the buffer stays within max_bytes + 2. On EOF
+ * one byte past the limit, so the buffer stays within max_bytes + 2. On EOF
  * the pipe is closed and c->fd set to -1. */
-static enum run_end read_once(struct capture *c, size_t max_bytes, int *error_number)
+static enum run_end read_once(struct capture *c, int *error_number)
 {
-    size_t room = max_bytes - c->len; /* c->len <= max_bytes while we read */
-    size_t want = room < READ_CHUNK ? room + 1 : READ_CHUNK;
-    if (reserve(c, c->len + want + 1) < 0) {
+    size_t want;
+    char *room = byte_buffer_read_room(&c->bytes, READ_CHUNK, &want);
+    if (!room) {
         *error_number = ENOMEM;
         return RUN_FAILED;
     }
-    ssize_t n = read(c->fd, c->data + c->len, want);
+    ssize_t n = read(c->fd, room, want);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return RUN_OK;
     if (n < 0) {
@@ -188,8 +172,8 @@ static enum run_end read_once(struct capture *c, size_t max_bytes, int *error_nu
         c->fd = -1;
         return RUN_OK;
     }
-    c->len += (size_t)n;
-    return c->len > max_bytes ? RUN_OVERFLOW : RUN_OK;
+    byte_buffer_added(&c->bytes, (size_t)n);
+    return c->bytes.len > c->bytes.max_bytes ? RUN_OVERFLOW : RUN_OK;
 }
 
 /* Reads both pipes until both are at EOF, the deadline passes, one of them
@@ -198,7 +182,7 @@ static enum run_end read_once(struct capture *c, size_t max_bytes, int *error_nu
  * waits for this child; a signalfd, which only looks, wakes the poll and
  * leaves the signal to the agent's own wait). */
 static enum run_end read_outputs(struct capture *out, struct capture *err, int64_t deadline_ns,
-                                 size_t max_bytes, int *error_number)
+                                 int *error_number)
 {
     struct capture *captures[2] = {out, err};
     sigset_t stop;
@@ -226,7 +210,7 @@ static enum run_end read_outputs(struct capture *out, struct capture *err, int64
         }
         for (int i = 0; i < 2 && end == RUN_OK; i++) {
             if (fds[i].fd >= 0 && fds[i].revents != 0)
-                end = read_once(captures[i], max_bytes, error_number);
+                end = read_once(captures[i], error_number);
         }
     }
     if (stop_fd >= 0)
@@ -421,7 +405,9 @@ static void describe_end(enum run_end end, int timed_ms, int at_deadline, size_t
 int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, size_t max_bytes,
                   struct spawn_result *result, char *cause, size_t cause_cap)
 {
-    struct capture out = {-1, NULL, 0, 0}, err = {-1, NULL, 0, 0};
+    struct capture out = {-1, {0}}, err = {-1, {0}};
+    byte_buffer_init(&out.bytes, max_bytes);
+    byte_buffer_init(&err.bytes, max_bytes);
     pid_t pid = 0;
 
     memset(result, 0, sizeof *result);
@@ -443,17 +429,18 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     if (spawn_stop_pending())
         return cause_set(cause, cause_cap, "%s", SPAWN_NOT_STARTED_MESSAGE);
     reap_abandoned();
-    int error_number = reserve(&out, 1) < 0 || reserve(&err, 1) < 0
+    /* allocated before the child starts, so that taking them cannot fail */
+    int error_number = !byte_buffer_reserve(&out.bytes, 0) || !byte_buffer_reserve(&err.bytes, 0)
                            ? ENOMEM
                            : start_with_pipes(argv, &pid, &out.fd, &err.fd);
     if (error_number != 0) {
-        free(out.data);
-        free(err.data);
+        byte_buffer_free(&out.bytes);
+        byte_buffer_free(&err.bytes);
         return cause_set(cause, cause_cap, "%s", start_error(error_number));
     }
 
     int status = 0, reaped = 0;
-    enum run_end end = read_outputs(&out, &err, deadline_ns, max_bytes, &error_number);
+    enum run_end end = read_outputs(&out, &err, deadline_ns, &error_number);
     if (end == RUN_OK) {
         end = wait_child(pid, deadline_ns, &status, &error_number);
         reaped = end == RUN_OK || end == RUN_FAILED; /* reaped, or not ours to reap */
@@ -465,18 +452,14 @@ int spawn_capture(char *const argv[], int timeout_ms, long long deadline_ms, siz
     pid_t stuck_pid = !reaped && kill_and_reap(pid) < 0 ? pid : 0;
 
     if (end != RUN_OK) {
-        free(out.data);
-        free(err.data);
+        byte_buffer_free(&out.bytes);
+        byte_buffer_free(&err.bytes);
         describe_end(end, timed_ms, at_deadline, max_bytes, error_number, stuck_pid, cause,
                      cause_cap);
         return -1;
     }
-    out.data[out.len] = '\0';
-    err.data[err.len] = '\0';
-    result->out = out.data;
-    result->out_len = out.len;
-    result->err = err.data;
-    result->err_len = err.len;
+    result->out = byte_buffer_take(&out.bytes, &result->out_len);
+    result->err = byte_buffer_take(&err.bytes, &result->err_len);
     result->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     result->term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     return 0;
@@ -531,16 +514,17 @@ void spawn_capture_all(struct spawn_job *jobs, size_t n, int timeout_ms, long lo
 enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, size_t max_bytes,
                                      char **data, size_t *len, int *status, int *error_number)
 {
-    struct capture out = {fd, NULL, 0, 0}, none = {-1, NULL, 0, 0};
+    struct capture out = {fd, {0}}, none = {-1, {0}};
+    byte_buffer_init(&out.bytes, max_bytes);
     int64_t deadline_ns = (int64_t)deadline_ms * 1000000;
     *data = NULL;
     *len = 0;
     *error_number = 0;
     enum run_end end = RUN_FAILED;
-    if (reserve(&out, 1) < 0)
+    if (!byte_buffer_reserve(&out.bytes, 0)) /* so that taking it cannot fail */
         *error_number = ENOMEM;
     else
-        end = read_outputs(&out, &none, deadline_ns, max_bytes, error_number);
+        end = read_outputs(&out, &none, deadline_ns, error_number);
     if (out.fd >= 0)
         close(out.fd);
     int reaped = 0;
@@ -551,15 +535,13 @@ enum spawn_collect_end spawn_collect(pid_t pid, int fd, long long deadline_ms, s
     if (!reaped)
         kill_and_reap(pid);
     if (end != RUN_OK) {
-        free(out.data);
+        byte_buffer_free(&out.bytes);
         return end == RUN_TIMEOUT    ? SPAWN_DEADLINE
                : end == RUN_OVERFLOW ? SPAWN_OVERFLOW
                : end == RUN_STOPPED  ? SPAWN_STOPPED
                                      : SPAWN_FAILED;
     }
-    out.data[out.len] = '\0';
-    *data = out.data;
-    *len = out.len;
+    *data = byte_buffer_take(&out.bytes, len);
     return SPAWN_COLLECTED;
 }
 
