@@ -39,6 +39,40 @@ do
 end
 table.sort(H.DEFAULT_CODES)
 
+-- Crafted strings and the valid UTF-8 they are made (text.valid_utf8, and
+-- json.encode inside a string): each byte that begins no valid character
+-- (Lua's utf8.len tells them) replaced by U+FFFD, the rest kept.
+do
+  local R = "\u{FFFD}"
+  H.UTF8_CASES = {
+    ["\x80"] = R, -- a continuation byte alone
+    ["\xbf\x80"] = R .. R,
+    ["\xc3"] = R, -- a lead byte at the end
+    ["\xe2\x82"] = R .. R, -- a character cut short
+    ["\xe2\x82x"] = R .. R .. "x",
+    ["\xf0\x9f\x98"] = R .. R .. R,
+    ["\xc0\xaf"] = R .. R, -- overlong forms, at each length
+    ["\xc1\xbf"] = R .. R,
+    ["\xe0\x80\xaf"] = R .. R .. R,
+    ["\xe0\x9f\xbf"] = R .. R .. R,
+    ["\xf0\x8f\xbf\xbf"] = R .. R .. R .. R,
+    ["\xed\xa0\x80"] = R .. R .. R, -- surrogates, first and last
+    ["\xed\xbf\xbf"] = R .. R .. R,
+    ["\xf4\x90\x80\x80"] = R .. R .. R .. R, -- past U+10FFFF
+    ["\xf8\x88\x80\x80\x80"] = R .. R .. R .. R .. R, -- five bytes
+    ["\xfe\xff"] = R .. R,
+    ["a\xff<"] = "a" .. R .. "<",
+    ["\xc3\xa9\xc3"] = "é" .. R,
+    -- valid: each length at its bounds, kept as it is
+    ["\0\x7f"] = "\0\x7f",
+    ["\xc2\x80\xdf\xbf"] = "\u{80}\u{7FF}",
+    ["\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf"] = "\u{800}\u{D7FF}\u{E000}\u{FFFF}",
+    ["\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"] = "\u{10000}\u{10FFFF}",
+    ["\xef\xbf\xbd"] = R, -- U+FFFD itself
+    [""] = "",
+  }
+end
+
 -- Shallow merge of tables, later ones win.
 local function merge(...)
   local out = {}

@@ -1,3 +1,4 @@
+local H = require "helper"
 local text = require "gpuledger.text"
 
 describe("gpuledger.text", function()
@@ -8,6 +9,36 @@ describe("gpuledger.text", function()
 
     it("replaces each invalid byte with U+FFFD", function()
       assert.equal("a\u{FFFD}b\u{FFFD}", text.valid_utf8("a\xffb\xc3"))
+    end)
+
+    it("tells bad UTF-8 as Lua's utf8.len does: cut short, overlong, surrogates, past U+10FFFF", function()
+      for input, want in pairs(H.UTF8_CASES) do
+        assert.equal(want, text.valid_utf8(input), string.format("%q", input))
+      end
+    end)
+
+    it("gives valid UTF-8 for every string of one or two bytes, and a valid one back as it is", function()
+      local R = "\u{FFFD}"
+      local strings = {}
+      for a = 0, 255 do
+        strings[#strings + 1] = string.char(a)
+        for b = 0, 255 do
+          strings[#strings + 1] = string.char(a, b)
+        end
+      end
+      local wrong = {}
+      for _, s in ipairs(strings) do
+        local out = text.valid_utf8(s)
+        if utf8.len(s) then
+          if out ~= s then
+            wrong[#wrong + 1] = string.format("%q changed", s)
+          end
+        elseif not utf8.len(out) or (#out - #s) % 2 ~= 0 or not out:find(R, 1, true) then
+          wrong[#wrong + 1] = string.format("%q -> %q", s, out)
+        end
+      end
+      assert.same({}, wrong)
+      assert.equal(256 + 65536, #strings)
     end)
   end)
 

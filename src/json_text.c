@@ -6,12 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the UTF-8 character at s (len bytes left, s[0] >= 0x80),
- * or 0 when it is none. Decodes as Lua 5.4's utf8.len does (lutf8lib.c,
- * strict), so that a string comes out as text.valid_utf8 makes it: each
- * continuation byte the lead byte asks for, the value no overlong form,
- * no surrogate and at most U+10FFFF. */
-static size_t utf8_length(const unsigned char *s, size_t len)
+/* As json_text.h says. */
+size_t utf8_char_length(const unsigned char *s, size_t len)
 {
     static const unsigned long shortest[] = {0, 0x80, 0x800, 0x10000};
     unsigned int lead = s[0];
@@ -76,7 +72,7 @@ int json_write_string(struct byte_buffer *buffer, const char *s, size_t len)
         if (c < 0x80) {
             escape = ascii_escape(c);
         } else {
-            width = utf8_length(bytes + i, len - i);
+            width = utf8_char_length(bytes + i, len - i);
             if (width == 0) {
                 escape = "\xEF\xBF\xBD"; /* U+FFFD */
                 width = 1;

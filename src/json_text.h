@@ -7,7 +7,14 @@
 /* The pieces of JSON text that json.encode writes (json_write.c walks the
  * Lua values): strings escaped as Go's encoder escapes them, numbers in
  * their shortest form, appended to a byte buffer (byte_buffer.h) without
- * a limit. Knows nothing of Lua. */
+ * a limit; and the rule that tells bad UTF-8. Knows nothing of Lua. */
+
+/* The length of the UTF-8 character at s (len bytes left, s[0] >= 0x80),
+ * or 0 when it is none. Decodes as Lua 5.4's utf8.len does (strict): each
+ * continuation byte the lead byte asks for, the value no overlong form, no
+ * surrogate and at most U+10FFFF. The one rule by which a byte is bad
+ * UTF-8, for JSON strings and for text.valid_utf8 (json_write.c). */
+size_t utf8_char_length(const unsigned char *s, size_t len);
 
 /* Appends s (len bytes) as a JSON string in quotes: ", \ and the control
  * characters (U+0000–U+001F and DEL) escaped (\b \f \n \r \t, else

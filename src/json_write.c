@@ -1,5 +1,5 @@
 /* gpuledger.json_write: json.encode's writer (lua/gpuledger/json.lua says
- * what it writes), and json.number_text. It walks a value the way the Lua
+ * what it writes), json.number_text and text.valid_utf8. It walks a value the way the Lua
  * writer before it did, so that a table behind metamethods (a read-only
  * view of sandbox.lua) comes out the same: its metatable as getmetatable
  * sees it, its length by #, its pairs by pairs(), its fields by indexing
@@ -371,12 +371,47 @@ static int json_number_text_of(lua_State *L)
     return 1;
 }
 
+/* json_write.valid_utf8(s) → s with each byte that begins no valid UTF-8
+ * character (utf8_char_length) replaced by U+FFFD, the scan going on at
+ * the next byte, as json.encode writes strings: s itself when it is valid
+ * UTF-8 already. */
+static int json_valid_utf8(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    const unsigned char *bytes = (const unsigned char *)s;
+    luaL_Buffer out;
+    int replaced = 0;
+    size_t plain = 0; /* the start of the bytes not yet copied, all valid */
+    for (size_t i = 0; i < len;) {
+        size_t width = bytes[i] < 0x80 ? 1 : utf8_char_length(bytes + i, len - i);
+        if (width > 0) {
+            i += width;
+            continue;
+        }
+        if (!replaced)
+            luaL_buffinit(L, &out);
+        replaced = 1;
+        luaL_addlstring(&out, s + plain, i - plain);
+        luaL_addstring(&out, "\xEF\xBF\xBD"); /* U+FFFD */
+        plain = ++i;
+    }
+    if (!replaced) {
+        lua_settop(L, 1);
+        return 1;
+    }
+    luaL_addlstring(&out, s + plain, len - plain);
+    luaL_pushresult(&out);
+    return 1;
+}
+
 /* As json_write.h says. */
 int luaopen_gpuledger_json_write(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"encode", json_encode},
         {"number_text", json_number_text_of},
+        {"valid_utf8", json_valid_utf8},
         {NULL, NULL},
     };
     luaL_newlib(L, functions);

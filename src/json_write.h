@@ -2,8 +2,9 @@
 #define GPULEDGER_JSON_WRITE_H
 #include <lua.h>
 
-/* require "gpuledger.json_write": the table {encode, number_text},
- * gpuledger.json's writer in C (json_write.c). The host puts it in
+/* require "gpuledger.json_write": the table {encode, number_text,
+ * valid_utf8}, gpuledger.json's writer in C (json_write.c), whose rule for
+ * bad UTF-8 text.valid_utf8 is too. The host puts it in
  * package.loaded; under lua5.4 it is build/lua/gpuledger/json_write.so. */
 int luaopen_gpuledger_json_write(lua_State *L);
 

@@ -2,28 +2,16 @@
 -- (each bad byte becomes U+FFFD, as Go's encoders do) and, for terminals,
 -- free of control characters; widths counted in characters for table
 -- padding; percent-encoded for a URL's query.
+local json_write = require "gpuledger.json_write"
+
 local M = {}
 
 local REPLACEMENT = "\u{FFFD}"
 
--- Returns s with every byte that is not part of valid UTF-8 replaced by U+FFFD.
-function M.valid_utf8(s)
-  if utf8.len(s) then
-    return s
-  end
-  local parts, pos = {}, 1
-  while pos <= #s do
-    local _, bad = utf8.len(s, pos)
-    if not bad then
-      parts[#parts + 1] = s:sub(pos)
-      break
-    end
-    parts[#parts + 1] = s:sub(pos, bad - 1)
-    parts[#parts + 1] = REPLACEMENT
-    pos = bad + 1
-  end
-  return table.concat(parts)
-end
+-- Returns s with every byte that is not part of valid UTF-8 replaced by
+-- U+FFFD: the rule json.encode writes strings by, in C (src/json_text.c's
+-- utf8_char_length), so that the two never disagree.
+M.valid_utf8 = json_write.valid_utf8
 
 -- True when s holds the bytes lead followed by a byte from low to high,
 -- looked for by plain search for lead (a pattern's search starts again at
