@@ -127,6 +127,27 @@ describe("judge.fleet", function()
     assert.is_true(report.rules.loaded > 0 and #report.codes == report.rules.loaded)
   end)
 
+  it("drops each ledger once judged, a site file's kept for it and judged in its child", function()
+    local site = H.site_rules { ["every_node.lua"] = [[
+return { code = "every-node", level = "WARN", evaluate = function(ledger, policy, emit)
+  emit { message = ledger.node .. " has " .. #ledger.entries .. " GPUs" }
+end }
+]] }
+    for _, sources in ipairs { ruleset.read(H.core, ""), site.sources } do
+      local summary, ledgers = H.fleet_input()
+      local report = judge.fleet(H.core, sources, {}, summary, ledgers)
+      assert.same({}, ledgers)
+      assert.equal(sources == site.sources and 2 or 0, #H.with_code(report.findings, "every-node"))
+    end
+    local summary, ledgers = H.fleet_input()
+    local messages = {}
+    for _, finding in ipairs(H.with_code(judge.fleet(H.core, site.sources, {}, summary, ledgers).findings, "every-node")) do
+      messages[#messages + 1] = finding.message
+    end
+    table.sort(messages)
+    assert.same({ "gpud has 2 GPUs", "gpue has 2 GPUs" }, messages)
+  end)
+
   it("makes extra errors the fleet's rule-errors, first among the ERRORs", function()
     local summary, ledgers = H.fleet_input()
     local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers, { "a refused reload" })

@@ -81,14 +81,13 @@ local function compiled(core, sources, stems, data, embedded)
   return EMBEDDED[sources]
 end
 
--- The work of the rule files `stems` of sources (here for the embedded
--- rules, embedded true, in a child for a site file): load them (compiled),
--- give each rule its level under the policy (data's thresholds, the plain
--- data of the set, with the choices given over them), evaluate it on each
--- ledger and, with a fleet view, the rules that see the fleet on it.
--- Returns {errors = [text], rules = [row], off = the defaults switched off
--- (ruleset.compile), found = [[finding]] per ledger, fleet = [finding]}.
-local function run_files(core, sources, stems, data, given, ledgers, view, embedded)
+-- The rule files `stems` of sources loaded (compiled; the embedded ones,
+-- embedded true, once per sources) under the policy (data's thresholds,
+-- the plain data of the set, with the choices given over them): {set,
+-- policy, out = {errors = [text], rules = [row] (each rule with its level),
+-- off = the defaults switched off (ruleset.compile), found = [[finding]]
+-- per ledger, fleet = [finding]}}, out's findings yet to be judged.
+local function load_files(core, sources, stems, data, given, embedded)
   local set = compiled(core, sources, stems, data, embedded)
   local policy = M.policy(data, given)
   local out = { errors = json.array(), rules = json.array(), off = set.off, found = json.array(), fleet = json.array() }
@@ -103,13 +102,34 @@ local function run_files(core, sources, stems, data, given, ledgers, view, embed
       node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges
     }
   end
+  return { set = set, policy = policy, out = out }
+end
+
+-- The findings of the rules of files (load_files) on ledger, in the order
+-- they came (findings.run).
+local function judge_ledger(core, files, ledger)
+  return json.array(findings.run(core, files.set.rules, ledger, files.policy))
+end
+
+-- The findings of the rules of files (load_files) that see the fleet on
+-- view (fleet.view).
+local function judge_fleet(core, files, view)
+  return json.array(findings.evaluate_fleet(core, files.set.rules, view, files.policy))
+end
+
+-- The work of the rule files `stems` of sources (in a child for a site
+-- file): load them (load_files), evaluate them on each ledger and, with a
+-- fleet view, the rules that see the fleet on it. Returns load_files' out,
+-- its findings judged.
+local function run_files(core, sources, stems, data, given, ledgers, view)
+  local files = load_files(core, sources, stems, data, given)
   for i, ledger in ipairs(ledgers) do
-    out.found[i] = json.array(findings.run(core, set.rules, ledger, policy))
+    files.out.found[i] = judge_ledger(core, files, ledger)
   end
   if view then
-    out.fleet = json.array(findings.evaluate_fleet(core, set.rules, view, policy))
+    files.out.fleet = judge_fleet(core, files, view)
   end
-  return out
+  return files.out
 end
 
 -- The stems of sources by where they run: the embedded rules (the
@@ -157,40 +177,44 @@ local function take(judged, out)
   keep(out.fleet, dropped, judged.fleet)
 end
 
--- Judges each of ledgers (built ledgers, M.ledger_of) and, when opts.view
--- (the fleet's summary as rules read it, fleet.view) is given, the fleet,
--- with the rule set of sources (ruleset.read) under the operator's policy
--- choices `given`: the embedded rules here, each site file in a child of its
--- own (isolated.call), the site files under the deadlines (CPU time) of
--- isolated.deadlines(#ledgers); the site's data files in a child too
--- (isolated.data_of). A file that fails is a rule-error naming it and the
--- other files' findings stand. opts (nil for none): view; extra_errors, more
--- errors (text) of the set; data, what M.data gave when already had.
--- Returns the set as the program shows it ({rules =
--- rows {code, level, level_error?, doc, order, rank, for, file, origin, node,
--- fleet}, off = the defaults a site file switched off ({code, doc, file,
--- origin, off = true}), errors = [text]}, levels already given), the findings of each
--- ledger in order, and the fleet's findings (about the node "fleet"; none
--- without a view). The set's errors are rule-errors once, first: in the
--- fleet's findings with a view, else in each ledger's.
-function M.rules(core, sources, given, ledgers, opts)
-  opts = opts or {}
+-- A judging begun with the rule set of sources (ruleset.read) under the
+-- choices given: {core, sources, given, set (its errors so far: the data
+-- files', the badly named files'), data, site (the site's stems), embedded
+-- (the embedded rules loaded: load_files)}. data_pair: what M.data gave,
+-- when already had.
+local function begin(core, sources, given, data_pair)
   local set = { rules = {}, off = {}, errors = {} }
-  local judged = { set = set, by_code = {}, found = {}, fleet = {} }
-  for i = 1, #ledgers do
-    judged.found[i] = {}
-  end
-  local data, data_errors = table.unpack(opts.data or M.data(core, sources))
+  local data, data_errors = table.unpack(data_pair or M.data(core, sources))
   table.move(data_errors, 1, #data_errors, 1, set.errors)
   for _, problem in ipairs(sources.problems) do -- files named so that they are no rule
     set.errors[#set.errors + 1] = errors.text(problem)
   end
-
   local embedded, site = embedded_and_site(sources)
-  take(judged, run_files(core, sources, embedded, data, given, ledgers, opts.view, true))
+  return {
+    core = core, sources = sources, given = given, set = set, data = data, site = site,
+    embedded = load_files(core, sources, embedded, data, given, true),
+  }
+end
+
+-- Ends judging (begin) of ledgers, which the embedded rules have judged
+-- (embedded_found: their findings by ledger, judge_ledger), as M.rules
+-- says: the embedded rules that see the fleet (with opts.view), each site
+-- file in a child, the set's errors, each ledger's findings in order.
+local function finish(judging, ledgers, embedded_found, opts)
+  local core, sources, given, data, set = judging.core, judging.sources, judging.given, judging.data, judging.set
+  local judged = { set = set, by_code = {}, found = {}, fleet = {} }
+  for i = 1, #ledgers do
+    judged.found[i] = {}
+  end
+  local embedded_out = judging.embedded.out
+  embedded_out.found = embedded_found
+  if opts.view then
+    embedded_out.fleet = judge_fleet(core, judging.embedded, opts.view)
+  end
+  take(judged, embedded_out)
   local file_ms, set_ms = isolated.deadlines(#ledgers)
   local used_ms = 0 -- the CPU time of the site files' children, which the set's deadline counts
-  for _, stem in ipairs(site) do
+  for _, stem in ipairs(judging.site) do
     local left_ms = set_ms - used_ms
     local out, why, file_used_ms
     if left_ms <= 0 then
@@ -223,6 +247,32 @@ function M.rules(core, sources, given, ledgers, opts)
     found[i] = json.array(findings.ordered(all, ledger))
   end
   return set, found, fleet_found
+end
+
+-- Judges each of ledgers (built ledgers, M.ledger_of) and, when opts.view
+-- (the fleet's summary as rules read it, fleet.view) is given, the fleet,
+-- with the rule set of sources (ruleset.read) under the operator's policy
+-- choices `given`: the embedded rules here, each site file in a child of its
+-- own (isolated.call), the site files under the deadlines (CPU time) of
+-- isolated.deadlines(#ledgers); the site's data files in a child too
+-- (isolated.data_of). A file that fails is a rule-error naming it and the
+-- other files' findings stand. opts (nil for none): view; extra_errors, more
+-- errors (text) of the set; data, what M.data gave when already had.
+-- Returns the set as the program shows it ({rules =
+-- rows {code, level, level_error?, doc, order, rank, for, file, origin, node,
+-- fleet}, off = the defaults a site file switched off ({code, doc, file,
+-- origin, off = true}), errors = [text]}, levels already given), the findings of each
+-- ledger in order, and the fleet's findings (about the node "fleet"; none
+-- without a view). The set's errors are rule-errors once, first: in the
+-- fleet's findings with a view, else in each ledger's.
+function M.rules(core, sources, given, ledgers, opts)
+  opts = opts or {}
+  local judging = begin(core, sources, given, opts.data)
+  local found = {}
+  for i, ledger in ipairs(ledgers) do
+    found[i] = judge_ledger(core, judging.embedded, ledger)
+  end
+  return finish(judging, ledgers, found, opts)
 end
 
 -- The data files of the rule set of sources (ruleset.read), read as
@@ -284,23 +334,36 @@ end
 -- its rows read (ledgers, by row: built, M.ledger_of), with the rule set of
 -- sources under the policy choices given, as M.rules does (the nodes by the
 -- rules that judge a node, the summary by those that see the fleet), with
--- extra_errors (text, nil for none) among the set's errors. Each row of the
--- summary, and its total, gets its verdict (worst, badFindings,
+-- extra_errors (text, nil for none) among the set's errors. Each ledger is
+-- judged by the embedded rules in turn and dropped from ledgers: without
+-- site files its findings are then in order and nothing holds it, so the
+-- fleet's ledgers are not all held beside their findings; with some, it is
+-- kept for them, judged in one child per file over every ledger. Each row
+-- of the summary, and its total, gets its verdict (worst, badFindings,
 -- errorFindings: an unreachable node's is its ERROR), the rows then sorted
 -- worst first (fleet.sort_worst_first). Returns the fleet's report
 -- {summary, findings (the fleet's and every node's, worst first,
 -- fleet.merge_findings), worst, counts, codes, rules = {loaded, errors}}.
 function M.fleet(core, sources, given, summary, ledgers, extra_errors)
-  local read, rows_read = {}, {}
+  local judging = begin(core, sources, given)
+  local node_findings = {} -- row → its findings in order
+  local kept = { rows = {}, ledgers = {}, found = {} } -- for the site files
   for _, row in ipairs(summary.nodes) do
-    if ledgers[row] then
-      read[#read + 1], rows_read[#rows_read + 1] = ledgers[row], row
+    local ledger = ledgers[row]
+    if ledger then
+      ledgers[row] = nil
+      local found = judge_ledger(core, judging.embedded, ledger)
+      if #judging.site == 0 then
+        node_findings[row] = json.array(findings.ordered(found, ledger))
+      else
+        local n = #kept.rows + 1
+        kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
+      end
     end
   end
-  local set, found, fleet_found = M.rules(core, sources, given, read,
+  local set, found, fleet_found = finish(judging, kept.ledgers, kept.found,
     { view = fleet.view(summary), extra_errors = extra_errors })
-  local node_findings = {}
-  for i, row in ipairs(rows_read) do
+  for i, row in ipairs(kept.rows) do
     node_findings[row] = found[i]
   end
   local all = M.fleet_verdicts(summary, node_findings, fleet_found)
