@@ -37,7 +37,7 @@ function M.printable(s)
     return s -- printable ASCII, the common case: nothing to replace
   end
   s = M.valid_utf8(s)
-  if not s:find("^[^%c\127]*$") then
+  if not s:find("^[ -~\128-\255]*$") then -- (ranges are quicker to test than %c; s is valid UTF-8 by now)
     s = s:gsub("[%c\127]", REPLACEMENT)
   end
   if has_after(s, "\xE2\x80", 0xAA, 0xAE) then
