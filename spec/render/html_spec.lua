@@ -60,6 +60,12 @@ describe("render.html", function()
     assert.falsy(plain:find("/ui/", 1, true))
   end)
 
+  it("escapes each & < > \" ' of a text, in plain ASCII or not, as Go's html/template does", function()
+    assert.equal("a&amp;b&lt;c&gt;d&#34;e&#39;f &amp;&amp;amp; &lt;&lt;", html.escape("a&b<c>d\"e'f &&amp; <<"))
+    assert.equal("it&#39;s — &lt;b&gt; \u{FFFD}", html.escape("it's — <b> \27"))
+    assert.equal("plain text, 12 °C", html.escape("plain text, 12 °C"))
+  end)
+
   it("escapes a hostile container name and has no script and no inline style", function()
     local text = page(node())
     assert.truthy(text:find("&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", 1, true))

@@ -17,7 +17,27 @@ local M = {}
 M.CONTENT_TYPE = "text/html; charset=utf-8"
 M.STYLESHEET = "lua/gpuledger/render/style.css"
 
-local ESCAPES = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&#34;", ["'"] = "&#39;" }
+-- The characters HTML text and attribute values escape, each with its
+-- entity; & first, as the others' entities hold one.
+local ESCAPES = { { "&", "&amp;" }, { "<", "&lt;" }, { ">", "&gt;" }, { '"', "&#34;" }, { "'", "&#39;" } }
+
+-- s with each char replaced by entity, found by plain search (a pattern's
+-- search, gsub's too, starts again at every byte).
+local function replace_all(s, char, entity)
+  local at = s:find(char, 1, true)
+  if not at then
+    return s
+  end
+  local parts, from = {}, 1
+  repeat
+    parts[#parts + 1] = s:sub(from, at - 1)
+    parts[#parts + 1] = entity
+    from = at + 1
+    at = s:find(char, from, true)
+  until not at
+  parts[#parts + 1] = s:sub(from)
+  return table.concat(parts)
+end
 
 -- s escaped for HTML text and quoted attribute values: & < > " ' as
 -- entities (quotes as &#34; and &#39;, as Go's html/template writes them),
@@ -28,10 +48,10 @@ function M.escape(s)
     return s -- printable ASCII but & < > " ', most text: no copy made (one anchored class is the quickest test)
   end
   s = text.printable(s)
-  if s:find("^[^&<>\"']*$") then
-    return s
+  for _, escape in ipairs(ESCAPES) do
+    s = replace_all(s, escape[1], escape[2])
   end
-  return (s:gsub("[&<>\"']", ESCAPES))
+  return s
 end
 
 local LEVEL_CLASS = { OK = "OK", WARN = "WARN", BAD = "BAD", ERROR = "ERROR" }
