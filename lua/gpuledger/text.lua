@@ -13,6 +13,15 @@ local REPLACEMENT = "\u{FFFD}"
 -- utf8_char_length), so that the two never disagree.
 M.valid_utf8 = json_write.valid_utf8
 
+-- True when run, a pattern "^[set]*", spans all of s: the matcher runs
+-- along s once and stops at the first byte outside set (a search for such
+-- a byte starts again at every byte, and "^[set]*$" walks back from where
+-- the run stops).
+function M.spans(s, run)
+  local _, last = s:find(run)
+  return last == #s
+end
+
 -- True when s holds the bytes lead followed by a byte from low to high,
 -- looked for by plain search for lead (a pattern's search starts again at
 -- every byte): most text that has lead has none of those after it (—, ·).
@@ -33,11 +42,11 @@ end
 -- reorder what follows (U+202A–U+202E, U+2066–U+2069) replaced by U+FFFD.
 function M.printable(s)
   s = tostring(s)
-  if s:find("^[ -~]*$") then -- (one anchored range: the matcher runs along the text once, not from each byte)
+  if M.spans(s, "^[ -~]*") then
     return s -- printable ASCII, the common case: nothing to replace
   end
   s = M.valid_utf8(s)
-  if not s:find("^[ -~\128-\255]*$") then -- (ranges are quicker to test than %c; s is valid UTF-8 by now)
+  if not M.spans(s, "^[ -~\128-\255]*") then -- (not a control: ranges are quicker to test than %c; s is valid UTF-8 by now)
     s = s:gsub("[%c\127]", REPLACEMENT)
   end
   if has_after(s, "\xE2\x80", 0xAA, 0xAE) then

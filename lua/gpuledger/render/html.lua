@@ -44,8 +44,8 @@ end
 -- invalid UTF-8 and control characters as U+FFFD.
 function M.escape(s)
   s = tostring(s == nil and "" or s)
-  if s:find("^[?-~(-;= !#$%%]*$") then
-    return s -- printable ASCII but & < > " ', most text: no copy made (one anchored class is the quickest test)
+  if text.spans(s, "^[?-~(-;= !#$%%]*") then
+    return s -- printable ASCII but & < > " ', most text: no copy made
   end
   s = text.printable(s)
   for _, escape in ipairs(ESCAPES) do
