@@ -78,4 +78,22 @@ describe("sources.shape", function()
     assert.is_nil(shape.check({ 1, 2 }, { list = "number", max = 2 }, "entries"))
     assert.equal("entries has 3 items, want at most 2", shape.check({ 1, 2, 3 }, { list = "number", max = 2 }, "entries"))
   end)
+
+  it("checks a record of few of its shape's many fields as one of all of them", function()
+    local record = {
+      a = "string", b = "string", c = "string", d = "string", e = "string", f = "number",
+      g = { list = "number" }, id = shape.required "string",
+    }
+    assert.is_nil(shape.check({ id = "x", f = 1 }, record, "pids.1"))
+    assert.equal("pids.1.f is a string, want a number", shape.check({ id = "x", f = "1" }, record, "pids.1"))
+    assert.equal("pids.1.g[2] is a string, want a number", shape.check({ id = "x", g = { 1, "2" } }, record, "pids.1"))
+    assert.equal("pids.1.id is missing, want a string", shape.check({ a = "x" }, record, "pids.1"))
+    local many = { id = "x", f = "1" } -- more fields than the shape names
+    for i = 1, 10 do
+      many["extra" .. i] = i
+    end
+    assert.equal("pids.1.f is a string, want a number", shape.check(many, record, "pids.1"))
+    many.f = 1
+    assert.is_nil(shape.check(many, record, "pids.1"))
+  end)
 end)

@@ -99,26 +99,33 @@ end
 -- are, and a call for each costs more than the check).
 local TYPES = { string = true, number = true, boolean = true, table = true }
 
--- The checker (compile's) of a list, map or object shape.
+-- What is wrong with value, no table (nor absent), where a table of want
+-- belongs.
+local function not_a_table(value, want)
+  return string.format(" is a %s, want %s", type(value), want)
+end
+
+-- The fewest fields of an object shape whose values are first read by
+-- their own fields (a record that has few of them, such as a /proc record,
+-- is then checked in fewer steps); with fewer, each field of the shape is
+-- looked up instead, which is as quick.
+local MANY_FIELDS = 8
+
+-- The checker (compile's) of a list, map or object shape. Each checks in
+-- line what it can (a field or item absent or of its type name, a null
+-- item) and calls another checker only for the rest.
 local function table_checker(shape)
   local want = want_of(shape)
-  local function table_of(value)
-    if value == nil or value == NULL then
-      return false
-    end
-    local kind = type(value)
-    if kind ~= "table" then
-      return nil, string.format(" is a %s, want %s", kind, want)
-    end
-    return true
-  end
   if shape.list then
-    local check, max = item_checker(shape.list), shape.max
-    local kind = TYPES[shape.list] and shape.list -- a list of such items: each one's type, in line
+    local item_shape, max = shape.list, shape.max
+    local check = compile(item_shape)
+    local kind = TYPES[item_shape] and item_shape -- a list of such items: each one's type, in line
+    local null_why = item_shape ~= "any" and " is null, want " .. want_of(item_shape) -- (item_checker's)
     return function(value)
-      local is_table, why = table_of(value)
-      if not is_table then
-        return why and "", why
+      if value == nil or value == NULL then
+        return nil
+      elseif type(value) ~= "table" then
+        return "", not_a_table(value, want)
       end
       local length = #value
       if next(value, length > 0 and length or nil) ~= nil then -- keys past 1..#value: a hole, or an object
@@ -130,10 +137,18 @@ local function table_checker(shape)
       if max and length > max then
         return "", string.format(" has %d items, want at most %d", length, max)
       end
+      if not null_why then
+        return nil -- a list of anything, nulls too
+      end
       for i = 1, length do
         local item = value[i]
         if not kind or type(item) ~= kind then
-          local below, what = check(item)
+          local below, what
+          if item == nil or item == NULL then
+            below, what = "", null_why
+          else
+            below, what = check(item)
+          end
           if below then
             return "[" .. i .. "]" .. below, what
           end
@@ -145,9 +160,10 @@ local function table_checker(shape)
     local check = compile(shape.map)
     local kind = TYPES[shape.map] and shape.map
     return function(value)
-      local is_table, why = table_of(value)
-      if not is_table then
-        return why and "", why
+      if value == nil or value == NULL then
+        return nil
+      elseif type(value) ~= "table" then
+        return "", not_a_table(value, want)
       end
       for key, item in pairs(value) do
         if not kind or type(item) ~= kind then
@@ -161,16 +177,49 @@ local function table_checker(shape)
     end
   end
   local keys, checks, kinds = {}, {}, {}
+  local index, required = {}, {} -- each field's position; the required ones'
   for key, field in pairs(shape) do
     keys[#keys + 1], checks[#checks + 1] = key, compile(field)
     kinds[#kinds + 1] = TYPES[field] and field or false
+    index[key] = #keys
+    if type(field) == "table" and field.required then
+      required[#required + 1] = key
+    end
   end
   local count = #keys
-  return function(value)
-    local is_table, why = table_of(value)
-    if not is_table then
-      return why and "", why
+  -- Whether value (a table) has the shape, read by its own fields: most
+  -- records have fewer than the shape names. Not when it has more fields
+  -- than the shape (an answer as the source gave it): nil, to be read by
+  -- the shape's fields instead.
+  local function fits(value)
+    local seen = 0
+    for key, field in next, value do
+      seen = seen + 1
+      if seen > count then
+        return nil
+      end
+      local i = index[key]
+      if i and type(field) ~= kinds[i] and checks[i](field) then
+        return false
+      end
     end
+    for k = 1, #required do
+      local field = value[required[k]]
+      if field == nil or field == NULL then
+        return false
+      end
+    end
+    return true
+  end
+  return function(value)
+    if value == nil or value == NULL then
+      return nil
+    elseif type(value) ~= "table" then
+      return "", not_a_table(value, want)
+    elseif count >= MANY_FIELDS and fits(value) then
+      return nil
+    end
+    -- the first field of the shape's order that does not fit
     for i = 1, count do
       local field, kind = value[keys[i]], kinds[i]
       if not kind or (field ~= nil and type(field) ~= kind) then -- a field of a type name may be absent
