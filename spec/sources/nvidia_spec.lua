@@ -33,6 +33,7 @@ describe("gpuledger.sources.nvidia", function()
 
     it("integers: trimmed, floats truncated, garbage 0", function()
       assert.equal(61, nvidia.int_value(" 61 "))
+      assert.equal(61, nvidia.int_value("\t61\r\n"))
       assert.equal(3, nvidia.int_value("3.9"))
       assert.equal(-3, nvidia.int_value("-3.9"))
       assert.equal(0, nvidia.int_value("hot"))

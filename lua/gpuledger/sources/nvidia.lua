@@ -90,16 +90,11 @@ end
 
 local NOT_A_NUMBER = { [""] = true, ["[N/A]"] = true, ["N/A"] = true, ["[Not Supported]"] = true }
 
-local BRACKET = string.byte("[")
-
--- The number a cell holds (trimmed, parsed as Lua reads a number: 1e23 and
--- inf too), or nil for none: empty, [N/A] and the like, or no number.
+-- The number a cell holds, parsed as Lua reads one (blanks at either end
+-- skipped; 1e23 and 1e999, an infinity, too), or nil for none: empty,
+-- [N/A] and the like, or no number.
 local function number_of(raw)
-  local trimmed = type(raw) == "string" and text.trim(raw) or ""
-  if NOT_A_NUMBER[trimmed] or trimmed:byte(1) == BRACKET then
-    return nil
-  end
-  return tonumber(trimmed)
+  return type(raw) == "string" and tonumber(raw) or nil
 end
 
 -- value truncated to an integer; 0 for none (nil), NaN, an infinity or one
