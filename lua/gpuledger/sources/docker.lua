@@ -12,6 +12,7 @@ local LABEL = "com.hashicorp.nomad."
 local UUID = string.rep("[0-9a-f]", 8) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-"
   .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 4) .. "%-" .. string.rep("[0-9a-f]", 12)
 local TASK_ALLOC_NAME = "^(.+)%-(" .. UUID .. ")$"
+local SLASH = string.byte("/") -- the engines' names begin with one
 
 -- The shape of an inspect answer as the snapshot keeps it (shape.lua);
 -- Error: why the engine could not be asked about it (collect/docker.lua).
@@ -24,6 +25,10 @@ M.SHAPE = {
 
 -- Splits a device list ("GPU-1,GPU-2") into trimmed, non-empty ids.
 local function split_ids(list)
+  if not list:find(",", 1, true) then -- one id, the common case
+    local id = text.trim(list)
+    return id ~= "" and { id } or {}
+  end
   local ids = {}
   for item in (list .. ","):gmatch("([^,]*),") do
     item = text.trim(item)
@@ -34,12 +39,13 @@ local function split_ids(list)
   return ids
 end
 
+local VISIBLE = "NVIDIA_VISIBLE_DEVICES="
+
 -- The value of NVIDIA_VISIBLE_DEVICES in an inspect's Config.Env, or nil.
 function M.visible_devices(env)
   for _, entry in ipairs(env or {}) do
-    local value = type(entry) == "string" and entry:match("^NVIDIA_VISIBLE_DEVICES=(.*)$")
-    if value then
-      return value
+    if type(entry) == "string" and entry:find(VISIBLE, 1, true) == 1 then
+      return entry:sub(#VISIBLE + 1)
     end
   end
 end
@@ -109,9 +115,15 @@ function M.reduce(inspect)
   }
 end
 
+-- The label com.hashicorp.nomad.<name> of each name describe reads.
+local LABELS = {}
+for _, name in ipairs { "allocation_id", "alloc_id", "job_name", "namespace", "task_name" } do
+  LABELS[name] = LABEL .. name
+end
+
 -- The value of label com.hashicorp.nomad.<name>, or nil when absent or empty.
 local function label(labels, name)
-  local value = labels[LABEL .. name]
+  local value = labels[LABELS[name]]
   if type(value) == "string" and value ~= "" then
     return value
   end
@@ -135,7 +147,10 @@ end
 function M.describe(inspect)
   local config = inspect.Config or {}
   local labels = config.Labels or {}
-  local name = (inspect.Name or ""):gsub("^/", "")
+  local name = inspect.Name or ""
+  if name:byte(1) == SLASH then
+    name = name:sub(2)
+  end
   local container = {
     id = inspect.Id or "",
     name = name,
