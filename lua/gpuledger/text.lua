@@ -84,6 +84,23 @@ end
 M.NAME_MAX = 256
 M.ERROR_MAX = 1024
 
+-- Cuts every string in table t (recursively, keys aside) to max bytes, in
+-- place, and takes out every value equal to drop (when not nil).
+local function cut_in(t, max, drop)
+  for k, v in next, t do
+    local kind = type(v)
+    if kind == "string" then
+      if #v > max then
+        t[k] = M.cut(v, max)
+      end
+    elseif kind == "table" then
+      cut_in(v, max, drop)
+    elseif drop ~= nil and v == drop then
+      t[k] = nil
+    end
+  end
+end
+
 -- value with every string in it (recursively, keys aside) cut to max
 -- bytes (M.cut), in place; returns it. With drop (lua-cjson's null, for
 -- one), every value equal to it is taken out of its table too (value
@@ -94,18 +111,7 @@ function M.cut_strings(value, max, drop)
   elseif drop ~= nil and value == drop then
     return nil
   elseif type(value) == "table" then
-    for k, v in pairs(value) do
-      local kind = type(v)
-      if kind == "string" then
-        if #v > max then
-          value[k] = M.cut(v, max)
-        end
-      elseif kind == "table" then
-        M.cut_strings(v, max, drop)
-      elseif drop ~= nil and v == drop then
-        value[k] = nil
-      end
-    end
+    cut_in(value, max, drop)
   end
   return value
 end
@@ -123,9 +129,11 @@ end
 -- The bytes Lua's %s matches: space, tab, LF, VT, FF, CR.
 local BLANK = { [32] = true, [9] = true, [10] = true, [11] = true, [12] = true, [13] = true }
 
+local byte = string.byte
+
 -- Trims blanks (space, tab, CR, LF) at both ends.
 function M.trim(s)
-  if not (BLANK[s:byte(1)] or BLANK[s:byte(-1)]) then
+  if not (BLANK[byte(s, 1)] or BLANK[byte(s, -1)]) then
     return s -- most text has none: no copy made
   end
   return (s:gsub("^%s+", ""):gsub("%s+$", ""))
