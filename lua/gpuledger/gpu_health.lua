@@ -50,10 +50,10 @@ end
 -- nomad_node.INSTANCE; each other group or instance an error naming it.
 local function nomad_groups(groups, errors)
   local kept = {}
-  local readable, whys, paths = shape.items(groups or {}, nomad_node.GROUP, "devices")
+  local readable, whys, path_of = shape.items(groups or {}, nomad_node.GROUP, "devices")
   unexpected(errors, "nomad_devices", whys)
   for k, group in ipairs(readable) do
-    local instances, instance_whys = shape.items(group.Instances or {}, nomad_node.INSTANCE, paths[k] .. ".Instances")
+    local instances, instance_whys = shape.items(group.Instances or {}, nomad_node.INSTANCE, path_of(k) .. ".Instances")
     unexpected(errors, "nomad_devices", instance_whys)
     kept[k] = { Name = group.Name, Instances = instances }
   end

@@ -156,16 +156,16 @@ local function checked_sources(sources)
   return checked
 end
 
--- Why an engine's inspect record (of docker.SHAPE, at path) cannot be
--- read, as an error naming the engine (source: "<engine> <endpoint>"), or
--- nil when it can: a record reduced to {Id, Unreadable}, or a failed
--- inspect {Id, Error}, whose error is the request's own (it names the
--- engine already).
-local function unreadable(source, path, inspect)
+-- Why an engine's inspect record (of docker.SHAPE, at path_of(k):
+-- shape.items') cannot be read, as an error naming the engine (source:
+-- "<engine> <endpoint>"), or nil when it can: a record reduced to {Id,
+-- Unreadable}, or a failed inspect {Id, Error}, whose error is the
+-- request's own (it names the engine already).
+local function unreadable(source, path_of, k, inspect)
   if inspect.Error then
     return inspect.Error
   elseif inspect.Unreadable then
-    return shape.unexpected(source, string.format("%s (%s): %s", path, tostring(inspect.Id), inspect.Unreadable))
+    return shape.unexpected(source, string.format("%s (%s): %s", path_of(k), tostring(inspect.Id), inspect.Unreadable))
   end
 end
 
@@ -182,12 +182,12 @@ local function known_containers(sources, add_error)
     local source = sources[engine]
     if source and source.ok then
       local name = string.format("%s %s", engine, tostring(source.endpoint or ""))
-      local inspects, whys, paths = shape.items(source.containers or {}, docker.SHAPE, "containers")
+      local inspects, whys, path_of = shape.items(source.containers or {}, docker.SHAPE, "containers")
       for _, why in ipairs(whys) do
         failed[#failed + 1] = { engine = engine, error = shape.unexpected(name, why) }
       end
       for k, inspect in ipairs(inspects) do
-        local err = unreadable(name, paths[k], inspect)
+        local err = unreadable(name, path_of, k, inspect)
         local container = not err and docker.describe(inspect)
         if err then
           failed[#failed + 1] = { engine = engine, id = inspect.Id, error = err }

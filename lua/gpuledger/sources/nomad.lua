@@ -57,10 +57,10 @@ function M.read(source)
     return nil, {}, source.error
   end
   local visible, reservations = {}, {}
-  local allocs, problems, paths = shape.items(source.allocations or {}, M.SHAPE, "allocations")
+  local allocs, problems, path_of = shape.items(source.allocations or {}, M.SHAPE, "allocations")
   for k, alloc in ipairs(allocs) do
     if alloc.Unreadable then
-      problems[#problems + 1] = string.format("%s: %s", paths[k], alloc.Unreadable)
+      problems[#problems + 1] = string.format("%s: %s", path_of(k), alloc.Unreadable)
       goto next_alloc
     end
     local namespace = alloc.Namespace or ""

@@ -305,9 +305,10 @@ end
 -- The items of a list (one that has the shape {list = "any"}: a JSON array
 -- as decoded, its nulls holes in it) that have item_shape, and why each
 -- other one does not ("<path>[i]…", a null too), so that one bad record
--- costs only itself; then each kept item's path ("<path>[i]").
+-- costs only itself; then the path of each kept one, by its place among
+-- them (path_of(k): "<path>[i]"), written only when asked for.
 function M.items(list, item_shape, path)
-  local kept, whys, paths = {}, {}, {}
+  local kept, whys, places = {}, {}, {}
   local check = item_checker(item_shape)
   for i = 1, list_length(list) do
     local below, what = check(list[i])
@@ -315,10 +316,13 @@ function M.items(list, item_shape, path)
       whys[#whys + 1] = string.format("%s[%d]%s%s", path, i, below, what)
     else
       kept[#kept + 1] = list[i]
-      paths[#paths + 1] = string.format("%s[%d]", path, i)
+      places[#places + 1] = i
     end
   end
-  return kept, whys, paths
+  local function path_of(k)
+    return string.format("%s[%d]", path, places[k])
+  end
+  return kept, whys, path_of
 end
 
 -- Rows of cells as nvidia-smi's queries are kept in a snapshot.
