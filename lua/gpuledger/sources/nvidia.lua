@@ -269,6 +269,9 @@ function M.read(source)
     return "a process of " .. cell(row, 1)
   end
   local pid_bounds, memory_bounds = M.APP_BOUNDS[2], M.APP_BOUNDS[3]
+  -- the rows name a few GPUs and, mostly, a few binaries, over and over:
+  -- each text is read once
+  local uuid_of, binary_of = {}, {}
   for _, row in ipairs(apps.rows or {}) do
     if #row >= 4 then
       local pid, memory, named = number_of(row[2]), number_of(row[3]), true
@@ -277,11 +280,17 @@ function M.read(source)
         named, memory = checked[2] == row[2], number_of(checked[3]) -- a pid out of range names no process
       end
       if named then
+        local uuid, binary = uuid_of[row[1]], binary_of[row[4]]
+        if not uuid then
+          uuid = cell(row, 1)
+          uuid_of[row[1]] = uuid
+        end
+        if not binary then
+          binary = M.process_binary(row[4])
+          binary_of[row[4]] = binary
+        end
         processes[#processes + 1] = {
-          gpu_uuid = cell(row, 1),
-          pid = truncated(pid),
-          used_memory_mib = truncated(memory),
-          process = M.process_binary(row[4]),
+          gpu_uuid = uuid, pid = truncated(pid), used_memory_mib = truncated(memory), process = binary,
         }
       end
     end
