@@ -110,14 +110,26 @@ local function run_rule(core, rule, ledger, view, policy, positions)
     if tenant then
       tenant_position = positions[tenant] or 0
     end
-    local namespace, job, task, alloc, container, pids = subject(tenant,
-      reservation ~= nil and sandbox.original(reservation) or nil)
-    emitted[#emitted + 1] = { -- in one constructor: the table is made at its size
+    reservation = reservation ~= nil and sandbox.original(reservation) or nil
+    local sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
+    -- in one constructor, so that the table is made at its size: a
+    -- constructor's table has room for every field it names, nil or not,
+    -- and most findings are about no tenant or reservation
+    if tenant == nil and reservation == nil then
+      emitted[#emitted + 1] = {
+        level = level, code = rule.code, node = ledger.node, message = message,
+        gpu = label, index = gpu and gpu.index, uuid = gpu and gpu.uuid, busId = gpu and gpu.busId,
+        migUuid = slice and slice.uuid, migProfile = slice and slice.profile, health_gpu = health_gpu, sort = sort,
+      }
+      return
+    end
+    local namespace, job, task, alloc, container, pids = subject(tenant, reservation)
+    emitted[#emitted + 1] = {
       level = level, code = rule.code, node = ledger.node, message = message,
       gpu = label, index = gpu and gpu.index, uuid = gpu and gpu.uuid, busId = gpu and gpu.busId,
       migUuid = slice and slice.uuid, migProfile = slice and slice.profile, health_gpu = health_gpu,
       namespace = namespace, job = job, task = task, alloc = alloc, container = container, pids = pids,
-      sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 },
+      sort = sort,
     }
   end
   local ok, err = call_rule(core, rule, rule.evaluate, view, policy, emit)
