@@ -148,6 +148,30 @@ end }
     assert.same({ "gpud has 2 GPUs", "gpue has 2 GPUs" }, messages)
   end)
 
+  it("with verdicts_only gives the rows and the total the verdicts it gives with the findings", function()
+    local site = H.site_rules { ["every_node.lua"] = [[
+return { code = "every-node", level = "BAD", evaluate = function(ledger, policy, emit)
+  if ledger.node == "gpue" then emit { message = "one more" } end
+end }
+]] }
+    for _, sources in ipairs { ruleset.read(H.core, ""), site.sources } do
+      local function verdicts(verdicts_only)
+        local summary, ledgers = H.fleet_input()
+        summary = judge.fleet(H.core, sources, {}, summary, ledgers, { "a refused reload" }, verdicts_only).summary
+        local rows = {}
+        for i, row in ipairs(summary.nodes) do
+          rows[i] = { row.node, row.worst, row.badFindings, row.errorFindings }
+        end
+        local total = summary.total
+        return { rows = rows, total = { total.worst, total.badFindings, total.errorFindings } }
+      end
+      local expected = verdicts(false)
+      assert.same(expected, verdicts(true))
+      local gpue = expected.rows[2]
+      assert.same({ "gpue", sources == site.sources and 2 or 1 }, { gpue[1], gpue[3] }) -- its BAD findings
+    end
+  end)
+
   it("makes extra errors the fleet's rule-errors, first among the ERRORs", function()
     local summary, ledgers = H.fleet_input()
     local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers, { "a refused reload" })

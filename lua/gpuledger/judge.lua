@@ -14,6 +14,7 @@ local history = require "gpuledger.history"
 local isolated = require "gpuledger.isolated"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
+local rule_schema = require "gpuledger.rule_schema"
 local ruleset = require "gpuledger.ruleset"
 
 local M = {}
@@ -330,6 +331,21 @@ function M.fleet_verdicts(summary, node_findings, fleet_found)
   return all
 end
 
+-- The total's verdict from its rows' (each given its own) and the fleet
+-- rules' findings (fleet_found): the worst of them, their BAD and ERROR
+-- counts summed; what M.fleet_verdicts gives it from every finding.
+local function total_verdict(summary, fleet_found)
+  local total = summary.total
+  give_verdict(total, fleet_found)
+  for _, row in ipairs(summary.nodes) do
+    if rule_schema.LEVELS[row.worst] > rule_schema.LEVELS[total.worst] then
+      total.worst = row.worst
+    end
+    total.badFindings = total.badFindings + row.badFindings
+    total.errorFindings = total.errorFindings + row.errorFindings
+  end
+end
+
 -- Judges a fleet: the summary (fleet.summarise) and the ledger of each of
 -- its rows read (ledgers, by row: built, M.ledger_of), with the rule set of
 -- sources under the policy choices given, as M.rules does (the nodes by the
@@ -343,8 +359,10 @@ end
 -- errorFindings: an unreachable node's is its ERROR), the rows then sorted
 -- worst first (fleet.sort_worst_first). Returns the fleet's report
 -- {summary, findings (the fleet's and every node's, worst first,
--- fleet.merge_findings), worst, counts, codes, rules = {loaded, errors}}.
-function M.fleet(core, sources, given, summary, ledgers, extra_errors)
+-- fleet.merge_findings), worst, counts, codes, rules = {loaded, errors}};
+-- with verdicts_only (`fleet ls`), {summary} alone: each node's findings
+-- dropped once its row has its verdict.
+function M.fleet(core, sources, given, summary, ledgers, extra_errors, verdicts_only)
   local judging = begin(core, sources, given)
   local node_findings = {} -- row → its findings in order
   local kept = { rows = {}, ledgers = {}, found = {} } -- for the site files
@@ -359,12 +377,26 @@ function M.fleet(core, sources, given, summary, ledgers, extra_errors)
         local n = #kept.rows + 1
         kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
       end
+      if verdicts_only and node_findings[row] then
+        give_verdict(row, node_findings[row])
+        node_findings[row] = nil
+      end
     end
   end
   local set, found, fleet_found = finish(judging, kept.ledgers, kept.found,
     { view = fleet.view(summary), extra_errors = extra_errors })
   for i, row in ipairs(kept.rows) do
     node_findings[row] = found[i]
+  end
+  if verdicts_only then
+    for _, row in ipairs(summary.nodes) do
+      if not row.worst then -- unreachable, or judged by the site files too
+        give_verdict(row, fleet.findings_of(row, node_findings))
+      end
+    end
+    fleet.sort_worst_first(summary.nodes)
+    total_verdict(summary, fleet_found)
+    return { summary = summary }
   end
   local all = M.fleet_verdicts(summary, node_findings, fleet_found)
   return {

@@ -51,11 +51,12 @@ end
 
 -- One poll: discover, read, sum and judge by the rule set of sources
 -- (ruleset.read) under config.policy, extra_errors among the set's errors.
--- Returns at (RFC 3339) and the fleet's report (judge.fleet).
-local function judged_poll(core, config, sources, extra_errors)
+-- Returns at (RFC 3339) and the fleet's report (judge.fleet; with
+-- verdicts_only, the summary alone).
+local function judged_poll(core, config, sources, extra_errors, verdicts_only)
   local at = clock.format_time(core.now())
   local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet)
-  return at, judge.fleet(core, sources, config.policy, fleet.summarise(rows), ledgers, extra_errors)
+  return at, judge.fleet(core, sources, config.policy, fleet.summarise(rows), ledgers, extra_errors, verdicts_only)
 end
 
 local commands = {}
@@ -94,9 +95,10 @@ M.RENDER_SUMMARY = {
 }
 
 -- fleet ls judges the nodes as fleet check does, for each node's worst
--- level and its BAD and ERROR counts, and the order worst first.
+-- level and its BAD and ERROR counts, and the order worst first; it keeps
+-- no finding.
 function commands.ls(core, config)
-  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
+  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules), nil, true)
   cmd.say(io.stdout, M.RENDER_LS[config.format](at, report.summary, config))
   return 0
 end
