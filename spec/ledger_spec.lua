@@ -663,6 +663,16 @@ describe("gpuledger.ledger", function()
         assert.equal(13, l.entries[3].xids[1].xid)
       end)
 
+      it("a /proc record's uid that is no whole number is an error naming it; every GPU stays", function()
+        local l = demo_ledger(function(text)
+          return (text:gsub('"8181":{"owner":"process"}', '"8181":{"owner":"process","uid":1000.5}', 1))
+        end)
+        assert.same({ "proc: unexpected answer: proc.pids.8181.uid is 1000.5, want a whole number from 0 to 9007199254740992" },
+          l.errors)
+        assert.equal("failed", l.sources.proc)
+        assert.equal(5, #l.entries)
+      end)
+
       it("a Nomad device that is no object is an error naming it; every other GPU keeps its nomadDevice", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"Instances":%[{"HealthDescription":"","Healthy":true,"ID":"GPU%-3f8a[^}]*}', '"Instances":[1', 1))

@@ -11,13 +11,13 @@ local shape = require "gpuledger.sources.shape"
 local M = {}
 
 local OK = shape.required "boolean" -- a source without it would fail saying nothing
+-- A count or an id that is a whole number (a slice's index, its instance
+-- ids, its memory in MiB, a pid, a uid).
+local WHOLE = shape.whole(0, shape.MAX_WHOLE)
 local PROC_RECORD = {
   container_id = "string", runtime = "string", container_cgroup = "string", alloc_id = "string", task = "string", owner = "string",
-  unit = "string", user = "string", session_user = "string", uid = "number", session_uid = "number",
+  unit = "string", user = "string", session_user = "string", uid = WHOLE, session_uid = WHOLE,
 }
--- A count or an id that nvidia-smi prints as a whole number (a slice's
--- index, its instance ids, its memory in MiB, a pid).
-local WHOLE = shape.whole(0, shape.MAX_WHOLE)
 local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, error = "string" }
 
 local ENGINE = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } }
