@@ -320,6 +320,18 @@ describe("render.metrics", function()
     assert.equal(1, #samples(text, "gpuledger_tenant_reserved"))
   end)
 
+  it("writes the same labels at the next render, and none of a tenant that has left", function()
+    local function node(name)
+      return H.ledger { H.gpu { index = 0, tenants = { H.docker_tenant { container = name, usedMemoryMiB = 1 } } } }
+    end
+    local first = render(node('zq "hi"\\'), nil)
+    assert.equal(first, render(node('zq "hi"\\'), nil))
+    local other = render(node("other"), nil)
+    assert.truthy(other:find('container="other"', 1, true))
+    assert.falsy(other:find("zq", 1, true))
+    assert.truthy(first:find('container="zq \\"hi\\"\\\\"', 1, true))
+  end)
+
   it("says which sources were read (1) or failed (0); none for a source not asked", function()
     local l = H.ledger({}, { sources = { nvidia = "read", proc = "read", docker = "failed", podman = "off", nomad = "read" } })
     assert.same({

@@ -61,15 +61,23 @@ local function pairs_text(labels)
   return table.concat(parts)
 end
 
+-- The label pairs of the last document written and of the one being
+-- written: label name → text value → name="escaped value". A node's
+-- names, ids and states recur in many samples and at every refresh, so a
+-- pair is escaped once and then found; those of the documents before the
+-- last are dropped, so what is kept is at most two documents' pairs.
+local kept = { last = {}, current = {} }
+
 -- Collects the lines of the document, family by family, as pieces joined
 -- once at the end (a sample's line is never put together on its own). A
 -- sample's labels come as the text of their set, {name="value",…}: each
--- pair escaped once (w.pair), and each set that several samples share
--- put together once.
+-- pair escaped once (w.pair, kept), and each set that several samples
+-- share put together once.
 local function writer()
   local out, n = {}, 0
   local family = nil -- the current family's name
-  local pairs_of = {} -- label name → text value → name="escaped value": a node's, a GPU's labels recur in many samples
+  kept.last, kept.current = kept.current, {}
+  local pairs_of, last_of = kept.current, kept.last
   local w = {}
   -- Starts a family: its HELP and TYPE lines.
   function w.family(name, kind, help)
@@ -87,7 +95,8 @@ local function writer()
     end
     local pair = of_name[raw]
     if not pair then
-      pair = name .. '="' .. M.escape(raw) .. '"'
+      local last = last_of[name]
+      pair = last and last[raw] or (name .. '="' .. M.escape(raw) .. '"')
       if type(raw) == "string" then -- (a number's text is its own: 1 and 1.0 are one key)
         of_name[raw] = pair
       end
