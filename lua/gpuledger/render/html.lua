@@ -39,19 +39,34 @@ local function replace_all(s, char, entity)
   return table.concat(parts)
 end
 
+-- The texts escaped for the last page written and for the one being
+-- written: text → escaped text. A node's names, commands and messages are
+-- mostly the same at every refresh, and finding one is quicker than
+-- testing it again; those of the pages before the last are dropped (at
+-- each page's start), so what is kept is at most two pages' texts.
+local kept = { last = {}, current = {} }
+
+local function new_page()
+  kept.last, kept.current = kept.current, {}
+end
+
 -- s escaped for HTML text and quoted attribute values: & < > " ' as
 -- entities (quotes as &#34; and &#39;, as Go's html/template writes them),
 -- invalid UTF-8 and control characters as U+FFFD.
 function M.escape(s)
   s = tostring(s == nil and "" or s)
-  if text.spans(s, "^[?-~(-;= !#$%%]*") then
-    return s -- printable ASCII but & < > " ', most text: no copy made
+  local escaped = kept.current[s] or kept.last[s]
+  if not escaped then
+    escaped = s
+    if not text.spans(s, "^[?-~(-;= !#$%%]*") then -- printable ASCII but & < > " ', most text, stays as it is
+      escaped = text.printable(s)
+      for _, escape in ipairs(ESCAPES) do
+        escaped = replace_all(escaped, escape[1], escape[2])
+      end
+    end
   end
-  s = text.printable(s)
-  for _, escape in ipairs(ESCAPES) do
-    s = replace_all(s, escape[1], escape[2])
-  end
-  return s
+  kept.current[s] = escaped
+  return escaped
 end
 
 local LEVEL_CLASS = { OK = "OK", WARN = "WARN", BAD = "BAD", ERROR = "ERROR" }
@@ -361,6 +376,7 @@ end
 -- allocations, jobs and the node link to Nomad's UI; without it each
 -- reservation shows the nomad alloc status command).
 function M.node(report, opts)
+  new_page()
   local ledger, findings, worst = report.ledger, report.findings, report.worst
   opts = opts or {}
   local refresh = math.max(1, math.floor(opts.interval or 15))
@@ -508,6 +524,7 @@ end
 -- and nomad_ui_url (the checked --nomad-ui-url: each node and job links to
 -- Nomad's UI).
 function M.fleet(summary, findings, worst, opts)
+  new_page()
   local refresh = math.max(1, math.floor(opts.interval or 30))
   local total = summary.total
   local nodes = string.format("%d node(s)", #summary.nodes)
