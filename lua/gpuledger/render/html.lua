@@ -142,7 +142,7 @@ local function reserved_cell(gpu, ui)
           M.escape(alloc:sub(1, 8)))
       end
     elseif alloc ~= "" then
-      job = job .. string.format(' <code class="command">%s</code>', M.escape(nomad_ui.alloc_command(reservation.namespace, alloc)))
+      job = job .. ' <code class="command">' .. M.escape(nomad_ui.alloc_command(reservation.namespace, alloc)) .. "</code>"
     end
     items[i] = job
   end
@@ -168,7 +168,8 @@ local function tenants_cell(gpu, ui)
     local mark = verdict and (' <span class="mark">· ' .. verdict .. "</span>") or ""
     local who = linked(gl.who(tenant), tenant.kind == "nomad" and (tenant.allocId or "") ~= ""
       and nomad_ui.alloc(ui, tenant.allocId) or nil)
-    items[i] = string.format("<li>%s: %s, %d MiB%s</li>", M.escape(tenant.kind), who, tenant.usedMemoryMiB or 0, mark)
+    items[i] = "<li>" .. M.escape(tenant.kind) .. ": " .. who .. ", " .. math.tointeger(tenant.usedMemoryMiB or 0) .. " MiB" .. mark
+      .. "</li>"
   end
   if #items == 0 then
     return '<span class="none">-</span>'
