@@ -50,11 +50,13 @@ function M.gpu_names(gpus)
   return names
 end
 
+local NONE = {} -- (never written)
+
 -- The GPUs that one of the device ids names (names: M.gpu_names), as a set.
 function M.named(names, ids)
   local gpus = {}
-  for _, raw in ipairs(ids or {}) do
-    for _, gpu in ipairs(names[text.trim(tostring(raw))] or {}) do
+  for _, raw in ipairs(ids or NONE) do
+    for _, gpu in ipairs(names[text.trim(tostring(raw))] or NONE) do
       gpus[gpu] = true
     end
   end
@@ -67,8 +69,9 @@ local function naming_each(items, ids_of, names)
   local of = {}
   for _, item in ipairs(items) do
     for gpu in pairs(M.named(names, ids_of(item))) do
-      of[gpu] = of[gpu] or {}
-      table.insert(of[gpu], item)
+      local list = of[gpu] or {}
+      of[gpu] = list
+      list[#list + 1] = item
     end
   end
   return of
@@ -539,8 +542,9 @@ function M.build(snapshot, catalogue)
   local containers_of = naming_each(container_order, function(container) return container.gpus end, names)
   local processes_of = {}
   for _, process in ipairs(processes) do
-    processes_of[process.gpu_uuid] = processes_of[process.gpu_uuid] or {}
-    table.insert(processes_of[process.gpu_uuid], process)
+    local list = processes_of[process.gpu_uuid] or {}
+    processes_of[process.gpu_uuid] = list
+    list[#list + 1] = process
   end
   local entries = json.array()
   for _, gpu in ipairs(gpus) do
