@@ -7,7 +7,9 @@
 -- GPUs in containers of four; seven containers in eight are Nomad tasks
 -- with an allocation reserving their GPU, the eighth a plain Docker
 -- container given its GPU; every sixteenth process runs on the host, by a
--- user, outside any container.
+-- user, outside any container. A container's first process is its main
+-- process (State.Pid) and the others share its cgroup, so every process's
+-- claim on its container holds, as on a real node.
 -- Needs the repository's lua/ on LUA_PATH and a build's lua/ on LUA_CPATH (gpuledger.json
 -- and its writer, build/lua/gpuledger/json_write.so), and lua-cjson.
 local json = require "gpuledger.json"
@@ -83,7 +85,7 @@ for n = 0, processes - 1 do
       local gpu = c % gpus
       local id = container_id_of(c)
       local inspect = {
-        Id = id,
+        Id = id, State = { Pid = pid },
         Config = { Image = "registry.example/batch/job:1." .. c, Labels = {}, Env = { "NVIDIA_VISIBLE_DEVICES=" .. uuid_of(gpu) } },
         HostConfig = { DeviceRequests = json.array() },
       }
@@ -109,7 +111,10 @@ for n = 0, processes - 1 do
     end
     container.members = container.members + 1
     apps[#apps + 1] = { uuid_of(container.gpu), tostring(pid), "512", name }
-    pids[tostring(pid)] = { container_id = container.id, runtime = "docker" }
+    pids[tostring(pid)] = {
+      container_id = container.id, runtime = "docker",
+      container_cgroup = "0::/system.slice/docker-" .. container.id .. ".scope",
+    }
   end
 end
 nvidia.compute_apps.rows = apps
