@@ -197,3 +197,75 @@ describe("isolated.render with a scripts directory", function()
     assert.equal('site {"list":[],"n":0.1,"text":"\\u003c\\u2028\u{FFFD}"}', out)
   end)
 end)
+
+describe("isolated.render decides at each call whether a site script would load", function()
+  local serve = require "gpuledger.cmd.serve"
+  local history = require "gpuledger.history"
+
+  -- H.core, counting its children (core.run_isolated).
+  local function counting_core()
+    local counted = { children = 0 }
+    counted.core = setmetatable({
+      run_isolated = function(...)
+        counted.children = counted.children + 1
+        return H.core.run_isolated(...)
+      end,
+    }, { __index = H.core })
+    return counted
+  end
+
+  local function site_json(dir)
+    local source = assert(H.core.read_file(os.getenv("GPULEDGER_SOURCE_DIR") .. "/lua/gpuledger/json.lua", 1 << 20))
+    assert(H.core.write_atomic(dir .. "/gpuledger/json.lua", (source:gsub("\nreturn M\n$", '\nM.copy = "site"\nreturn M\n'))))
+  end
+
+  local function which_json()
+    return require("gpuledger.json").copy or "program"
+  end
+
+  it("renders serve's responses here with an empty directory, or one without a script: the same bytes", function()
+    local _, _, report = H.run_rules(H.ledger { H.gpu { index = 0 } })
+    local function responses()
+      return serve.responses(H.core, report, history.new(), { interval = 15, version = "dev" })
+    end
+    local without = responses()
+    local dir = H.tempdir()
+    local counted = counting_core()
+    local empty = assert(isolated.render(counted.core, dir, responses))
+    H.write(dir .. "/README", "site scripts go here\n")
+    assert(H.core.write_atomic(dir .. "/gpuledger/render/notes.txt", "not a module\n"))
+    local others = assert(isolated.render(counted.core, dir, responses))
+    H.remove(dir)
+    assert.equal(0, counted.children)
+    for path, response in pairs(without) do
+      assert.equal(response.body, empty[path].body, path)
+      assert.equal(response.body, others[path].body, path)
+    end
+  end)
+
+  it("uses a script put in the directory at the next call, in a child, and stops once it is gone", function()
+    local dir = H.tempdir()
+    local counted = counting_core()
+    assert.equal("program", isolated.render(counted.core, dir, which_json))
+    assert.equal(0, counted.children)
+    site_json(dir)
+    assert.equal("site", isolated.render(counted.core, dir, which_json))
+    assert.equal(1, counted.children)
+    assert.is_nil(package.loaded["gpuledger.json"].copy) -- the site's copy stayed in the child
+    os.remove(dir .. "/gpuledger/json.lua")
+    assert.equal("program", isolated.render(counted.core, dir, which_json))
+    H.remove(dir)
+    assert.equal(1, counted.children)
+  end)
+
+  it("fails as the child does when a module's site copy cannot be read", function()
+    local dir = H.tempdir()
+    assert(H.core.write_atomic(dir .. "/gpuledger/json.lua/x", "")) -- a directory where the module would be
+    local counted = counting_core()
+    local out, why = isolated.render(counted.core, dir, which_json)
+    H.remove(dir)
+    assert.is_nil(out)
+    assert.matches("cannot read .*gpuledger/json%.lua", why)
+    assert.equal(1, counted.children)
+  end)
+end)

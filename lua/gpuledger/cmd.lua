@@ -64,7 +64,7 @@ end
 
 -- This run's report (M.judged), printed by the renderer of config.format in
 -- renderers (a command's RENDER table; isolated.render: in a child when
--- there is a scripts directory). Returns the report, or nil and the
+-- the scripts directory holds a script). Returns the report, or nil and the
 -- command's exit status when the snapshot or the rendering failed.
 function M.print_report(core, config, renderers)
   local report, why = M.judged(core, config)

@@ -6,7 +6,7 @@
 -- only its own file's work with it, so nothing has to be rerun or told apart
 -- afterwards. The site's data files are read in a child too (M.data_of), and
 -- the renderers, which a site may replace from the scripts directory, when
--- there is a scripts directory (docs/rules.md, "What a site gets").
+-- that directory holds a script (docs/rules.md, "What a site gets").
 local errors = require "gpuledger.errors"
 local json = require "gpuledger.json"
 local rule_data = require "gpuledger.rule_data"
@@ -112,10 +112,12 @@ local C_MODULES = { ["gpuledger.core"] = true, ["gpuledger.json_write"] = true }
 -- Runs render() (which returns a string, or a table of strings) where the
 -- site's scripts can run: in a child under the renderers' deadline, with
 -- the site's modules of scripts_dir in place of the program's, when
--- scripts_dir is a directory; here otherwise. Returns its result, or nil
--- and why.
+-- scripts_dir is a directory that holds one (sandbox.site_scripts_in, asked
+-- at every call, so a script put there is used at the next rendering);
+-- here otherwise, with no site code to run (an empty directory, as the
+-- .deb installs, costs no fork). Returns its result, or nil and why.
 function M.render(core, scripts_dir, render)
-  if scripts_dir == "" or core.stat(scripts_dir) ~= "dir" then
+  if scripts_dir == "" or core.stat(scripts_dir) ~= "dir" or not sandbox.site_scripts_in(core, scripts_dir) then
     return render()
   end
   local result, why = M.call(core, M.RENDER_DEADLINE_MS, function()

@@ -239,6 +239,21 @@ function M.searcher(core, scripts_dir)
   end
 end
 
+-- Whether the searcher of M.searcher would load anything from scripts_dir
+-- (a directory): whether core.search_script, the lookup the searcher makes,
+-- finds the site's copy of one of the program's Lua modules there, or
+-- cannot read one (which the searcher reports as an error). A module of
+-- the site's own is reached only through such a copy.
+function M.site_scripts_in(core, scripts_dir)
+  for _, path in ipairs(core.embedded_files("lua/gpuledger/")) do
+    local module = path:match("^lua/(.*)%.lua$") -- the embedded files are modules and their data
+    if module and select(3, core.search_script(module:gsub("/", "."), scripts_dir, "lua/")) ~= "embedded" then
+      return true
+    end
+  end
+  return false
+end
+
 -- Makes the searcher of M.searcher package.searchers' only entry (the
 -- host does, once the command line names the scripts directory).
 function M.install_searcher(core, scripts_dir)

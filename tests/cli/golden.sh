@@ -144,13 +144,17 @@ lua5.4 -e 'local s = io.read("a"); io.write((s:gsub("\"at\": \"TIME\"", "\"at\":
     <"$GOLDEN/h100/ls.json" >"$WORK/timed.json"
 expect_eq "the comparison ignores the time" "$(json_diff "$GOLDEN/h100/ls.json" "$WORK/timed.json")" ""
 
-# The same bytes with a site scripts directory (the .deb makes
-# /etc/gpuledger/scripts): an empty list stays [], never {} (the renderer's
+# The same bytes with a site scripts directory (the .deb makes an empty
+# /etc/gpuledger/scripts, which renders in the process as none does), and
+# with a script in it: an empty list stays [], never {} (the renderer's
 # child loads its own copy of the JSON module).
-mkdir "$WORK/site-scripts"
+mkdir -p "$WORK/site-scripts/gpuledger"
 plain=$("$GPULEDGER" ls --demo --json)
 with_scripts=$("$GPULEDGER" ls --demo --json --scripts "$WORK/site-scripts")
 expect_in "ls --json: an empty tenants list is []" "$plain" '"tenants":[]'
 expect_eq "ls --json with an empty --scripts directory: the same document" "$with_scripts" "$plain"
+cp "$SRC/lua/gpuledger/json.lua" "$WORK/site-scripts/gpuledger/json.lua"
+with_scripts=$("$GPULEDGER" ls --demo --json --scripts "$WORK/site-scripts")
+expect_eq "ls --json with the site's copy of gpuledger.json (in the child): the same document" "$with_scripts" "$plain"
 
 finish

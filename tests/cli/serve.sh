@@ -384,6 +384,26 @@ else
     fail "serve with a hostile name starts" "$(cat "$SERVE_LOG")"
 fi
 
+# --- site scripts: looked for at every refresh ---------------------------------
+# An empty scripts directory (as the .deb installs) renders as none does; a
+# renderer put in it is used at a next refresh, and one removed stops being.
+SCRIPTS=$WORK/site-scripts
+mkdir -p "$SCRIPTS"
+if start_serve scripts --demo --listen 127.0.0.1:0 --interval 1s --rules "$RULES" --scripts "$SCRIPTS"; then
+    http GET "$URL/"
+    expect_in "an empty scripts directory: the program's page" "$body" "<title>gpuledger · "
+    mkdir -p "$SCRIPTS/gpuledger/render"
+    sed 's/<title>gpuledger · /<title>site page · /' "$SRC/lua/gpuledger/render/html.lua" >"$WORK/html.lua"
+    mv "$WORK/html.lua" "$SCRIPTS/gpuledger/render/html.lua"
+    wait_for "a renderer put in the scripts directory is used without a restart" 10 body_has "$URL/" "<title>site page · "
+    rm "$SCRIPTS/gpuledger/render/html.lua"
+    wait_for "the renderer removed: the program's page again" 10 body_has "$URL/" "<title>gpuledger · "
+    stop_serve TERM
+    expect_clean_log "site scripts" "$SERVE_LOG"
+else
+    fail "serve with an empty scripts directory starts" "$(cat "$SERVE_LOG")"
+fi
+
 # --- listening: failures, IPv6, dual stack -----------------------------------
 if start_serve holder --demo --listen 127.0.0.1:0 --interval 1s --rules "$RULES"; then
     taken=${URL##*:}
