@@ -8,7 +8,8 @@
 #      (five children); `ls --demo` (no site rules, no child) as the floor;
 #   3. serve's refresh: CPU milliseconds per refresh, the children's
 #      included (utime+stime+cutime+cstime), over REFRESH_SECONDS at
-#      --interval 100ms, without and with the five site rules.
+#      --interval 100ms, without and with the five site rules, and without
+#      site rules but with an empty scripts directory (as the .deb installs).
 # usage: bench/isolation.sh   (GPULEDGER=path/to/gpuledger; the C module is
 # taken from the binary's build directory, lua/gpuledger/core.so)
 # Environment: ROUNDS (500), RUNS (50), REFRESH_SECONDS (10).
@@ -26,7 +27,7 @@ BUILD=$(dirname "$GPULEDGER")
 WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
 SERVE_PID=""
 trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/none" "$WORK/five"
+mkdir "$WORK/none" "$WORK/five" "$WORK/scripts"
 for i in 1 2 3 4 5; do
     printf 'return { code = "site-%d", level = "WARN", evaluate = function(ledger, policy, emit) for _, gpu in ipairs(ledger.entries) do if gpu.utilizationPct > 101 then emit { gpu = gpu, message = "x" } end end end }\n' "$i" >"$WORK/five/site$i.lua"
 done
@@ -62,9 +63,12 @@ wall "check --demo, no site rules   " check --demo --rules "$WORK/none"
 wall "check --demo, five site rules " check --demo --rules "$WORK/five"
 echo
 
+# refresh_cost NAME RULES [ARGS...]: serve's CPU per refresh with the rules
+# directory RULES and serve's further ARGS.
 refresh_cost() {
     local name=$1 rules=$2 before after
-    serve_start "$WORK/serve.err" "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval 100ms --rules "$rules"
+    shift 2
+    serve_start "$WORK/serve.err" "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval 100ms --rules "$rules" "$@"
     sleep 2
     before=$(cpu_ms "$SERVE_PID" children)
     sleep "$REFRESH_SECONDS"
@@ -75,3 +79,4 @@ refresh_cost() {
 echo "== serve refresh cost (--interval 100ms, ${REFRESH_SECONDS}s, children included)"
 refresh_cost "no site rules   " "$WORK/none"
 refresh_cost "five site rules " "$WORK/five"
+refresh_cost "empty --scripts " "$WORK/none" --scripts "$WORK/scripts"
