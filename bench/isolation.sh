@@ -9,7 +9,10 @@
 #   3. serve's refresh: CPU milliseconds per refresh, the children's
 #      included (utime+stime+cutime+cstime), over REFRESH_SECONDS at
 #      --interval 100ms, without and with the five site rules, and without
-#      site rules but with an empty scripts directory (as the .deb installs).
+#      site rules but with an empty scripts directory (as the .deb installs);
+#      and at --interval 500ms (the renderers' child and the parent's
+#      reading of its pages take more than 100 ms on a slow machine) with a
+#      scripts directory that holds the site's copy of the HTML renderer.
 # usage: bench/isolation.sh   (GPULEDGER=path/to/gpuledger; the C module is
 # taken from the binary's build directory, lua/gpuledger/core.so)
 # Environment: ROUNDS (500), RUNS (50), REFRESH_SECONDS (10).
@@ -27,7 +30,8 @@ BUILD=$(dirname "$GPULEDGER")
 WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
 SERVE_PID=""
 trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/none" "$WORK/five" "$WORK/scripts"
+mkdir -p "$WORK/none" "$WORK/five" "$WORK/scripts" "$WORK/site/gpuledger/render"
+cp lua/gpuledger/render/html.lua "$WORK/site/gpuledger/render/"
 for i in 1 2 3 4 5; do
     printf 'return { code = "site-%d", level = "WARN", evaluate = function(ledger, policy, emit) for _, gpu in ipairs(ledger.entries) do if gpu.utilizationPct > 101 then emit { gpu = gpu, message = "x" } end end end }\n' "$i" >"$WORK/five/site$i.lua"
 done
@@ -63,20 +67,22 @@ wall "check --demo, no site rules   " check --demo --rules "$WORK/none"
 wall "check --demo, five site rules " check --demo --rules "$WORK/five"
 echo
 
-# refresh_cost NAME RULES [ARGS...]: serve's CPU per refresh with the rules
-# directory RULES and serve's further ARGS.
+# refresh_cost NAME INTERVAL_MS RULES [ARGS...]: serve's CPU per refresh
+# every INTERVAL_MS with the rules directory RULES and serve's further ARGS.
 refresh_cost() {
-    local name=$1 rules=$2 before after
-    shift 2
-    serve_start "$WORK/serve.err" "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval 100ms --rules "$rules" "$@"
+    local name=$1 interval=$2 rules=$3 before after
+    shift 3
+    serve_start "$WORK/serve.err" "$GPULEDGER" serve --demo --listen 127.0.0.1:0 --interval "${interval}ms" \
+        --rules "$rules" "$@"
     sleep 2
     before=$(cpu_ms "$SERVE_PID" children)
     sleep "$REFRESH_SECONDS"
     after=$(cpu_ms "$SERVE_PID" children)
     serve_stop
-    echo "$name: $(awk -v c=$((after - before)) -v n=$((REFRESH_SECONDS * 10)) 'BEGIN { printf "%.2f", c / n }') ms CPU per refresh"
+    echo "$name: $(awk -v c=$((after - before)) -v n=$((REFRESH_SECONDS * 1000 / interval)) 'BEGIN { printf "%.2f", c / n }') ms CPU per refresh"
 }
-echo "== serve refresh cost (--interval 100ms, ${REFRESH_SECONDS}s, children included)"
-refresh_cost "no site rules   " "$WORK/none"
-refresh_cost "five site rules " "$WORK/five"
-refresh_cost "empty --scripts " "$WORK/none" --scripts "$WORK/scripts"
+echo "== serve refresh cost (${REFRESH_SECONDS}s, children included)"
+refresh_cost "no site rules,    100ms" 100 "$WORK/none"
+refresh_cost "five site rules,  100ms" 100 "$WORK/five"
+refresh_cost "empty --scripts,  100ms" 100 "$WORK/none" --scripts "$WORK/scripts"
+refresh_cost "site html.lua,    500ms" 500 "$WORK/none" --scripts "$WORK/site"

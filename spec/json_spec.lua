@@ -290,6 +290,16 @@ describe("gpuledger.json", function()
       assert.is_true(json.is_array(doc.c))
     end)
 
+    it("tells strings from arrays across long texts without quotes, as rendered pages are", function()
+      local page = string.rep("<td>[ ]</td>", 2000)
+      local text = '{"html":"' .. page .. '","quoted":"a \\"[ ]\\" b","a":[ ],"tail":"' .. page .. '"}'
+      local doc = json.decode(text)
+      assert.equal(page, doc.html)
+      assert.equal('a "[ ]" b', doc.quoted)
+      assert.is_true(json.is_array(doc.a))
+      assert.equal(page, doc.tail)
+    end)
+
     it("reads a compact document's empty arrays as arrays, a [] in a key or string and odd arrays alike", function()
       local doc = json.decode('{"a":[],"b":[[],{}],"c":{"d":[]},"e":null}')
       assert.equal('{"a":[],"b":[[],{}],"c":{"d":[]}}', json.encode(doc))

@@ -50,7 +50,10 @@ end
 
 -- s with every empty array outside a string written as EMPTY_ARRAY_TEXT.
 -- Whether one is in a string is told by the number of quotes before it
--- (escaped ones aside), counted in C, not string by string.
+-- (escaped ones aside), counted in C, not string by string: with a
+-- one-character pattern, since a pattern such as '[^"]*"' walks the rest of
+-- a text without a quote again from each of its characters (a tenth of a
+-- second for serve's 90 KB of rendered pages, brought back from a child).
 local function mark_empty_arrays(s)
   if not s:find("%[%s*%]") then
     return s
@@ -59,7 +62,7 @@ local function mark_empty_arrays(s)
   local parts, from, counted, in_string = {}, 1, 1, false
   local open, close = plain:find("%[%s*%]")
   while open do
-    local _, quotes = plain:sub(counted, open - 1):gsub('[^"]*"', "")
+    local _, quotes = plain:sub(counted, open - 1):gsub('"', "")
     in_string = in_string ~= (quotes % 2 == 1)
     counted = open
     if not in_string then
