@@ -189,4 +189,15 @@ never_asked "Nomad: the registration with a path is never asked"
 expect_in "Nomad: the registration with a path is a named error" "$out" \
     "unreachable: nomad $NOMAD: unexpected answer: [1].Address is \"$STEERED/latest/meta-data/?\", want a host name or an IP address"
 expect_eq "Nomad: two registrations of one node: one GET" "$(wc -l <"$WORK/dup.log")" 1
+
+# ---- a discovery answer whose spaced empty list follows 4 MiB without a quote ----
+# Finding the empty lists of such an answer once took time that grew with the
+# square of the quoteless stretch (hours for this one); a hang guard of 120 s.
+python3 -c 'import sys; sys.stdout.write("[" + " " * (4 * 1024 * 1024) + "[ ]]")' >"$WORK/spaced.json"
+node spaced 127.0.0.11 "$WORK/spaced.json"; SPACED=$NODE
+out=$(timeout 120 "$GPULEDGER" fleet ls --consul "http://$SPACED" 2>"$WORK/stderr"); rc=$?
+err=$(cat "$WORK/stderr")
+expect_rc "fleet ls via a Consul answering 4 MiB of blanks exits 0, not hung" 0
+expect_in "its entry with no address is named" "$out" \
+    "consul http://$SPACED: unexpected answer: [1].Node.Address is missing, want a host name or an IP address"
 finish
