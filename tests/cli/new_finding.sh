@@ -27,7 +27,7 @@ return {
   doc = "a GPU's memory is more than 99% used",
   evaluate = function(ledger, _, emit)
     for _, gpu in ipairs(ledger.entries) do
-      if gpu.memoryTotalMiB > 0 and gpu.memoryUsedMiB * 100 > gpu.memoryTotalMiB * 99 then
+      if (gpu.memoryTotalMiB or 0) > 0 and gpu.memoryUsedMiB * 100 > gpu.memoryTotalMiB * 99 then
         emit { gpu = gpu, message = string.format("%d of %d MiB used", gpu.memoryUsedMiB, gpu.memoryTotalMiB) }
       end
     end
