@@ -8,7 +8,7 @@ return {
   ["for"] = "10m",
   evaluate = function(ledger, policy, emit)
     for _, gpu in ipairs(ledger.entries) do
-      if gpu.temperatureC >= policy.temp_max then
+      if gpu.temperatureC and gpu.temperatureC >= policy.temp_max then -- nil: a lost GPU, not measured
         emit { gpu = gpu, message = string.format("site hot: %d °C, at or over %d °C", gpu.temperatureC, policy.temp_max) }
       end
     end
