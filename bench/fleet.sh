@@ -37,16 +37,19 @@ cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
 fleet_ledger "$GPULEDGER" "$WORK/ledger.json"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ADDRESSES=()
-for ((i = 0; i < 1000; i++)); do ADDRESSES+=("127.1.$((i / 250)).$((i % 250 + 1))"); done
-SERVER_ADDRESSES=(127.0.0.1 "${ADDRESSES[@]}") # 127.0.0.1 for the Consul answer
-MAX=0
+MAX=1000
 for n in $SIZES; do [ "$n" -gt "$MAX" ] && MAX=$n; done
-# the Consul answer: MAX nodes, the addresses in turn
+# one loopback address a node: fleet reads each URL once however many
+# registrations name it, so nodes sharing an address would be read once
+ulimit -n $((MAX + 1024)) || { echo "bench: cannot open $MAX sockets (ulimit -n)" >&2; exit 1; }
+ADDRESSES=()
+for ((i = 0; i < MAX; i++)); do ADDRESSES+=("127.1.$((i / 250)).$((i % 250 + 1))"); done
+SERVER_ADDRESSES=(127.0.0.1 "${ADDRESSES[@]}") # 127.0.0.1 for the Consul answer
+# the Consul answer: MAX nodes, each on its own address
 MAX=$MAX PORT=$PORT lua5.4 -e '
 local max, port, out = tonumber(os.getenv("MAX")), tonumber(os.getenv("PORT")), {}
 for i = 0, max - 1 do
-  local a = i % 1000
+  local a = i
   out[#out + 1] = string.format([[{"Node":{"Node":"gpu-%05d","Address":"127.1.%d.%d"},"Service":{"Address":"","Port":%d},"Checks":[]}]],
     i, a // 250, a % 250 + 1, port)
 end

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_LISTENERS 4096
+#define MAX_LISTENERS 16384
 
 /* A listening socket (listening = 1) or an accepted connection. */
 struct connection {
