@@ -223,7 +223,8 @@ static int many_each(void *context, struct http_many *run, size_t index,
  * with each. requests: an array of tables, each the url plus the options
  * core.http_get takes. All run at once in this thread; every request keeps
  * its own timeout and cap and the whole call ends by deadline_ms (default:
- * the longest timeout and one second). Each result is {status=, body=,
+ * the longest timeout and one second), the time spent in each not counted.
+ * Each result is {status=, body=,
  * content_type=} or {error=cause}. Without each, the results come back as
  * an array in the order of the requests; with each, each(index, result) is
  * called as every result arrives (so an answer can be read and dropped

@@ -44,7 +44,8 @@ struct http_many {
     size_t young;                     /* running requests from oldest_young on */
     http_each_fn each;
     void *context;
-    int stop; /* what the each call that stopped the run returned */
+    int stop;           /* what the each call that stopped the run returned */
+    long long heard_ns; /* spent in each calls: the caller's time, not the deadline's */
 };
 
 /* curl's socket callback: watch s for what curl waits on, or stop watching. */
@@ -76,13 +77,16 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
     return 0;
 }
 
-/* Tells each about request index, unless the run was stopped. */
+/* Tells each about request index, unless the run was stopped, and counts
+ * the time each took in run->heard_ns. */
 static void hear(struct http_many *run, size_t index, struct http_response *response,
                  const char *cause)
 {
     if (run->stop)
         return;
+    long long began = monotonic_ns();
     int said = run->each(run->context, run, index, response, cause);
+    run->heard_ns += monotonic_ns() - began;
     if (said)
         run->stop = said;
 }
@@ -154,7 +158,9 @@ static void start_more(struct http_many *run)
 }
 
 /* Drives the transfers until every request was heard, the deadline
- * (monotonic_ms) passes, or each stops the run. */
+ * (monotonic_ms) passes, or each stops the run. The time spent in each
+ * calls moves the deadline on: it bounds the wait for answers, and reading
+ * the answers that came (a fleet's thousands of ledgers) is not waiting. */
 static void drive(struct http_many *run, long long deadline)
 {
     int running = 0;
@@ -167,9 +173,10 @@ static void drive(struct http_many *run, long long deadline)
         if (run->stop || (running == 0 && run->next == run->count))
             return;
         long long now = monotonic_ms();
-        if (now >= deadline)
+        long long until = deadline + run->heard_ns / 1000000;
+        if (now >= until)
             return;
-        long long wait = deadline - now;
+        long long wait = until - now;
         if (run->timer_at >= 0 && run->timer_at - now < wait)
             wait = run->timer_at > now ? run->timer_at - now : 0;
         if (run->next < run->count && run->young < START_WINDOW)

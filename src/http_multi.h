@@ -18,8 +18,9 @@ typedef int (*http_each_fn)(void *context, struct http_many *run, size_t index,
 
 /* Runs every GET of requests together, in this thread, with libcurl's multi
  * interface; each keeps its own timeout and byte cap, and the whole run ends
- * by deadline_ms (> 0) from the start: a request still running (or never
- * started) then fails with "no answer within the deadline of N ms".
+ * by deadline_ms (> 0) from the start, not counting the time spent in each
+ * calls: a request still running (or never started) then fails with "no
+ * answer within the deadline of N ms".
  * Requests start in order, a window of them at a time; one that has run
  * for a few tens of milliseconds leaves the window, so nodes that are slow
  * never hold back the others by more than that (http_multi.c). each hears every request

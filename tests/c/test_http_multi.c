@@ -1,8 +1,9 @@
 /* http_get_many against loopback servers this test forks itself: answers
  * come back one per request in any arrival order, a silent, a dripping and
  * a refusing server cost no more than their own timeout and never delay the
- * fast ones, the byte cap holds, the overall deadline cuts what is left, and
- * a hundred requests at once all come back. */
+ * fast ones, the byte cap holds, the overall deadline cuts what is left (and
+ * does not count the caller's own time), and a hundred requests at once all
+ * come back. */
 #include "check.h"
 #include "clock.h"
 #include "http_multi.h"
@@ -321,6 +322,37 @@ static void test_added(int answer_port, int silent_port)
     CHECK(took >= 590 && took < 1400);
 }
 
+/* The time spent in each is the caller's, not the wait's: after an each
+ * that takes longer than the whole deadline, the request it adds is still
+ * asked and answered. */
+static struct http_request after_slow_each;
+
+static int slow_each(void *context, struct http_many *run, size_t index,
+                     struct http_response *response, const char *cause)
+{
+    record(context, run, index, response, cause);
+    if (index == 0) {
+        struct timespec pause = {.tv_sec = 1, .tv_nsec = 100 * 1000000L};
+        nanosleep(&pause, NULL);
+        CHECK_INT(http_many_add(run, &after_slow_each), 0);
+    }
+    return 0;
+}
+
+static void test_slow_each(int answer_port)
+{
+    struct http_request requests[1] = {request_to(0, answer_port, 5000)};
+    after_slow_each = request_to(1, answer_port, 5000);
+    struct heard heard[2] = {0};
+    struct log log = {.heard = heard, .started = now_ms()};
+    char cause[256];
+    CHECK_INT(http_get_many(requests, 1, 1000, slow_each, &log, cause, sizeof cause), 0);
+    CHECK_INT(heard[0].status, 200);
+    CHECK_INT(heard[1].times, 1);
+    CHECK_INT(heard[1].status, 200);
+    CHECK_STR(heard[1].cause, "");
+}
+
 /* Many requests added while others run: the run's arrays grow under the
  * running transfers and the added ones queue behind the start window;
  * every one is heard once. */
@@ -374,6 +406,7 @@ int main(void)
     test_stop(answer_port, silent_port);
     test_added(answer_port, silent_port);
     test_added_crowd(answer_port, silent_port);
+    test_slow_each(answer_port);
     for (int i = 0; i < server_count; i++) {
         kill(-servers[i], SIGKILL);
         kill(servers[i], SIGKILL);

@@ -91,7 +91,8 @@ end
 
 -- Reads every target's /ledger at once (core.http_get_many, one thread),
 -- each within how.timeout seconds and M.MAX_BYTES, the whole read within
--- the timeout and M.DEADLINE_MARGIN_MS, trusting how.ca_cert (nil: the
+-- the timeout and M.DEADLINE_MARGIN_MS of waiting (each's own time is not
+-- counted: http_multi.h), trusting how.ca_cert (nil: the
 -- system's roots) and sending how.username and how.password (nil: none).
 -- Calls each(target, result) as every answer arrives ({status, body,
 -- content_type} or {error}); targets that carry an error already (a failed
