@@ -579,7 +579,7 @@ function H.fleet_rows()
 end
 
 -- The summary of H.fleet_rows() (with unreachable_only, of its unreachable
--- gpuz alone) and the built ledger of each row read: judge.fleet's input.
+-- gpuz alone) and the built ledger of each row read: H.judge_fleet's input.
 function H.fleet_input(unreachable_only)
   local rows, wire = H.fleet_rows()
   if unreachable_only then
@@ -593,6 +593,19 @@ function H.fleet_input(unreachable_only)
     end
   end
   return summary, ledgers
+end
+
+-- judge.fleet of summary, each row's ledger (ledgers, by row: H.fleet_input)
+-- given to the judging in the summary's order, as fleet's read gives them
+-- as they arrive; with sources (ruleset.read), extra_errors, verdicts_only.
+function H.judge_fleet(sources, summary, ledgers, extra_errors, verdicts_only)
+  local judging = judge.fleet_judging(H.core, sources, {}, verdicts_only)
+  for _, row in ipairs(summary.nodes) do
+    if ledgers[row] then
+      judging.node(row, ledgers[row])
+    end
+  end
+  return judge.fleet(judging, summary, extra_errors)
 end
 
 -- The summary of H.fleet_rows() and its findings, each node judged by the

@@ -117,7 +117,7 @@ describe("judge.fleet", function()
 
   it("gives the fleet's report: every node judged, the unreachable one an ERROR, worst and counts of them all", function()
     local summary, ledgers = H.fleet_input()
-    local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers)
+    local report = H.judge_fleet(ruleset.read(H.core, ""), summary, ledgers)
     local _, expected = H.fleet_judged()
     assert.same(expected, report.findings)
     assert.equal(summary, report.summary)
@@ -127,7 +127,7 @@ describe("judge.fleet", function()
     assert.is_true(report.rules.loaded > 0 and #report.codes == report.rules.loaded)
   end)
 
-  it("drops each ledger once judged, a site file's kept for it and judged in its child", function()
+  it("keeps no ledger once judged, a site file's kept for it and judged in its child", function()
     local site = H.site_rules { ["every_node.lua"] = [[
 return { code = "every-node", level = "WARN", evaluate = function(ledger, policy, emit)
   emit { message = ledger.node .. " has " .. #ledger.entries .. " GPUs" }
@@ -135,13 +135,19 @@ end }
 ]] }
     for _, sources in ipairs { ruleset.read(H.core, ""), site.sources } do
       local summary, ledgers = H.fleet_input()
-      local report = judge.fleet(H.core, sources, {}, summary, ledgers)
-      assert.same({}, ledgers)
+      local judging = judge.fleet_judging(H.core, sources, {})
+      for _, row in ipairs(summary.nodes) do
+        if ledgers[row] then
+          judging.node(row, ledgers[row])
+        end
+      end
+      assert.equal(sources == site.sources and 2 or 0, #judging.kept.ledgers)
+      local report = judge.fleet(judging, summary)
       assert.equal(sources == site.sources and 2 or 0, #H.with_code(report.findings, "every-node"))
     end
     local summary, ledgers = H.fleet_input()
     local messages = {}
-    for _, finding in ipairs(H.with_code(judge.fleet(H.core, site.sources, {}, summary, ledgers).findings, "every-node")) do
+    for _, finding in ipairs(H.with_code(H.judge_fleet(site.sources, summary, ledgers).findings, "every-node")) do
       messages[#messages + 1] = finding.message
     end
     table.sort(messages)
@@ -157,7 +163,7 @@ end }
     for _, sources in ipairs { ruleset.read(H.core, ""), site.sources } do
       local function verdicts(verdicts_only)
         local summary, ledgers = H.fleet_input()
-        summary = judge.fleet(H.core, sources, {}, summary, ledgers, { "a refused reload" }, verdicts_only).summary
+        summary = H.judge_fleet(sources, summary, ledgers, { "a refused reload" }, verdicts_only).summary
         local rows = {}
         for i, row in ipairs(summary.nodes) do
           rows[i] = { row.node, row.worst, row.badFindings, row.errorFindings }
@@ -174,7 +180,7 @@ end }
 
   it("makes extra errors the fleet's rule-errors, first among the ERRORs", function()
     local summary, ledgers = H.fleet_input()
-    local report = judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers, { "a refused reload" })
+    local report = H.judge_fleet(ruleset.read(H.core, ""), summary, ledgers, { "a refused reload" })
     assert.same({ level = "ERROR", code = "rule-error", node = "fleet", message = "a refused reload" }, report.findings[1])
     assert.equal(1, report.rules.errors)
     assert.equal(1, #H.with_code(report.findings, "rule-error"))

@@ -346,49 +346,52 @@ local function total_verdict(summary, fleet_found)
   end
 end
 
--- Judges a fleet: the summary (fleet.summarise) and the ledger of each of
--- its rows read (ledgers, by row: built, M.ledger_of), with the rule set of
--- sources under the policy choices given, as M.rules does (the nodes by the
--- rules that judge a node, the summary by those that see the fleet), with
--- extra_errors (text, nil for none) among the set's errors. Each ledger is
--- judged by the embedded rules in turn and dropped from ledgers: without
--- site files its findings are then in order and nothing holds it, so the
--- fleet's ledgers are not all held beside their findings; with some, it is
--- kept for them, judged in one child per file over every ledger. Each row
--- of the summary, and its total, gets its verdict (worst, badFindings,
--- errorFindings: an unreachable node's is its ERROR), the rows then sorted
--- worst first (fleet.sort_worst_first). Returns the fleet's report
--- {summary, findings (the fleet's and every node's, worst first,
--- fleet.merge_findings), worst, counts, codes, rules = {loaded, errors}};
--- with verdicts_only (`fleet ls`), {summary} alone: each node's findings
--- dropped once its row has its verdict.
-function M.fleet(core, sources, given, summary, ledgers, extra_errors, verdicts_only)
+-- Begins judging a fleet with the rule set of sources under the policy
+-- choices given, as M.rules does: returns the judging, whose node(row,
+-- ledger) judges one node's ledger (built, M.ledger_of) by the embedded
+-- rules as soon as it is read, and which M.fleet ends. Without site files
+-- the ledger is then in no table and its findings are in order (with
+-- verdicts_only, `fleet ls`, only its row's verdict is kept: worst,
+-- badFindings, errorFindings), so a fleet's ledgers are never all held at
+-- once; with some, it is kept for them, judged in one child per file over
+-- every ledger when M.fleet ends.
+function M.fleet_judging(core, sources, given, verdicts_only)
   local judging = begin(core, sources, given)
-  local node_findings = {} -- row → its findings in order
-  local kept = { rows = {}, ledgers = {}, found = {} } -- for the site files
-  for _, row in ipairs(summary.nodes) do
-    local ledger = ledgers[row]
-    if ledger then
-      ledgers[row] = nil
-      local found = judge_ledger(core, judging.embedded, ledger)
-      if #judging.site == 0 then
-        node_findings[row] = json.array(findings.ordered(found, ledger))
-      else
-        local n = #kept.rows + 1
-        kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
-      end
-      if verdicts_only and node_findings[row] then
-        give_verdict(row, node_findings[row])
-        node_findings[row] = nil
-      end
+  judging.verdicts_only = verdicts_only
+  judging.node_findings = {} -- row → its findings in order
+  judging.kept = { rows = {}, ledgers = {}, found = {} } -- for the site files
+  function judging.node(row, ledger)
+    local found = judge_ledger(core, judging.embedded, ledger)
+    if #judging.site > 0 then
+      local kept = judging.kept
+      local n = #kept.rows + 1
+      kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
+    elseif verdicts_only then
+      give_verdict(row, json.array(findings.ordered(found, ledger)))
+    else
+      judging.node_findings[row] = json.array(findings.ordered(found, ledger))
     end
   end
+  return judging
+end
+
+-- Ends judging a fleet (M.fleet_judging, every node read given to its
+-- node) with the summary (fleet.summarise), extra_errors (text, nil for
+-- none) among the set's errors: the site files on the kept ledgers, the
+-- rules that see the fleet on the summary. Each row of the summary, and
+-- its total, gets its verdict (an unreachable node's is its ERROR), the
+-- rows then sorted worst first (fleet.sort_worst_first). Returns the
+-- fleet's report {summary, findings (the fleet's and every node's, worst
+-- first, fleet.merge_findings), worst, counts, codes, rules = {loaded,
+-- errors}}; with verdicts_only, {summary} alone.
+function M.fleet(judging, summary, extra_errors)
+  local node_findings, kept = judging.node_findings, judging.kept
   local set, found, fleet_found = finish(judging, kept.ledgers, kept.found,
     { view = fleet.view(summary), extra_errors = extra_errors })
   for i, row in ipairs(kept.rows) do
     node_findings[row] = found[i]
   end
-  if verdicts_only then
+  if judging.verdicts_only then
     for _, row in ipairs(summary.nodes) do
       if not row.worst then -- unreachable, or judged by the site files too
         give_verdict(row, fleet.findings_of(row, node_findings))

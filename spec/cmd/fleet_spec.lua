@@ -1,7 +1,6 @@
 -- fleet serve's responses of one poll, from the fleet's report (judge.fleet).
 local H = require "helper"
 local fleet_cmd = require "gpuledger.cmd.fleet"
-local judge = require "gpuledger.judge"
 local json = require "gpuledger.json"
 local ruleset = require "gpuledger.ruleset"
 
@@ -9,7 +8,7 @@ local ruleset = require "gpuledger.ruleset"
 -- unreachable_only, every node unreachable.
 local function report_of(unreachable_only)
   local summary, ledgers = H.fleet_input(unreachable_only)
-  return judge.fleet(H.core, ruleset.read(H.core, ""), {}, summary, ledgers)
+  return H.judge_fleet(ruleset.read(H.core, ""), summary, ledgers)
 end
 
 describe("gpuledger.cmd.fleet responses", function()

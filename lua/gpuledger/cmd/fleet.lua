@@ -1,8 +1,8 @@
 -- `gpuledger fleet ls|check|serve` (docs/contract.md#fleet): find the nodes, read
 -- every node's /ledger at once, reduce each ledger to its summary row the
--- moment it arrives (and, for check and serve, give its tenants their
--- verdicts and keep it), then sum, judge and render. The nodes and the
--- fleet are judged together by the one judge (judge.fleet) with the same
+-- moment it arrives and judge it (judge.fleet_judging: the embedded rules
+-- then, the site's files at the end), then sum, judge the fleet and render.
+-- The nodes and the fleet are judged by the one judge (judge.fleet) with the same
 -- rule set and policy as `check`: each node's ledger by the rules that
 -- judge a node, the summary by the rules that see the whole fleet
 -- (evaluate_fleet), each site rule file in a child. collect/fleet.lua finds
@@ -26,12 +26,11 @@ local text = require "gpuledger.text"
 local M = {}
 
 -- Reads the targets' ledgers (collect/fleet.lua) as how says (timeout,
--- ca_cert, username, password: collect/fleet.lua's read), keeping each
--- ledger read, made readable for the rules and its tenants given their
--- verdicts. Returns the summary rows (in target order) and the ledger of
--- each row read (by row).
-function M.read(core, targets, how)
-  local rows, ledgers, positions = {}, {}, {}
+-- ca_cert, username, password: collect/fleet.lua's read), giving each
+-- ledger read, built (judge.ledger_of), to judging's node as it arrives
+-- (judge.fleet_judging). Returns the summary rows, in target order.
+function M.read(core, targets, how, judging)
+  local rows, positions = {}, {}
   for position, target in ipairs(targets) do
     positions[target] = position
     if target.error then
@@ -43,10 +42,10 @@ function M.read(core, targets, how)
     local row = ledger and fleet.node_row(target, ledger) or fleet.unreachable_row(target, why)
     rows[positions[target]] = row
     if ledger then
-      ledgers[row] = judge.ledger_of(ledger)
+      judging.node(row, judge.ledger_of(ledger))
     end
   end)
-  return rows, ledgers
+  return rows
 end
 
 -- One poll: discover, read, sum and judge by the rule set of sources
@@ -55,8 +54,9 @@ end
 -- verdicts_only, the summary alone).
 local function judged_poll(core, config, sources, extra_errors, verdicts_only)
   local at = clock.format_time(core.now())
-  local rows, ledgers = M.read(core, collect.targets(core, config), config.fleet)
-  return at, judge.fleet(core, sources, config.policy, fleet.summarise(rows), ledgers, extra_errors, verdicts_only)
+  local judging = judge.fleet_judging(core, sources, config.policy, verdicts_only)
+  local rows = M.read(core, collect.targets(core, config), config.fleet, judging)
+  return at, judge.fleet(judging, fleet.summarise(rows), extra_errors)
 end
 
 local commands = {}
