@@ -366,10 +366,13 @@ function M.fleet_judging(core, sources, given, verdicts_only)
       local kept = judging.kept
       local n = #kept.rows + 1
       kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
-    elseif verdicts_only then
-      give_verdict(row, json.array(findings.ordered(found, ledger)))
     else
-      judging.node_findings[row] = json.array(findings.ordered(found, ledger))
+      local ordered = json.array(findings.ordered(found, ledger))
+      if verdicts_only then
+        give_verdict(row, ordered)
+      else
+        judging.node_findings[row] = ordered
+      end
     end
   end
   return judging
