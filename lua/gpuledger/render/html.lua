@@ -8,6 +8,7 @@ local clock = require "gpuledger.clock"
 local fleet = require "gpuledger.fleet"
 local gl = require "gpuledger.gl"
 local grafana = require "gpuledger.grafana"
+local memo = require "gpuledger.memo"
 local nomad_ui = require "gpuledger.nomad_ui"
 local table_render = require "gpuledger.render.table"
 local text = require "gpuledger.text"
@@ -39,35 +40,26 @@ local function replace_all(s, char, entity)
   return table.concat(parts)
 end
 
--- The texts escaped for the last page written and for the one being
--- written: text → escaped text. A node's names, commands and messages are
--- mostly the same at every refresh, and finding one is quicker than
--- testing it again; those of the pages before the last are dropped (at
--- each page's start), so what is kept is at most two pages' texts.
-local kept = { last = {}, current = {} }
-
-local function new_page()
-  kept.last, kept.current = kept.current, {}
+-- s escaped: & < > " ' as entities, invalid UTF-8 and control characters
+-- as U+FFFD.
+local function escaped(s)
+  s = tostring(s == nil and "" or s)
+  if text.spans(s, "^[?-~(-;= !#$%%]*") then -- printable ASCII but & < > " ', most text, stays as it is
+    return s
+  end
+  s = text.printable(s)
+  for _, escape in ipairs(ESCAPES) do
+    s = replace_all(s, escape[1], escape[2])
+  end
+  return s
 end
 
 -- s escaped for HTML text and quoted attribute values: & < > " ' as
 -- entities (quotes as &#34; and &#39;, as Go's html/template writes them),
--- invalid UTF-8 and control characters as U+FFFD.
-function M.escape(s)
-  s = tostring(s == nil and "" or s)
-  local escaped = kept.current[s] or kept.last[s]
-  if not escaped then
-    escaped = s
-    if not text.spans(s, "^[?-~(-;= !#$%%]*") then -- printable ASCII but & < > " ', most text, stays as it is
-      escaped = text.printable(s)
-      for _, escape in ipairs(ESCAPES) do
-        escaped = replace_all(escaped, escape[1], escape[2])
-      end
-    end
-  end
-  kept.current[s] = escaped
-  return escaped
-end
+-- invalid UTF-8 and control characters as U+FFFD. The texts escaped for
+-- this page and the last are kept (memo.lua).
+local new_page
+M.escape, new_page = memo.new(escaped)
 
 local LEVEL_CLASS = { OK = "OK", WARN = "WARN", BAD = "BAD", ERROR = "ERROR" }
 local STATE_CLASS = { held = "held", ["reserved-idle"] = "reserved-idle", unaccounted = "unaccounted", free = "free" }

@@ -9,6 +9,7 @@ local gl = require "gpuledger.gl"
 local history = require "gpuledger.history"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
+local memo = require "gpuledger.memo"
 local rule_schema = require "gpuledger.rule_schema"
 local source_list = require "gpuledger.sources.list"
 local text = require "gpuledger.text"
@@ -61,23 +62,31 @@ local function pairs_text(labels)
   return table.concat(parts)
 end
 
--- The label pairs of the last document written and of the one being
--- written: label name → text value → name="escaped value". A node's
--- names, ids and states recur in many samples and at every refresh, so a
--- pair is escaped once and then found; those of the documents before the
--- last are dropped, so what is kept is at most two documents' pairs.
-local kept = { last = {}, current = {} }
+-- The label pairs, per label name: pair.kind(value) is kind="value", the
+-- value escaped. A node's names, ids and states recur in many samples and
+-- at every refresh, so each is escaped once (memo.lua: this document's
+-- pairs and the last one's are kept).
+local new_pages = {} -- each label name's memo's
+local pair = setmetatable({}, {
+  __index = function(finders, name)
+    local find, new_page = memo.new(function(raw) return name .. '="' .. M.escape(raw) .. '"' end)
+    finders[name] = find
+    new_pages[#new_pages + 1] = new_page
+    return find
+  end,
+})
 
 -- Collects the lines of the document, family by family, as pieces joined
 -- once at the end (a sample's line is never put together on its own). A
 -- sample's labels come as the text of their set, {name="value",…}: each
--- pair escaped once (w.pair, kept), and each set that several samples
+-- pair escaped once (pair), and each set that several samples
 -- share put together once.
 local function writer()
   local out, n = {}, 0
   local family = nil -- the current family's name
-  kept.last, kept.current = kept.current, {}
-  local pairs_of, last_of = kept.current, kept.last
+  for _, new_page in ipairs(new_pages) do
+    new_page()
+  end
   local w = {}
   -- Starts a family: its HELP and TYPE lines.
   function w.family(name, kind, help)
@@ -85,23 +94,6 @@ local function writer()
     out[n + 2] = string.format("# TYPE %s %s\n", name, kind)
     n = n + 2
     family = name
-  end
-  -- The label pair name="value", value escaped.
-  function w.pair(name, raw)
-    local of_name = pairs_of[name]
-    if not of_name then
-      of_name = {}
-      pairs_of[name] = of_name
-    end
-    local pair = of_name[raw]
-    if not pair then
-      local last = last_of[name]
-      pair = last and last[raw] or (name .. '="' .. M.escape(raw) .. '"')
-      if type(raw) == "string" then -- (a number's text is its own: 1 and 1.0 are one key)
-        of_name[raw] = pair
-      end
-    end
-    return pair
   end
   -- The text of the label set labels (an array of {name, value}):
   -- {name="value",…}, nothing for none.
@@ -111,7 +103,7 @@ local function writer()
     end
     local parts = {}
     for i, label in ipairs(labels) do
-      parts[i] = w.pair(label[1], label[2])
+      parts[i] = pair[label[1]](label[2])
     end
     return "{" .. table.concat(parts, ",") .. "}"
   end
@@ -139,14 +131,14 @@ end
 -- history record with its index and uuid), and a slice's mig_uuid and
 -- mig_profile after them. Each set comes closed, or open (without its
 -- closing brace) for more pairs to follow: ",name=\"value\"…}".
-local function label_sets(w, node)
-  local node_pair = w.pair("node", node)
+local function label_sets(node)
+  local node_pair = pair.node(node)
   local open_of, closed_of, slice_open_of = {}, {}, {}
   local sets = { node = "{" .. node_pair .. "}", node_open = "{" .. node_pair }
   function sets.gpu_open(gpu)
     local open = open_of[gpu]
     if not open then
-      open = "{" .. node_pair .. "," .. w.pair("gpu", gl.index_text(gpu)) .. "," .. w.pair("uuid", gpu.uuid)
+      open = "{" .. node_pair .. "," .. pair.gpu(gl.index_text(gpu)) .. "," .. pair.uuid(gpu.uuid)
       open_of[gpu] = open
     end
     return open
@@ -162,7 +154,7 @@ local function label_sets(w, node)
   function sets.slice_open(gpu, slice)
     local open = slice_open_of[slice]
     if not open then
-      open = sets.gpu_open(gpu) .. "," .. w.pair("mig_uuid", slice.uuid) .. "," .. w.pair("mig_profile", slice.profile)
+      open = sets.gpu_open(gpu) .. "," .. pair.mig_uuid(slice.uuid) .. "," .. pair.mig_profile(slice.profile)
       slice_open_of[slice] = open
     end
     return open
@@ -234,7 +226,7 @@ local function health_families(w, sets, entries)
   w.family("gpuledger_gpu_xid_events", "gauge", "Xid events in this boot's kernel log for the GPU, per Xid code (read again at each refresh).")
   for _, gpu in ipairs(entries) do
     for _, group in ipairs(gpu.xids or {}) do
-      w.sample(sets.gpu_open(gpu), group.count, "," .. w.pair("xid", tostring(group.xid)) .. "}")
+      w.sample(sets.gpu_open(gpu), group.count, "," .. pair.xid(tostring(group.xid)) .. "}")
     end
   end
   for _, family in ipairs(HEALTH_FAMILIES) do
@@ -297,7 +289,7 @@ local function slice_families(w, sets, entries)
   w.family("gpuledger_mig_state", "gauge", "The MIG slice's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
   for _, gpu in ipairs(entries) do
     for _, slice in ipairs(gpu.migDevices or {}) do
-      w.sample(sets.slice_open(gpu, slice), 1, "," .. w.pair("state", slice.state) .. "}")
+      w.sample(sets.slice_open(gpu, slice), 1, "," .. pair.state(slice.state) .. "}")
     end
   end
   for _, gauge in ipairs(SLICE_GAUGES) do
@@ -330,14 +322,14 @@ end
 -- GPU: a service, a user's session, a bare process; names that differ
 -- only in a byte escaped away) are one series, their memory summed, so
 -- that no two samples of a family share their labels.
-local function tenant_series(w, sets, entries)
+local function tenant_series(sets, entries)
   local series, by_set = {}, {}
   local function add(open, unit)
     for _, tenant in ipairs(tenants_by_name(unit)) do
-      local set = open .. "," .. w.pair("kind", tenant.kind) .. "," .. w.pair("container", tenant.container or "") .. ","
-        .. w.pair("container_id", tenant.containerId or "") .. "," .. w.pair("nomad_job", tenant.jobName or "") .. ","
-        .. w.pair("task", tenant.taskName or "") .. "," .. w.pair("alloc", tenant.allocId or "") .. ","
-        .. w.pair("namespace", tenant.namespace or "") .. "}"
+      local set = open .. "," .. pair.kind(tenant.kind) .. "," .. pair.container(tenant.container or "") .. ","
+        .. pair.container_id(tenant.containerId or "") .. "," .. pair.nomad_job(tenant.jobName or "") .. ","
+        .. pair.task(tenant.taskName or "") .. "," .. pair.alloc(tenant.allocId or "") .. ","
+        .. pair.namespace(tenant.namespace or "") .. "}"
       local one = by_set[set]
       if not one then
         one = { set = set, bytes = 0, reserved = false }
@@ -387,15 +379,15 @@ local function alert_families(w, sets, findings, ledger, refresh)
     local f = item.finding
     local open = sets.gpu_open(f)
     if f.migUuid then
-      open = open .. "," .. w.pair("mig_uuid", f.migUuid) .. "," .. w.pair("mig_profile", f.migProfile or "")
+      open = open .. "," .. pair.mig_uuid(f.migUuid) .. "," .. pair.mig_profile(f.migProfile or "")
     end
-    w.sample(open, counts[item.key], "," .. w.pair("code", f.code) .. "," .. w.pair("level", f.level) .. "}")
+    w.sample(open, counts[item.key], "," .. pair.code(f.code) .. "," .. pair.level(f.level) .. "}")
   end
   w.family("gpuledger_source_up", "gauge", "1 when the source was read at the last refresh, 0 when it failed; absent when not asked.")
   for _, source in ipairs(source_list.NAMES) do
     local state = ledger.sources and ledger.sources[source]
     if state == "read" or state == "failed" then
-      w.sample(sets.node_open, state == "read" and 1 or 0, "," .. w.pair("source", source) .. "}")
+      w.sample(sets.node_open, state == "read" and 1 or 0, "," .. pair.source(source) .. "}")
     end
   end
   w.family("gpuledger_refresh_duration_seconds", "gauge", "Seconds the last refresh took to read the node and judge it.")
@@ -440,7 +432,7 @@ function M.node(report, h, refresh, build)
   local ledger, findings, codes, rules = report.ledger, report.findings, report.codes, report.rules
   local w = writer()
   local node = ledger.node or ""
-  local sets = label_sets(w, node)
+  local sets = label_sets(node)
   local entries = ledger.entries or {}
   local up = not (ledger.errors and #ledger.errors > 0)
 
@@ -449,7 +441,7 @@ function M.node(report, h, refresh, build)
 
   w.family("gpuledger_findings", "gauge", "Findings of each code at the last refresh.")
   for _, item in ipairs(code_counts(findings, codes)) do
-    w.sample(sets.node_open, item.count, "," .. w.pair("code", item.code) .. "," .. w.pair("level", item.level) .. "}")
+    w.sample(sets.node_open, item.count, "," .. pair.code(item.code) .. "," .. pair.level(item.level) .. "}")
   end
 
   w.family("gpuledger_worst_level", "gauge", "Worst finding level at the last refresh: 0 OK, 1 WARN, 2 BAD, 3 ERROR.")
@@ -466,7 +458,7 @@ function M.node(report, h, refresh, build)
 
   w.family("gpuledger_gpu_info", "gauge", "One series per GPU naming its model and PCI bus id; always 1.")
   for _, gpu in ipairs(entries) do
-    w.sample(sets.gpu_open(gpu), 1, "," .. w.pair("model", gpu.model or "") .. "," .. w.pair("bus", gpu.busId or "") .. "}")
+    w.sample(sets.gpu_open(gpu), 1, "," .. pair.model(gpu.model or "") .. "," .. pair.bus(gpu.busId or "") .. "}")
   end
   for _, gauge in ipairs(GPU_GAUGES) do
     w.family(gauge[1], "gauge", gauge[2])
@@ -480,21 +472,21 @@ function M.node(report, h, refresh, build)
 
   w.family("gpuledger_gpu_state", "gauge", "The GPU's state (held, reserved-idle, unaccounted, free); 1 on the current one.")
   for _, gpu in ipairs(entries) do
-    w.sample(sets.gpu_open(gpu), 1, "," .. w.pair("state", gpu.state) .. "}")
+    w.sample(sets.gpu_open(gpu), 1, "," .. pair.state(gpu.state) .. "}")
   end
   w.family("gpuledger_gpu_state_since_timestamp_seconds", "gauge",
     "Unix time the GPU entered its current state, when the history knows it.")
   for _, gpu in ipairs(entries) do
     local since = gpu.stateSince and clock.parse_time(gpu.stateSince)
     if since then
-      w.sample(sets.gpu_open(gpu), since, "," .. w.pair("state", gpu.state) .. "}")
+      w.sample(sets.gpu_open(gpu), since, "," .. pair.state(gpu.state) .. "}")
     end
   end
 
   slice_families(w, sets, entries)
   health_families(w, sets, entries)
 
-  local tenants = tenant_series(w, sets, entries)
+  local tenants = tenant_series(sets, entries)
   w.family("gpuledger_tenant_memory_bytes", "gauge", "GPU memory used by each tenant, bytes.")
   for _, tenant in ipairs(tenants) do
     w.sample(tenant.set, tenant.bytes)
@@ -509,8 +501,8 @@ function M.node(report, h, refresh, build)
   if h then
     for _, item in ipairs(history.sorted_gpus(h)) do
       local record = item.record
-      local open = "{" .. w.pair("node", record.node) .. "," .. w.pair("gpu", tostring(record.index)) .. ","
-        .. w.pair("uuid", item.uuid)
+      local open = "{" .. pair.node(record.node) .. "," .. pair.gpu(tostring(record.index)) .. ","
+        .. pair.uuid(item.uuid)
       for _, state in ipairs(SORTED_STATES) do
         w.sample(open, record.seconds[state] or 0, STATE_REST[state])
       end
@@ -520,7 +512,7 @@ function M.node(report, h, refresh, build)
     "GPU-seconds each Nomad job held (use=held) or left reserved and idle (use=idle).")
   if h then
     for _, job in ipairs(history.sorted_jobs(h)) do
-      local open = sets.node_open .. "," .. w.pair("namespace", job.namespace) .. "," .. w.pair("nomad_job", job.job)
+      local open = sets.node_open .. "," .. pair.namespace(job.namespace) .. "," .. pair.nomad_job(job.job)
       for _, use in ipairs(USES) do
         w.sample(open, job[use], USE_REST[use])
       end
@@ -531,8 +523,8 @@ function M.node(report, h, refresh, build)
       .. "a slice-second counting the slice's share of its GPU's compute slices.")
   if h then
     for _, r in ipairs(history.sorted(h.slices)) do
-      local open = sets.gpu_open(r) .. "," .. w.pair("mig_uuid", r.migUuid) .. "," .. w.pair("mig_profile", r.profile) .. ","
-        .. w.pair("namespace", r.namespace) .. "," .. w.pair("nomad_job", r.job)
+      local open = sets.gpu_open(r) .. "," .. pair.mig_uuid(r.migUuid) .. "," .. pair.mig_profile(r.profile) .. ","
+        .. pair.namespace(r.namespace) .. "," .. pair.nomad_job(r.job)
       for _, use in ipairs(USES) do
         w.sample(open, r[use], USE_REST[use])
       end
