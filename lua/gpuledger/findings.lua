@@ -14,6 +14,7 @@ local json = require "gpuledger.json"
 local rule_schema = require "gpuledger.rule_schema"
 local ruleset = require "gpuledger.ruleset"
 local sandbox = require "gpuledger.sandbox"
+local units = require "gpuledger.units"
 
 local M = {}
 
@@ -191,6 +192,7 @@ function M.run(core, rules, ledger, policy)
   local view = nil -- made for the first site rule, one for all of them
   policy = sandbox.readonly(policy) -- one view for every rule
   local all = {}
+  units.share(ledger, true)
   for _, rule in ipairs(rules) do
     if not rule.evaluate then
       goto next_rule -- a rule of the fleet only (evaluate_fleet)
@@ -212,6 +214,7 @@ function M.run(core, rules, ledger, policy)
     end
     ::next_rule::
   end
+  units.share(ledger, false)
   return all
 end
 

@@ -4,6 +4,7 @@
 local cards = require "gpuledger.cards"
 local clock = require "gpuledger.clock"
 local ledger_mod = require "gpuledger.ledger"
+local units = require "gpuledger.units"
 
 local M = {}
 
@@ -31,26 +32,7 @@ end
 -- nil), tenants, reservations, state, memoryUsedMiB, memoryTotalMiB, noun}:
 -- a rule judges a unit as it would a GPU and emits {gpu = unit.gpu, mig =
 -- unit.mig, …}; noun is "GPU" or "MIG slice", for its messages.
-function M.units(ledger)
-  local units = {}
-  for _, gpu in ipairs(ledger.entries) do
-    local slices = gpu.migDevices
-    if not slices or #gpu.tenants > 0 or #gpu.reservations > 0 then
-      units[#units + 1] = {
-        gpu = gpu, tenants = gpu.tenants, reservations = gpu.reservations, noun = "GPU",
-        state = slices and ledger_mod.classify(gpu) or gpu.state,
-        memoryUsedMiB = gpu.memoryUsedMiB, memoryTotalMiB = gpu.memoryTotalMiB,
-      }
-    end
-    for _, slice in ipairs(slices or {}) do
-      units[#units + 1] = {
-        gpu = gpu, mig = slice, tenants = slice.tenants, reservations = slice.reservations, noun = "MIG slice",
-        state = slice.state, memoryUsedMiB = slice.memoryUsedMiB, memoryTotalMiB = slice.memoryTotalMiB,
-      }
-    end
-  end
-  return units
-end
+M.units = units.of
 
 -- A GPU's index as shown in tables and metric labels: "?" for a GPU
 -- nvidia-smi no longer lists (index -1).
