@@ -53,10 +53,10 @@ local function subject(tenant, reservation)
   end
 end
 
--- Calls fn (rule's evaluate or evaluate_fleet) on view, a site's rule
--- under the policy's budgets; an embedded rule, the program's own code on
--- a ledger whose size is bounded, without them (a count hook slows every
--- instruction it runs by a fifth). Returns true, or false and the error
+-- Calls fn (rule's evaluate or evaluate_fleet) on view with policy (a
+-- read-only view of it), a site's rule under the policy's budgets; an
+-- embedded rule, the program's own code on a ledger whose size is bounded,
+-- without them (a count hook slows every instruction it runs by a fifth). Returns true, or false and the error
 -- (errors.lua).
 local function call_rule(core, rule, fn, view, policy, emit)
   local instructions, bytes = 0, 0
@@ -64,7 +64,7 @@ local function call_rule(core, rule, fn, view, policy, emit)
     instructions = math.tointeger(policy.rule_instructions) or 0
     bytes = math.tointeger(policy.rule_memory_bytes) or 0
   end
-  local ok, err = core.call_limited(fn, instructions, bytes, view, sandbox.readonly(policy), emit)
+  local ok, err = core.call_limited(fn, instructions, bytes, view, policy, emit)
   if not ok then
     if err == "not enough memory" then
       err = string.format("stopped: it asked for more memory than its budget of %d bytes allows", bytes)
@@ -74,10 +74,19 @@ local function call_rule(core, rule, fn, view, policy, emit)
   return true
 end
 
--- Runs one rule. Returns its findings, or nil and the error (errors.lua);
--- third, why its level function failed (its findings are then ERROR).
-local function run_rule(core, rule, ledger, view, policy, positions)
-  local level, level_error = ruleset.level_of(rule, policy)
+local function itself(t)
+  return t
+end
+
+-- Runs one rule (the i-th of prepared, M.prepare) on ledger, or on view for
+-- a site's rule; judged (M.run): the positions of the ledger's GPUs, slices
+-- and tenants, and its GPUs' labels as made. Returns its findings, or nil
+-- and the error (errors.lua).
+local function run_rule(core, prepared, i, ledger, view, judged)
+  local rule, level = prepared.rules[i], prepared.levels[i]
+  local positions, labels = judged.positions, judged.labels
+  -- what an embedded rule emits is the ledger's own; a site rule's may be views of it
+  local original = rule.origin == "embedded" and itself or sandbox.original
   local emitted = {}
   local function emit(f)
     local message = type(f) == "table" and f.message
@@ -87,14 +96,15 @@ local function run_rule(core, rule, ledger, view, policy, positions)
     local gpu, slice, tenant, reservation = f.gpu, f.mig, f.tenant, f.reservation -- each read once
     local label, gpu_position, tenant_position, rank, health_gpu = nil, 0, 0, OTHER_RANK, nil
     if gpu ~= nil then
-      gpu = sandbox.original(gpu)
+      gpu = original(gpu)
       gpu_position = positions[gpu]
       if not gpu_position then
         error("emit: gpu must be one of ledger.entries", 2)
       end
-      label = gl.label(gpu)
+      label = labels[gpu] or gl.label(gpu)
+      labels[gpu] = label
       if slice ~= nil then
-        slice = sandbox.original(slice)
+        slice = original(slice)
         if positions[slice] ~= gpu then
           error("emit: mig must be one of its gpu's migDevices", 2)
         end
@@ -107,11 +117,11 @@ local function run_rule(core, rule, ledger, view, policy, positions)
     else
       gpu, slice = nil, nil
     end
-    tenant = tenant ~= nil and sandbox.original(tenant) or nil
+    tenant = tenant ~= nil and original(tenant) or nil
     if tenant then
       tenant_position = positions[tenant] or 0
     end
-    reservation = reservation ~= nil and sandbox.original(reservation) or nil
+    reservation = reservation ~= nil and original(reservation) or nil
     local sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
     -- in one constructor, so that the table is made at its size: a
     -- constructor's table has room for every field it names, nil or not,
@@ -133,11 +143,11 @@ local function run_rule(core, rule, ledger, view, policy, positions)
       sort = sort,
     }
   end
-  local ok, err = call_rule(core, rule, rule.evaluate, view, policy, emit)
+  local ok, err = call_rule(core, rule, rule.evaluate, view, prepared.policy, emit)
   if not ok then
-    return nil, err, level_error
+    return nil, err
   end
-  return emitted, nil, level_error
+  return emitted
 end
 
 -- Gives each GPU of the ledger that has health data (or a health finding)
@@ -164,7 +174,20 @@ local function give_health_verdicts(ledger, sorted)
   end
 end
 
--- Runs each of rules (a compiled set's) that judges a node on the ledger
+-- The rules (a compiled set's) made ready to judge ledgers under policy
+-- (M.run, M.evaluate_fleet): {rules, policy (one read-only view for every
+-- rule), levels, level_errors}, each rule's level and why its level
+-- function failed (ruleset.level_of) worked out once for every ledger
+-- judged, not once per ledger.
+function M.prepare(rules, policy)
+  local prepared = { rules = rules, policy = sandbox.readonly(policy), levels = {}, level_errors = {} }
+  for i, rule in ipairs(rules) do
+    prepared.levels[i], prepared.level_errors[i] = ruleset.level_of(rule, policy)
+  end
+  return prepared
+end
+
+-- Runs each rule of prepared (M.prepare) that judges a node on the ledger
 -- with core (core.call_limited): a site's rule on a read-only view of it,
 -- so that it cannot change what the next rule sees; an embedded rule, the
 -- program's own code, on the ledger itself (making the views was a third
@@ -175,7 +198,7 @@ end
 -- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (subject) namespace, job,
 -- task, alloc, container and pids where known: each rule's findings or its
 -- rule-error. M.ordered puts them in order.
-function M.run(core, rules, ledger, policy)
+function M.run(core, prepared, ledger)
   local positions = {}
   for i, gpu in ipairs(ledger.entries) do
     positions[gpu] = i
@@ -189,19 +212,19 @@ function M.run(core, rules, ledger, policy)
       end
     end
   end
+  local judged = { positions = positions, labels = {} }
   local view = nil -- made for the first site rule, one for all of them
-  policy = sandbox.readonly(policy) -- one view for every rule
   local all = {}
   units.share(ledger, true)
-  for _, rule in ipairs(rules) do
+  for i, rule in ipairs(prepared.rules) do
     if not rule.evaluate then
       goto next_rule -- a rule of the fleet only (evaluate_fleet)
     end
     if rule.origin ~= "embedded" then
       view = view or sandbox.readonly(ledger)
     end
-    local found, err, level_error = run_rule(core, rule, ledger, rule.origin == "embedded" and ledger or view, policy,
-      positions)
+    local found, err = run_rule(core, prepared, i, ledger, rule.origin == "embedded" and ledger or view, judged)
+    local level_error = prepared.level_errors[i]
     if level_error then -- its findings come out ERROR; say why
       all[#all + 1] = M.rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error))
     end
@@ -269,17 +292,16 @@ function M.ordered(all, ledger)
   return all
 end
 
--- Evaluates each of rules (a compiled set's) that sees the whole fleet
+-- Evaluates each rule of prepared (M.prepare) that sees the whole fleet
 -- (evaluate_fleet) on fleet, the read-only view of its summary (gpuledger.fleet.view). Their
 -- findings are about the node "fleet" and have no GPU; a rule that fails
 -- gives a rule-error about "fleet". Returns them in the rules' order.
-function M.evaluate_fleet(core, rules, fleet, policy)
+function M.evaluate_fleet(core, prepared, fleet)
   local view = sandbox.readonly(fleet)
-  policy = sandbox.readonly(policy) -- one view for every rule
   local all = {}
-  for _, rule in ipairs(rules) do
+  for i, rule in ipairs(prepared.rules) do
     if rule.evaluate_fleet then
-      local level, level_error = ruleset.level_of(rule, policy)
+      local level, level_error = prepared.levels[i], prepared.level_errors[i]
       local emitted = {}
       local function emit(f)
         if type(f) ~= "table" or type(f.message) ~= "string" or f.gpu ~= nil then
@@ -293,7 +315,7 @@ function M.evaluate_fleet(core, rules, fleet, policy)
       if level_error then
         rule_error_of(level_error)
       end
-      local ok, err = call_rule(core, rule, rule.evaluate_fleet, view, policy, emit)
+      local ok, err = call_rule(core, rule, rule.evaluate_fleet, view, prepared.policy, emit)
       if ok then
         table.move(emitted, 1, #emitted, #all + 1, all)
       else

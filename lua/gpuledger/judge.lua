@@ -85,37 +85,37 @@ end
 -- The rule files `stems` of sources loaded (compiled; the embedded ones,
 -- embedded true, once per sources) under the policy (data's thresholds,
 -- the plain data of the set, with the choices given over them): {set,
--- policy, out = {errors = [text], rules = [row] (each rule with its level),
+-- prepared (its rules made ready under the policy, findings.prepare), out = {errors = [text], rules = [row] (each rule with its level),
 -- off = the defaults switched off (ruleset.compile), found = [[finding]]
 -- per ledger, fleet = [finding]}}, out's findings yet to be judged.
 local function load_files(core, sources, stems, data, given, embedded)
   local set = compiled(core, sources, stems, data, embedded)
-  local policy = M.policy(data, given)
+  local prepared = findings.prepare(set.rules, M.policy(data, given))
   local out = { errors = json.array(), rules = json.array(), off = set.off, found = json.array(), fleet = json.array() }
   for _, err in ipairs(set.errors) do
     out.errors[#out.errors + 1] = errors.text(err)
   end
-  for _, rule in ipairs(set.rules) do
-    local level, why = ruleset.level_of(rule, policy)
+  for i, rule in ipairs(set.rules) do
+    local level, why = prepared.levels[i], prepared.level_errors[i]
     out.rules[#out.rules + 1] = {
       code = rule.code, level = level, level_error = why, doc = rule.doc, order = rule.order, rank = rule.rank,
       ["for"] = rule["for"], file = rule.file, origin = rule.origin,
       node = rule.evaluate ~= nil, fleet = rule.evaluate_fleet ~= nil, -- what it judges
     }
   end
-  return { set = set, policy = policy, out = out }
+  return { set = set, prepared = prepared, out = out }
 end
 
 -- The findings of the rules of files (load_files) on ledger, in the order
 -- they came (findings.run).
 local function judge_ledger(core, files, ledger)
-  return json.array(findings.run(core, files.set.rules, ledger, files.policy))
+  return json.array(findings.run(core, files.prepared, ledger))
 end
 
 -- The findings of the rules of files (load_files) that see the fleet on
 -- view (fleet.view).
 local function judge_fleet(core, files, view)
-  return json.array(findings.evaluate_fleet(core, files.set.rules, view, files.policy))
+  return json.array(findings.evaluate_fleet(core, files.prepared, view))
 end
 
 -- The work of the rule files `stems` of sources (in a child for a site
