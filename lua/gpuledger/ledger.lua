@@ -279,20 +279,31 @@ local function host_tenant(owner, kind)
   return tenant
 end
 
+-- The cgroup the engine made for each known container (containers: by
+-- id), by id: its main process's (State.Pid), where /proc places that
+-- process in the container. Read once per ledger, not once per process.
+local function main_cgroups(containers, pid_owners)
+  local cgroups = {}
+  for id, container in pairs(containers) do
+    local main = container.mainPid > 0 and pid_owners[tostring(container.mainPid)]
+    if main and main.container_id == id then
+      cgroups[id] = main.container_cgroup
+    end
+  end
+  return cgroups
+end
+
 -- Whether a GPU process whose cgroup names a container the engine knows is
 -- that container's (docs/sources.md, "Which cgroups prove a tenant"): it is
 -- the container's main process (State.Pid), or it is in the cgroup the
--- engine made for the container (the main process's: that cgroup holds
--- the pids the engine counts as the container's, the descendants of the
--- main process and what `exec` started), or it runs as the container's
--- user. A cgroup of the same name elsewhere proves nothing.
-local function claim_holds(process, owner, container, pid_owners)
-  if container.mainPid > 0 then
-    local main = pid_owners[tostring(container.mainPid)]
-    if process.pid == container.mainPid or (main and main.container_id == container.id
-        and main.container_cgroup ~= nil and main.container_cgroup == owner.container_cgroup) then
-      return true
-    end
+-- engine made for the container (main_cgroup, of main_cgroups: that
+-- cgroup holds the pids the engine counts as the container's, the
+-- descendants of the main process and what `exec` started), or it runs as
+-- the container's user. A cgroup of the same name elsewhere proves nothing.
+local function claim_holds(process, owner, container, main_cgroup)
+  if container.mainPid > 0 and (process.pid == container.mainPid
+      or (main_cgroup ~= nil and main_cgroup == owner.container_cgroup)) then
+    return true
   end
   return container.uid ~= nil and owner.uid == container.uid
 end
@@ -332,46 +343,51 @@ end
 
 -- The tenants of the processes of one GPU (or MIG slice); pid_owners is the proc source's record of each
 -- pid (gpuledger.core's proc_cgroups), nil when the proc source was not
--- asked (--no-docker: every process is the one unnamed host tenant). A
+-- asked (--no-docker: every process is the one unnamed host tenant);
+-- cgroups the cgroup the engine made for each known container
+-- (main_cgroups). A
 -- process /proc has no record of (it failed, or the pid is not in its
 -- answer) and a container no engine knows are tenants marked unidentified;
 -- a process whose cgroup names a container it is not in (claim_holds) is
 -- its own tenant, by uid.
-local function gpu_tenants(processes, pid_owners, containers, reserved_allocs, visible)
+local function gpu_tenants(processes, pid_owners, containers, cgroups, reserved_allocs, visible)
   local tenants, by_key = {}, {}
-  -- the tenant of key, made by make(...) when its first process is met
-  local function tenant_for(key, make, ...)
-    local tenant = by_key[key]
-    if not tenant then
-      tenant = make(...)
-      by_key[key] = tenant
-      tenants[#tenants + 1] = tenant
-    end
+  -- the tenant of key, made by make(a, b, c) (its first process is met);
+  -- each process of a tenant made already finds it in by_key, without a call
+  local function made(key, make, a, b, c)
+    local tenant = make(a, b, c)
+    by_key[key] = tenant
+    tenants[#tenants + 1] = tenant
     return tenant
   end
-  for _, process in ipairs(processes) do
+  for i = 1, #processes do
+    local process = processes[i]
     local owner = pid_owners and pid_owners[tostring(process.pid)]
+    local kind = owner and owner.owner
     local container_id = owner and owner.container_id or ""
     local container = containers[container_id]
     local tenant
     if pid_owners and not owner then
-      tenant = tenant_for("unidentified", unidentified_host)
-    elseif owner and owner.owner == "nomad" and owner.alloc_id ~= "" then
-      tenant = tenant_for("alloc:" .. owner.alloc_id .. "/" .. owner.task, task_tenant, owner, reserved_allocs, visible)
-    elseif owner and owner.owner == "nomad" then -- Nomad 1.3-1.6 on cgroup v1: /nomad/<random id>
-      tenant = tenant_for("nomad-unnamed", new_tenant, "nomad")
+      tenant = by_key.unidentified or made("unidentified", unidentified_host)
+    elseif kind == "nomad" and owner.alloc_id ~= "" then
+      local key = "alloc:" .. owner.alloc_id .. "/" .. owner.task
+      tenant = by_key[key] or made(key, task_tenant, owner, reserved_allocs, visible)
+    elseif kind == "nomad" then -- Nomad 1.3-1.6 on cgroup v1: /nomad/<random id>
+      tenant = by_key["nomad-unnamed"] or made("nomad-unnamed", new_tenant, "nomad")
     elseif container_id == "" then
-      local kind = owner and owner.owner
-      tenant = tenant_for(host_key(process, owner, kind), host_tenant, owner, kind)
-    elseif container and claim_holds(process, owner, container, pid_owners) then
-      tenant = tenant_for(container_id, container_tenant, container, reserved_allocs, visible)
+      local key = host_key(process, owner, kind)
+      tenant = by_key[key] or made(key, host_tenant, owner, kind)
+    elseif container and claim_holds(process, owner, container, cgroups[container_id]) then
+      tenant = by_key[container_id] or made(container_id, container_tenant, container, reserved_allocs, visible)
     elseif container then -- a look-alike: the process is its own tenant
-      tenant = tenant_for(host_key(process, owner, "process"), host_tenant, owner, "process")
+      local key = host_key(process, owner, "process")
+      tenant = by_key[key] or made(key, host_tenant, owner, "process")
     else
-      tenant = tenant_for(container_id, unknown_container, owner)
+      tenant = by_key[container_id] or made(container_id, unknown_container, owner)
     end
-    tenant.pids[#tenant.pids + 1] = process.pid
-    tenant.processes[#tenant.processes + 1] = process.process
+    local n = #tenant.pids + 1
+    tenant.pids[n] = process.pid
+    tenant.processes[n] = process.process
     tenant.usedMemoryMiB = tenant.usedMemoryMiB + process.used_memory_mib
   end
   return tenants, by_key
@@ -509,6 +525,7 @@ function M.build(snapshot, catalogue)
 
   local pid_owners = proc and (proc.ok and proc.pids or {})
   local containers, container_order = known_containers(sources, add_error)
+  local container_cgroups = main_cgroups(containers, pid_owners or {})
 
   table.sort(gpus, function(a, b) return a.index < b.index end)
   if sources.nvidia and sources.nvidia.ok then
@@ -519,7 +536,7 @@ function M.build(snapshot, catalogue)
   -- The tenants of a GPU or slice: of its processes, and the known
   -- containers given it (naming, in container_order) that have none.
   local function tenants_of(unit_processes, reserved_allocs, naming)
-    local tenants, by_key = gpu_tenants(unit_processes, pid_owners, containers, reserved_allocs, visible)
+    local tenants, by_key = gpu_tenants(unit_processes, pid_owners, containers, container_cgroups, reserved_allocs, visible)
     for _, container in ipairs(naming) do
       if not by_key[container.id] then
         tenants[#tenants + 1] = container_tenant(container, reserved_allocs, visible)
