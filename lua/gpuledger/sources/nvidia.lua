@@ -269,15 +269,26 @@ function M.read(source)
     return "a process of " .. cell(row, 1)
   end
   local pid_bounds, memory_bounds = M.APP_BOUNDS[2], M.APP_BOUNDS[3]
+  local least_pid, most_pid = pid_bounds[1], pid_bounds[2]
+  local least_memory, most_memory = memory_bounds[1], memory_bounds[2]
   -- the rows name a few GPUs and, mostly, a few binaries, over and over:
   -- each text is read once
   local uuid_of, binary_of = {}, {}
-  for _, row in ipairs(apps.rows or {}) do
+  local rows = apps.rows or {}
+  for r = 1, #rows do
+    local row = rows[r]
     if #row >= 4 then
-      local pid, memory, named = number_of(row[2]), number_of(row[3]), true
-      if outside(pid, pid_bounds) or outside(memory, memory_bounds) then -- an error each, the value unknown
-        local checked = bounded(row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
-        named, memory = checked[2] == row[2], number_of(checked[3]) -- a pid out of range names no process
+      local pid, memory = tonumber(row[2]), tonumber(row[3]) -- (text: the shape checks saw to it)
+      -- a whole pid and memory in bounds, the common case, are read as they are
+      local whole = math.type(pid) == "integer" and pid >= least_pid and pid <= most_pid
+        and math.type(memory) == "integer" and memory >= least_memory and memory <= most_memory
+      local named = true
+      if not whole then
+        if outside(pid, pid_bounds) or outside(memory, memory_bounds) then -- an error each, the value unknown
+          local checked = bounded(row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
+          named, memory = checked[2] == row[2], number_of(checked[3]) -- a pid out of range names no process
+        end
+        pid, memory = truncated(pid), truncated(memory)
       end
       if named then
         local uuid, binary = uuid_of[row[1]], binary_of[row[4]]
@@ -289,9 +300,7 @@ function M.read(source)
           binary = M.process_binary(row[4])
           binary_of[row[4]] = binary
         end
-        processes[#processes + 1] = {
-          gpu_uuid = uuid, pid = truncated(pid), used_memory_mib = truncated(memory), process = binary,
-        }
+        processes[#processes + 1] = { gpu_uuid = uuid, pid = pid, used_memory_mib = memory, process = binary }
       end
     end
   end
