@@ -52,26 +52,42 @@ end
 
 local NONE = {} -- (never written)
 
+-- The GPUs (a list) that one device id names (names: M.gpu_names).
+local function gpus_named(names, raw)
+  return names[text.trim(tostring(raw))] or NONE
+end
+
 -- The GPUs that one of the device ids names (names: M.gpu_names), as a set.
 function M.named(names, ids)
   local gpus = {}
   for _, raw in ipairs(ids or NONE) do
-    for _, gpu in ipairs(names[text.trim(tostring(raw))] or NONE) do
+    for _, gpu in ipairs(gpus_named(names, raw)) do
       gpus[gpu] = true
     end
   end
   return gpus
 end
 
--- Each GPU's items among items whose device ids (ids_of(item)) name it
--- (names: M.gpu_names): GPU → a list of them, in the order of items.
-local function naming_each(items, ids_of, names)
+-- Each GPU's items among items whose device ids (item[field]) name it
+-- (names: M.gpu_names): GPU → a list of them, in the order of items, each
+-- once (an item whose ids name a GPU twice is the last of its list).
+local function naming_each(items, field, names)
   local of = {}
-  for _, item in ipairs(items) do
-    for gpu in pairs(M.named(names, ids_of(item))) do
-      local list = of[gpu] or {}
-      of[gpu] = list
-      list[#list + 1] = item
+  for i = 1, #items do
+    local item = items[i]
+    local ids = item[field] or NONE
+    for k = 1, #ids do
+      local gpus = gpus_named(names, ids[k])
+      for g = 1, #gpus do
+        local list = of[gpus[g]]
+        if not list then
+          list = {}
+          of[gpus[g]] = list
+        end
+        if list[#list] ~= item then
+          list[#list + 1] = item
+        end
+      end
     end
   end
   return of
@@ -555,12 +571,16 @@ function M.build(snapshot, catalogue)
     return tenants_of(unit_processes, reserved_allocs, naming)
   end
   local names = M.gpu_names(gpus)
-  local reservations_of = naming_each(reservations, function(reservation) return reservation.deviceIds end, names)
-  local containers_of = naming_each(container_order, function(container) return container.gpus end, names)
+  local reservations_of = naming_each(reservations, "deviceIds", names)
+  local containers_of = naming_each(container_order, "gpus", names)
   local processes_of = {}
-  for _, process in ipairs(processes) do
-    local list = processes_of[process.gpu_uuid] or {}
-    processes_of[process.gpu_uuid] = list
+  for i = 1, #processes do
+    local process = processes[i]
+    local list = processes_of[process.gpu_uuid]
+    if not list then
+      list = {}
+      processes_of[process.gpu_uuid] = list
+    end
     list[#list + 1] = process
   end
   local entries = json.array()
