@@ -23,11 +23,11 @@ M.SHAPE = {
   HostConfig = { DeviceRequests = { list = { Count = "number", DeviceIDs = { list = "string" } } } },
 }
 
--- Splits a device list ("GPU-1,GPU-2") into trimmed, non-empty ids.
+-- Splits a device list ("GPU-1,GPU-2"; trimmed, not empty) into trimmed,
+-- non-empty ids.
 local function split_ids(list)
   if not list:find(",", 1, true) then -- one id, the common case
-    local id = text.trim(list)
-    return id ~= "" and { id } or {}
+    return { list }
   end
   local ids = {}
   for item in (list .. ","):gmatch("([^,]*),") do
@@ -40,11 +40,14 @@ local function split_ids(list)
 end
 
 local VISIBLE = "NVIDIA_VISIBLE_DEVICES="
+local VISIBLE_PREFIX = "^" .. VISIBLE -- (no magic character in it): fails at an entry's first byte that differs
 
 -- The value of NVIDIA_VISIBLE_DEVICES in an inspect's Config.Env, or nil.
 function M.visible_devices(env)
-  for _, entry in ipairs(env or {}) do
-    if type(entry) == "string" and entry:find(VISIBLE, 1, true) == 1 then
+  env = env or {}
+  for i = 1, #env do
+    local entry = env[i]
+    if type(entry) == "string" and entry:find(VISIBLE_PREFIX) then
       return entry:sub(#VISIBLE + 1)
     end
   end
@@ -121,10 +124,11 @@ for _, name in ipairs { "allocation_id", "alloc_id", "job_name", "namespace", "t
   LABELS[name] = LABEL .. name
 end
 
--- The value of label com.hashicorp.nomad.<name>, or nil when absent or empty.
+-- The value of label com.hashicorp.nomad.<name> (text: M.SHAPE), or nil
+-- when absent or empty.
 local function label(labels, name)
   local value = labels[LABELS[name]]
-  if type(value) == "string" and value ~= "" then
+  if value ~= "" then
     return value
   end
 end
@@ -134,16 +138,20 @@ end
 -- "1000:1000" a uid), or nil for another user named by its name (only the
 -- container's own passwd file could tell its uid).
 function M.user_uid(user)
-  local name = (user or ""):match("^([^:]*)")
+  if user == nil or user == "" then -- the image's default, the common case
+    return 0
+  end
+  local name = user:match("^([^:]*)")
   if name == "" or name == "root" then
     return 0
   end
   return math.tointeger(tonumber(name:match("^%d+$") or ""))
 end
 
--- What the ledger needs of a container: {id, name, image, mainPid (its
--- State.Pid, 0 when not running), uid (M.user_uid), allocId,
--- allocFromName, jobName, taskName, namespace, gpus}.
+-- What the ledger needs of a container (an inspect of M.SHAPE: the shape
+-- checks saw to it): {id, name, image, mainPid (its State.Pid, 0 when not
+-- running), uid (M.user_uid), allocId, allocFromName, jobName, taskName,
+-- namespace, gpus}.
 function M.describe(inspect)
   local config = inspect.Config or {}
   local labels = config.Labels or {}
