@@ -147,6 +147,44 @@ describe("gpuledger.json", function()
       end
     end)
 
+    it("writes any float as the first of %.15g and %.16g that reads back, else %.17g", function()
+      local function reference(n)
+        for _, precision in ipairs { 15, 16 } do
+          local text = string.format("%." .. precision .. "g", n)
+          if tonumber(text) == n then
+            return text
+          end
+        end
+        return string.format("%.17g", n)
+      end
+      local seed = 12345
+      local function random(below) -- a fixed sequence, the same at every run
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        return seed % below
+      end
+      local values = { 0.0001, 0.00009999, 0.000123456, 1e14 + 0.5, 999999999999999.9, 0.3, 20.246000051498413 }
+      for _ = 1, 2000 do
+        local decimal = random(1 << 31) / 10 ^ random(9) -- a value of a few decimal places, and ones near it
+        local bits = string.unpack("<d", string.pack("<I4I4", random(1 << 31) * 2 + random(2), random(1 << 31) * 2 + random(2)))
+        for _, n in ipairs { decimal, -decimal, decimal * 1.0000001, decimal + 1e-9, 1764403200 + decimal % 1000, bits } do
+          values[#values + 1] = n
+        end
+      end
+      local wrong = {}
+      for _, n in ipairs(values) do
+        if n == n and n ~= math.floor(n) and json.number_text(n) ~= reference(n) then
+          wrong[#wrong + 1] = string.format("%.17g: %s, not %s", n, json.number_text(n), reference(n))
+        end
+      end
+      assert.same({}, wrong)
+    end)
+
+    it("gives an integer's number_text as tostring writes it", function()
+      for _, n in ipairs { 0, 7, -7, 1234567890123456789, math.maxinteger, math.mininteger } do
+        assert.equal(tostring(n), json.number_text(n))
+      end
+    end)
+
     it("writes integers whole, the largest and smallest too", function()
       assert.equal("9223372036854775807", json.encode(math.maxinteger))
       assert.equal("-9223372036854775808", json.encode(math.mininteger))

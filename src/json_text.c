@@ -95,7 +95,7 @@ int json_write_string(struct byte_buffer *buffer, const char *s, size_t len)
 }
 
 /* As json_text.h says. */
-int json_write_integer(struct byte_buffer *buffer, long long n)
+size_t json_integer_text(char *out, long long n)
 {
     char digits[24];
     char *end = digits + sizeof digits, *at = end;
@@ -106,22 +106,160 @@ int json_write_integer(struct byte_buffer *buffer, long long n)
     } while (magnitude > 0);
     if (n < 0)
         *--at = '-';
-    return byte_buffer_add(buffer, at, (size_t)(end - at));
+    size_t len = (size_t)(end - at);
+    memcpy(out, at, len);
+    out[len] = '\0';
+    return len;
 }
 
 /* As json_text.h says. */
+int json_write_integer(struct byte_buffer *buffer, long long n)
+{
+    char text[24];
+    return byte_buffer_add(buffer, text, json_integer_text(text, n));
+}
+
+/* Writes into out what %.15g writes for n, when that is a decimal of at
+ * most 6 places and 15 significant digits that reads back as n, and
+ * returns its length; else returns 0. Such a decimal m / 10^k reads back
+ * as n when the division m / 10^k (both exact doubles) is n: IEEE division
+ * and strtod both give the double nearest to the quotient. n is then
+ * within half a unit of its last bit of the decimal, well inside half a
+ * unit of a 15th digit, so %.15g rounds n to the decimal (its trailing
+ * zeros dropped) and, n being 1e-4 or more and under 1e15, without an
+ * exponent: the common values (12.5, 0.1, 1764403200.25) found without
+ * printf's digit by digit conversion and strtod. n: finite, not whole. */
+static size_t short_decimal_text(char *out, double n)
+{
+    double magnitude = fabs(n);
+    if (!(magnitude >= 1e-4 && magnitude < 1e15))
+        return 0;
+    double scale = 1;
+    for (int places = 1; places <= 6; places++) {
+        scale *= 10;
+        double m = nearbyint(magnitude * scale);
+        if (m >= 1e15)
+            return 0;
+        if (m / scale != magnitude)
+            continue;
+        long long whole = (long long)(m / scale),
+                  fraction = (long long)m - whole * (long long)scale;
+        size_t len = 0;
+        if (n < 0)
+            out[len++] = '-';
+        len += json_integer_text(out + len, whole);
+        out[len++] = '.';
+        for (int i = places - 1; i >= 0; i--) {
+            out[len + (size_t)i] = (char)('0' + fraction % 10);
+            fraction /= 10;
+        }
+        len += (size_t)places;
+        while (out[len - 1] == '0')
+            len--;
+        out[len] = '\0';
+        return len;
+    }
+    return 0;
+}
+
+/* Writes into out what %.*g writes, precision count, for the number whose
+ * count significant digits (rounded already) are digits and whose first
+ * digit stands for 10^exponent, negative when negative: trailing zeros
+ * dropped, an exponent (e+XX, at least two digits) when exponent < -4 or
+ * exponent >= count. Returns the length. */
+static size_t g_text(char *out, int negative, const char *digits, int count, int exponent)
+{
+    int used = count; /* the digits that stay, trailing zeros dropped */
+    while (used > 1 && digits[used - 1] == '0')
+        used--;
+    size_t len = 0;
+    if (negative)
+        out[len++] = '-';
+    if (exponent < -4 || exponent >= count) {
+        out[len++] = digits[0];
+        if (used > 1) {
+            out[len++] = '.';
+            memcpy(out + len, digits + 1, (size_t)used - 1);
+            len += (size_t)used - 1;
+        }
+        len += (size_t)snprintf(out + len, 8, "e%c%02d", exponent < 0 ? '-' : '+', abs(exponent));
+        return len;
+    }
+    if (exponent < 0) {
+        out[len++] = '0';
+        out[len++] = '.';
+        for (int i = -1; i > exponent; i--)
+            out[len++] = '0';
+        memcpy(out + len, digits, (size_t)used);
+        len += (size_t)used;
+    } else {
+        for (int i = 0; i <= exponent; i++)
+            out[len++] = i < used ? digits[i] : '0';
+        if (used > exponent + 1) {
+            out[len++] = '.';
+            memcpy(out + len, digits + exponent + 1, (size_t)(used - exponent - 1));
+            len += (size_t)(used - exponent - 1);
+        }
+    }
+    out[len] = '\0';
+    return len;
+}
+
+/* Rounds the 17 significant digits of a double (digits, as %.16e gives
+ * them) to precision of them, into rounded: what %.*g rounds the double
+ * itself to, since the double is within half a unit of the 17th digit of
+ * them. Returns 0, or -1 where that cannot be told from them (the digits
+ * dropped are exactly one half: the double may lie either side of it) or
+ * where rounding up carries past the first digit. */
+static int round_digits(char *rounded, const char *digits, int precision)
+{
+    memcpy(rounded, digits, (size_t)precision);
+    int half = 0; /* the digits dropped against one half: -1 below, 0 equal, 1 above */
+    for (int i = precision; i < 17 && half == 0; i++)
+        half = i == precision ? (digits[i] > '5') - (digits[i] < '5') : digits[i] > '0';
+    if (half == 0)
+        return -1;
+    if (half < 0)
+        return 0;
+    int i = precision - 1;
+    while (i >= 0 && rounded[i] == '9')
+        rounded[i--] = '0';
+    if (i < 0)
+        return -1;
+    rounded[i]++;
+    return 0;
+}
+
+/* As json_text.h says. The float's 17 significant digits are printed once
+ * (printf's conversion is the costly part); its %.15g and %.16g are
+ * rounded from them, each tried by reading it back. */
 size_t json_number_text(char *out, double n)
 {
     if (isfinite(n) && n == floor(n) && fabs(n) < 1e15)
-        return (size_t)snprintf(out, 32, "%lld", (long long)n);
-    if (isfinite(n)) {
-        for (int precision = 15; precision <= 16; precision++) {
-            int len = snprintf(out, 32, "%.*g", precision, n);
-            if (strtod(out, NULL) == n)
-                return (size_t)len;
-        }
+        return json_integer_text(out, (long long)n);
+    if (!isfinite(n))
+        return (size_t)snprintf(out, 32, "%.17g", n);
+    size_t len = short_decimal_text(out, n);
+    if (len > 0)
+        return len;
+    char printed[32]; /* [-]d.dddddddddddddddde±XX */
+    snprintf(printed, sizeof printed, "%.16e", n);
+    int negative = printed[0] == '-';
+    const char *mantissa = printed + negative;
+    char digits[17];
+    digits[0] = mantissa[0];
+    memcpy(digits + 1, mantissa + 2, 16);
+    int exponent = atoi(mantissa + 19);
+    for (int precision = 15; precision <= 16; precision++) {
+        char rounded[17];
+        if (round_digits(rounded, digits, precision) == 0)
+            len = g_text(out, negative, rounded, precision, exponent);
+        else
+            len = (size_t)snprintf(out, 32, "%.*g", precision, n);
+        if (strtod(out, NULL) == n)
+            return len;
     }
-    return (size_t)snprintf(out, 32, "%.17g", n);
+    return g_text(out, negative, digits, 17, exponent);
 }
 
 /* As json_text.h says. */

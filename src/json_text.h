@@ -25,6 +25,10 @@ size_t utf8_char_length(const unsigned char *s, size_t len);
  * Returns 0, or -1 when memory ran out. */
 int json_write_string(struct byte_buffer *buffer, const char *s, size_t len);
 
+/* Writes n in decimal, as Lua's tostring writes an integer, into out (at
+ * least 24 bytes, NUL-terminated) and returns its length. */
+size_t json_integer_text(char *out, long long n);
+
 /* Appends n in decimal, as Lua's tostring writes an integer. Returns 0 or -1. */
 int json_write_integer(struct byte_buffer *buffer, long long n);
 

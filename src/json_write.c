@@ -361,12 +361,9 @@ static int json_encode(lua_State *L)
 static int json_number_text_of(lua_State *L)
 {
     lua_Number n = luaL_checknumber(L, 1);
-    if (lua_isinteger(L, 1)) {
-        luaL_tolstring(L, 1, NULL);
-        return 1;
-    }
     char text[32];
-    size_t len = json_number_text(text, (double)n);
+    size_t len = lua_isinteger(L, 1) ? json_integer_text(text, (long long)lua_tointeger(L, 1))
+                                     : json_number_text(text, (double)n);
     lua_pushlstring(L, text, len);
     return 1;
 }

@@ -97,6 +97,13 @@ static void test_numbers(void)
     NUMBER(1.0 / 3, "0.3333333333333333");
     NUMBER(1.7976931348623157e308, "1.7976931348623157e+308");
     NUMBER(9007199254740992.0, "9007199254740992");
+    NUMBER(1764403200.25, "1764403200.25"); /* a decimal of a few places, read back */
+    NUMBER(0.0001, "0.0001");               /* the smallest %g writes without an exponent */
+    NUMBER(0.00009999, "9.999e-05");
+    NUMBER(20.246000051498413, "20.246000051498413"); /* read back at 17 digits only */
+    NUMBER(-20.246000051498413, "-20.246000051498413");
+    NUMBER(1e21 / 3, "3.333333333333333e+20"); /* 16 digits, an exponent */
+    NUMBER(1e-5 / 7, "1.4285714285714286e-06");
     NUMBER(NAN, "null");
     NUMBER(INFINITY, "null");
     NUMBER(-INFINITY, "null");
