@@ -350,9 +350,9 @@ end
 -- choices given, as M.rules does: returns the judging, whose node(row,
 -- ledger) judges one node's ledger (built, M.ledger_of) by the embedded
 -- rules as soon as it is read, and which M.fleet ends. Without site files
--- the ledger is then in no table and its findings are in order (with
--- verdicts_only, `fleet ls`, only its row's verdict is kept: worst,
--- badFindings, errorFindings), so a fleet's ledgers are never all held at
+-- the ledger is then in no table and its findings are put in order (with
+-- verdicts_only, `fleet ls`, they are not: only its row's verdict is kept,
+-- worst, badFindings, errorFindings), so a fleet's ledgers are never all held at
 -- once; with some, it is kept for them, judged in one child per file over
 -- every ledger when M.fleet ends.
 function M.fleet_judging(core, sources, given, verdicts_only)
@@ -366,13 +366,10 @@ function M.fleet_judging(core, sources, given, verdicts_only)
       local kept = judging.kept
       local n = #kept.rows + 1
       kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
+    elseif verdicts_only then
+      give_verdict(row, found) -- a verdict needs no order, nor the GPUs' health verdicts
     else
-      local ordered = json.array(findings.ordered(found, ledger))
-      if verdicts_only then
-        give_verdict(row, ordered)
-      else
-        judging.node_findings[row] = ordered
-      end
+      judging.node_findings[row] = json.array(findings.ordered(found, ledger))
     end
   end
   return judging
