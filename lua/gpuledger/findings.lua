@@ -74,13 +74,19 @@ local function call_rule(core, rule, fn, view, policy, emit)
   return true
 end
 
+-- What a finding is with levels_only (M.run): its level alone, one table per level.
+local LEVEL_ONLY = {}
+for level in pairs(LEVELS) do
+  LEVEL_ONLY[level] = { level = level }
+end
+
 local function itself(t)
   return t
 end
 
 -- Runs one rule (the i-th of prepared, M.prepare) on ledger, or on view for
 -- a site's rule; judged (M.run): the positions of the ledger's GPUs, slices
--- and tenants, and its GPUs' labels as made. Returns its findings, or nil
+-- and tenants, its GPUs' labels as made, and levels_only. Returns its findings, or nil
 -- and the error (errors.lua).
 local function run_rule(core, prepared, i, ledger, view, judged)
   local rule, level = prepared.rules[i], prepared.levels[i]
@@ -122,6 +128,10 @@ local function run_rule(core, prepared, i, ledger, view, judged)
       tenant_position = positions[tenant] or 0
     end
     reservation = reservation ~= nil and original(reservation) or nil
+    if judged.levels_only then
+      emitted[#emitted + 1] = LEVEL_ONLY[level]
+      return
+    end
     local sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
     -- in one constructor, so that the table is made at its size: a
     -- constructor's table has room for every field it names, nil or not,
@@ -197,8 +207,11 @@ end
 -- a GPU, gpu (its label), index, uuid and busId (the page's row keys; not in
 -- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (subject) namespace, job,
 -- task, alloc, container and pids where known: each rule's findings or its
--- rule-error. M.ordered puts them in order.
-function M.run(core, prepared, ledger)
+-- rule-error. M.ordered puts them in order. With levels_only, for a verdict
+-- (M.worst, M.counts) and nothing else, each finding but a rule-error is
+-- only {level}, the same table for every finding of a level: the rules run
+-- and their emits are checked as they are otherwise.
+function M.run(core, prepared, ledger, levels_only)
   local positions = {}
   for i, gpu in ipairs(ledger.entries) do
     positions[gpu] = i
@@ -212,7 +225,7 @@ function M.run(core, prepared, ledger)
       end
     end
   end
-  local judged = { positions = positions, labels = {} }
+  local judged = { positions = positions, labels = {}, levels_only = levels_only }
   local view = nil -- made for the first site rule, one for all of them
   local all = {}
   units.share(ledger, true)

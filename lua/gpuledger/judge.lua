@@ -107,9 +107,9 @@ local function load_files(core, sources, stems, data, given, embedded)
 end
 
 -- The findings of the rules of files (load_files) on ledger, in the order
--- they came (findings.run).
-local function judge_ledger(core, files, ledger)
-  return json.array(findings.run(core, files.prepared, ledger))
+-- they came (findings.run; with levels_only, each only its level).
+local function judge_ledger(core, files, ledger, levels_only)
+  return json.array(findings.run(core, files.prepared, ledger, levels_only))
 end
 
 -- The findings of the rules of files (load_files) that see the fleet on
@@ -361,13 +361,13 @@ function M.fleet_judging(core, sources, given, verdicts_only)
   judging.node_findings = {} -- row → its findings in order
   judging.kept = { rows = {}, ledgers = {}, found = {} } -- for the site files
   function judging.node(row, ledger)
-    local found = judge_ledger(core, judging.embedded, ledger)
+    local found = judge_ledger(core, judging.embedded, ledger, verdicts_only and #judging.site == 0)
     if #judging.site > 0 then
       local kept = judging.kept
       local n = #kept.rows + 1
       kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
     elseif verdicts_only then
-      give_verdict(row, found) -- a verdict needs no order, nor the GPUs' health verdicts
+      give_verdict(row, found) -- a verdict needs the levels alone: no order, no GPU's health verdict
     else
       judging.node_findings[row] = json.array(findings.ordered(found, ledger))
     end
