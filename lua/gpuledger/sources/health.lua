@@ -92,21 +92,26 @@ local UNSUPPORTED = {
   ["[Requested functionality has been deprecated]"] = true,
 }
 
--- What a cell says: "value", "unsupported" ([N/A] and its kin: nothing to
--- judge), "requires-reset" ([GPU requires reset]), "lost" ([GPU is lost])
--- or "unreadable" (any other bracketed value, such as [Unknown Error]).
-function M.cell_kind(raw)
-  raw = text.trim(raw or "")
-  if UNSUPPORTED[raw] then
+-- What a trimmed cell says: "value", "unsupported" ([N/A] and its kin:
+-- nothing to judge), "requires-reset" ([GPU requires reset]), "lost" ([GPU
+-- is lost]) or "unreadable" (any other bracketed value, such as [Unknown
+-- Error]).
+local function kind_of(trimmed)
+  if UNSUPPORTED[trimmed] then
     return "unsupported"
-  elseif raw == "[GPU requires reset]" then
+  elseif trimmed == "[GPU requires reset]" then
     return "requires-reset"
-  elseif raw == "[GPU is lost]" then
+  elseif trimmed == "[GPU is lost]" then
     return "lost"
-  elseif raw:match("^%[.*%]$") then
+  elseif trimmed:find("^%[.*%]$") then
     return "unreadable"
   end
   return "value"
+end
+
+-- What a cell says (kind_of), blanks at either end aside.
+function M.cell_kind(raw)
+  return kind_of(text.trim(raw or ""))
 end
 
 local FLAGS = {
@@ -130,15 +135,16 @@ end
 
 -- Fills record from one row of an answer whose columns are `names`.
 local function fill(record, names, row)
-  for i, name in ipairs(names) do
-    local field = FIELD_BY_NAME[name]
+  for i = 1, #names do
+    local name = names[i]
     local raw = text.trim(row[i] or "")
-    local kind = M.cell_kind(raw)
-    if field and kind == "value" then
-      local value = typed(field.kind, raw)
-      if value == nil then
+    local kind = kind_of(raw)
+    if kind == "value" then
+      local field = FIELD_BY_NAME[name]
+      local value = field and typed(field.kind, raw)
+      if field and value == nil then
         record.unreadable[#record.unreadable + 1] = string.format("%s: %s", name, raw)
-      else
+      elseif field then
         record[field.key] = value
       end
     elseif kind == "requires-reset" then
