@@ -350,12 +350,26 @@ local function has_errors(ledger)
   return ledger.errors ~= nil and #ledger.errors > 0
 end
 
--- Forgets the records (by key) seen longer than RETAIN before `at`, and,
--- past `most` records, those seen longest ago.
-local function forget(records, at, most)
+-- A reader of times (clock.parse_time, nil for text that is none) that
+-- reads each text once: most records were seen at the same refresh.
+local function time_reader()
+  local time_of = {}
+  return function(text)
+    local time = time_of[text or ""]
+    if time == nil then
+      time = clock.parse_time(text) or false
+      time_of[text or ""] = time
+    end
+    return time or nil
+  end
+end
+
+-- Forgets the records (by key) seen longer than RETAIN before `at` (time
+-- of time_reader), and, past `most` records, those seen longest ago.
+local function forget(records, at, most, time)
   local kept = {}
   for key, record in pairs(records) do
-    local seen = clock.parse_time(record.seen) or at
+    local seen = time(record.seen) or at
     if at - seen > M.RETAIN then
       records[key] = nil
     else
@@ -405,7 +419,8 @@ end
 -- state, and the jobs' held or idle use, seen at its start. GPUs and jobs
 -- unseen for longer than RETAIN are forgotten.
 function M.observe(h, ledger, max_gap)
-  local at = clock.parse_time(ledger.at)
+  local time = time_reader()
+  local at = time(ledger.at)
   if not at then
     return
   end
@@ -425,8 +440,8 @@ function M.observe(h, ledger, max_gap)
       record = { state = state, since = ledger.at, seen = ledger.at, seconds = {}, uses = json.array() }
       h.gpus[entry.uuid] = record
     end
-    local dt = at - (clock.parse_time(record.seen) or at)
-    local since_past = (clock.parse_time(record.since) or at) <= at -- a record from the future is not continued
+    local dt = at - (time(record.seen) or at)
+    local since_past = (time(record.since) or at) <= at -- a record from the future is not continued
     local continuous = not record.interrupted and since_past and dt >= 0 and dt <= max_gap
     if continuous and dt > 0 then
       accrue(h, record, dt)
@@ -462,24 +477,25 @@ function M.observe(h, ledger, max_gap)
     end
     ::next_entry::
   end
-  forget(h.gpus, at, M.MAX_GPUS)
-  forget(h.jobs, at, M.MAX_JOBS)
-  forget(h.slices, at, M.MAX_SLICES)
-  forget(h.tenants, at, M.MAX_TENANTS)
+  forget(h.gpus, at, M.MAX_GPUS, time)
+  forget(h.jobs, at, M.MAX_JOBS, time)
+  forget(h.slices, at, M.MAX_SLICES, time)
+  forget(h.tenants, at, M.MAX_TENANTS, time)
 end
 
 -- Sets entry.stateSince on each GPU of the ledger whose state the history
 -- vouches for: same state, no interruption since, last good read within
 -- max_gap of the ledger's time.
 function M.annotate(h, ledger, max_gap)
-  local at = clock.parse_time(ledger.at)
+  local time = time_reader()
+  local at = time(ledger.at)
   if not at then
     return
   end
   for _, entry in ipairs(ledger.entries or {}) do
     local record = h.gpus[entry.uuid]
-    local seen = record and clock.parse_time(record.seen)
-    local since = record and clock.parse_time(record.since)
+    local seen = record and time(record.seen)
+    local since = record and time(record.since)
     local believable = seen and since and since <= seen and seen <= at -- a time to come is not believed
     if believable and not record.interrupted and record.state == entry.state and at - seen <= max_gap then
       entry.stateSince = record.since
