@@ -313,6 +313,39 @@ function H.rule_none(code, entries, given, thresholds, ledger_fields)
   luassert.same({}, found)
 end
 
+-- A random string of up to 8 pieces, each picked by random (math.random's
+-- interface) from the list pieces.
+function H.random_string(random, pieces)
+  local parts = {}
+  for i = 1, random(0, 8) do
+    parts[i] = pieces[random(#pieces)]
+  end
+  return table.concat(parts)
+end
+
+-- Whether a and b hold the same values, table by table (a table in two
+-- places compared in each), and each table of one is json.array()-marked
+-- when the other's is: for checking a rewrite against the rule it replaced.
+function H.same_tree(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then
+    return a == b
+  end
+  if json.is_array(a) ~= json.is_array(b) then
+    return false
+  end
+  for k, v in next, a do
+    if not H.same_tree(v, rawget(b, k)) then
+      return false
+    end
+  end
+  for k in next, b do
+    if rawget(a, k) == nil then
+      return false
+    end
+  end
+  return true
+end
+
 -- Asserts needle is in haystack (plain text).
 function H.contains(needle, haystack)
   luassert.truthy(haystack:find(needle, 1, true), string.format("%q not in %q", needle, haystack))

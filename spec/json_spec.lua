@@ -251,11 +251,7 @@ describe("gpuledger.json", function()
       "\u{2028}", "\u{2029}", "\u{FFFD}", "\u{1F600}", "\u{10FFFF}", "1" }
 
     local function random_string(random)
-      local parts = {}
-      for i = 1, random(0, 8) do
-        parts[i] = PIECES[random(#PIECES)]
-      end
-      return table.concat(parts)
+      return H.random_string(random, PIECES)
     end
 
     local function random_value(random, depth)
@@ -366,6 +362,200 @@ describe("gpuledger.json", function()
       local value, err = json.decode("null")
       assert.is_nil(value)
       assert.is_string(err)
+    end)
+  end)
+
+  -- json.decode's marking of empty arrays and its walk are C's now; the Lua
+  -- rule they replaced, written here as it was, is what they must agree with:
+  -- each empty array outside a string written as a one-element array of a
+  -- private-use string (found by counting the quotes before it, escapes
+  -- aside), then cjson's nulls taken out and each such array made a
+  -- json.array() by a walk of the decoded value.
+  describe("decode, against the Lua rule it replaced", function()
+    local MARK = "\u{F8FF}gpuledger-empty-array"
+    local MARK_TEXT = '["' .. MARK .. '"]'
+
+    local function unescaped(s)
+      local parts, from = {}, 1
+      local at = s:find("\\", 1, true)
+      while at do
+        parts[#parts + 1] = s:sub(from, at - 1) .. (at < #s and "\1\1" or "\1")
+        from = at + 2
+        at = s:find("\\", from, true)
+      end
+      parts[#parts + 1] = s:sub(from)
+      return table.concat(parts)
+    end
+
+    local function lua_marked(s)
+      local plain = unescaped(s)
+      local parts, from, counted, in_string = {}, 1, 1, false
+      local open, close = plain:find("%[%s*%]")
+      while open do
+        local _, quotes = plain:sub(counted, open - 1):gsub('"', "")
+        in_string = in_string ~= (quotes % 2 == 1)
+        counted = open
+        if not in_string then
+          parts[#parts + 1] = s:sub(from, open - 1) .. MARK_TEXT
+          from = close + 1
+        end
+        open, close = plain:find("%[%s*%]", close + 1)
+      end
+      parts[#parts + 1] = s:sub(from)
+      return table.concat(parts)
+    end
+
+    local function is_mark(v)
+      return #v == 1 and v[1] == MARK and next(v, next(v)) == nil
+    end
+
+    local function lua_normalised(value)
+      if type(value) ~= "table" then
+        return value
+      end
+      if is_mark(value) then
+        return json.array()
+      end
+      local function walk(t)
+        for k, v in pairs(t) do
+          if v == json.NULL then
+            t[k] = nil
+          elseif type(v) == "table" then
+            if is_mark(v) then
+              t[k] = json.array()
+            else
+              walk(v)
+            end
+          end
+        end
+      end
+      walk(value)
+      return value
+    end
+
+    local function lua_decode(s)
+      local value, why = json.decode_raw(lua_marked(s))
+      if value == nil then
+        return nil, why
+      end
+      return lua_normalised(value)
+    end
+
+    -- Asserts that json.decode(s) gives what the Lua rule gives: the same
+    -- value, arrays marked alike, or the same message.
+    local function agrees(s)
+      local want, want_why = lua_decode(s)
+      local got, got_why = json.decode(s)
+      assert(H.same_tree(want, got) and want_why == got_why, string.format("decoding %q", s))
+    end
+
+    -- A random JSON text: nulls, empty arrays (blanks in some) and stand-in
+    -- values at any depth, strings and keys holding brackets, quotes and
+    -- backslashes, keys that are integers, white space between tokens.
+    local BLANKS = { "", "", " ", "\n", "\t ", "\r\n" }
+    local PIECES = { "a", "[]", "[ ]", "[\t]", '\\"', "\\\\", "\\n", "é", "[", "]", '\\"[]\\"', "[true,null,false,null,true]" }
+    local KEYS = { "a", "b", "1", "2", "10", "k[]", 'q\\"', "[ ]", "" }
+    local function random_text(random, depth)
+      local blank = function() return BLANKS[random(#BLANKS)] end
+      local kind = random(depth > 5 and 5 or 10)
+      if kind == 1 then
+        return "null"
+      elseif kind == 2 then
+        return ({ "true", "false", "0", "-1.5", "12" })[random(5)]
+      elseif kind <= 4 then
+        return '"' .. H.random_string(random, PIECES) .. '"'
+      elseif kind == 5 then
+        return "[" .. blank() .. "]"
+      elseif kind == 6 then
+        return ({ "[true,null,false,null,true]", "[ true, null, false, null, true ]", "[true,null,false,null]" })[random(3)]
+      elseif kind <= 8 then
+        local items = {}
+        for i = 1, random(1, 4) do
+          items[i] = blank() .. random_text(random, depth + 1) .. blank()
+        end
+        return "[" .. table.concat(items, ",") .. "]"
+      end
+      local members = {}
+      for i = 1, random(0, 4) do
+        members[i] = string.format('%s"%s"%s:%s', blank(), KEYS[random(#KEYS)], blank(), random_text(random, depth + 1))
+      end
+      return "{" .. table.concat(members, ",") .. "}"
+    end
+
+    it("gives the same values on thousands of random documents", function()
+      local random = math.random
+      math.randomseed(tonumber(os.getenv("GPULEDGER_FUZZ_SEED")) or 21)
+      for _ = 1, 3000 do
+        agrees(random_text(random, 0))
+      end
+    end)
+
+    it("gives the same values or messages when a random document is cut short or has a byte put in", function()
+      local random = math.random
+      math.randomseed(tonumber(os.getenv("GPULEDGER_FUZZ_SEED")) or 22)
+      local bytes = { '"', "\\", "[", "]", ",", " ", "x", "\v" }
+      for _ = 1, 2000 do
+        local s = random_text(random, 0)
+        local at = random(0, #s)
+        if random(2) == 1 then
+          agrees(s:sub(1, at))
+        else
+          agrees(s:sub(1, at) .. bytes[random(#bytes)] .. s:sub(at + 1))
+        end
+      end
+    end)
+
+    it("marks where the Lua rule marks in any bytes at all, valid JSON or not", function()
+      local random = math.random
+      math.randomseed(tonumber(os.getenv("GPULEDGER_FUZZ_SEED")) or 23)
+      local bytes = { "[", "]", '"', "\\", " ", "\t", "\n", "\v", "\f", "\r", "a", "{", ",", "\0", "\xC3" }
+      local writer = require "gpuledger.json_write"
+      for _ = 1, 5000 do
+        local parts = {}
+        for i = 1, random(0, 30) do
+          parts[i] = bytes[random(#bytes)]
+        end
+        local s = table.concat(parts)
+        local want = lua_marked(s)
+        assert(want == writer.mark_empty_arrays(s, "mark"), string.format("marking %q", s))
+        local stand_ins = want:gsub(MARK_TEXT:gsub("%p", "%%%0"), "[true,null,false,null,true]")
+        assert(stand_ins == writer.mark_empty_arrays(s, "stand-in"), s)
+      end
+    end)
+
+    it("reads a stand-in's value outside a string and a [] inside one, in the same document", function()
+      local doc = json.decode('{"s":"[]","t":[true, null, false, null, true],"e":[]}')
+      assert.equal("[]", doc.s)
+      assert.same({ [1] = true, [3] = false, [5] = true }, doc.t)
+      assert.is_false(json.is_array(doc.t))
+      assert.is_true(json.is_array(doc.e))
+      agrees('{"s":"[]","t":[true, null, false, null, true],"e":[]}')
+      local writer = require "gpuledger.json_write"
+      assert.is_nil(writer.mark_empty_arrays('{"t":[ true,null , false,null,true\n]}', "stand-in"))
+      local in_string = '{"t":"[true,null,false,null,true]","e":[]}'
+      assert.equal('{"t":"[true,null,false,null,true]","e":[true,null,false,null,true]}',
+        writer.mark_empty_arrays(in_string, "stand-in"))
+    end)
+
+    it("reads nulls and empty arrays 1000 deep, as the Lua walk did, and refuses deeper as cjson does", function()
+      local deep = string.rep('[null,[],{"a":', 499) .. "[[]]" .. string.rep("}]", 499)
+      agrees(deep)
+      local value = json.decode(deep)
+      for _ = 1, 499 do
+        assert.is_nil(value[1])
+        assert.is_true(json.is_array(value[2]))
+        value = value[3].a
+      end
+      assert.is_true(json.is_array(value[1]))
+      local too_deep = string.rep("[", 1001) .. string.rep("]", 1001)
+      agrees(too_deep)
+      assert.is_nil(json.decode(too_deep))
+    end)
+
+    it("reads a text of megabytes, mostly one string, with the same value", function()
+      local long = string.rep('a[ ]\\"[]', 200000)
+      agrees('{"s":"' .. long .. '","e":[],"n":null}')
+      assert.equal(long:gsub('\\"', '"'), json.decode('["' .. long .. '"]')[1])
     end)
   end)
 

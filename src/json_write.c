@@ -1,5 +1,6 @@
 /* gpuledger.json_write: json.encode's writer (lua/gpuledger/json.lua says
- * what it writes), json.number_text and text.valid_utf8. It walks a value the way the Lua
+ * what it writes), json.number_text and text.valid_utf8; json_tree.c adds
+ * the walks over decoded values. The writer walks a value the way the Lua
  * writer before it did, so that a table behind metamethods (a read-only
  * view of sandbox.lua) comes out the same: its metatable as getmetatable
  * sees it, its length by #, its pairs by pairs(), its fields by indexing
@@ -14,6 +15,7 @@
 #include <lauxlib.h>
 
 #include "json_text.h"
+#include "json_tree.h"
 
 /* As deep as lua-cjson reads (its decode_max_depth), so that whatever was
  * decoded can be written back; deeper is an error, not a C stack overflow. */
@@ -412,5 +414,6 @@ int luaopen_gpuledger_json_write(lua_State *L)
         {NULL, NULL},
     };
     luaL_newlib(L, functions);
+    json_tree_add_functions(L);
     return 1;
 }

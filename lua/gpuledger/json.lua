@@ -28,125 +28,6 @@ function M.is_array(t)
   return type(mt) == "table" and rawget(mt, "__name") == ARRAY_NAME
 end
 
--- What an empty JSON array is decoded as before it is marked: cjson gives
--- [] and {} the same empty table, so each [] is first written as this
--- one-element array.
-local EMPTY_ARRAY_MARK = "\u{F8FF}gpuledger-empty-array"
-local EMPTY_ARRAY_TEXT = '["' .. EMPTY_ARRAY_MARK .. '"]'
-
--- s with each backslash and the character it escapes made two \1 bytes
--- (so that every quote left opens or closes a string); the same length.
-local function unescaped(s)
-  local parts, from = {}, 1
-  local at = s:find("\\", 1, true)
-  while at do
-    parts[#parts + 1] = s:sub(from, at - 1) .. (at < #s and "\1\1" or "\1")
-    from = at + 2
-    at = s:find("\\", from, true)
-  end
-  parts[#parts + 1] = s:sub(from)
-  return table.concat(parts)
-end
-
--- s with every empty array outside a string written as EMPTY_ARRAY_TEXT.
--- Whether one is in a string is told by the number of quotes before it
--- (escaped ones aside), counted in C, not string by string: with a
--- one-character pattern, since a pattern such as '[^"]*"' walks the rest of
--- a text without a quote again from each of its characters (a tenth of a
--- second for serve's 90 KB of rendered pages, brought back from a child).
-local function mark_empty_arrays(s)
-  if not s:find("%[%s*%]") then
-    return s
-  end
-  local plain = unescaped(s)
-  local parts, from, counted, in_string = {}, 1, 1, false
-  local open, close = plain:find("%[%s*%]")
-  while open do
-    local _, quotes = plain:sub(counted, open - 1):gsub('"', "")
-    in_string = in_string ~= (quotes % 2 == 1)
-    counted = open
-    if not in_string then
-      parts[#parts + 1] = s:sub(from, open - 1) .. EMPTY_ARRAY_TEXT
-      from = close + 1
-    end
-    open, close = plain:find("%[%s*%]", close + 1)
-  end
-  parts[#parts + 1] = s:sub(from)
-  return table.concat(parts)
-end
-
--- True when v (a decoded table) is EMPTY_ARRAY_TEXT's.
-local function is_mark(v)
-  return #v == 1 and v[1] == EMPTY_ARRAY_MARK and next(v, next(v)) == nil
-end
-
--- What stands for an empty array in M.decode's quick way: JSON with no
--- quote or backslash (so that it can stand inside a string as well) and
--- no "[]", whose value no document gpuledger reads holds.
-local STAND_IN_TEXT = "[true,null,false,null,true]"
-
--- True when v (a decoded table) is STAND_IN_TEXT's.
-local function is_stand_in(v)
-  return v[1] == true and v[2] == cjson.null and v[3] == false and v[4] == cjson.null and v[5] == true
-    and next(v, 5) == nil
-end
-
--- Turns JSON null into nil and each table that is_empty (is_mark or
--- is_stand_in) into a json.array(), in value. Returns value and how many
--- empty arrays it made.
-local function normalise(value, is_empty)
-  if type(value) ~= "table" then
-    return value, 0
-  end
-  if is_empty(value) then
-    return M.array(), 1
-  end
-  local made = 0
-  local function walk(t)
-    for k, v in pairs(t) do
-      if v == cjson.null then
-        t[k] = nil
-      elseif type(v) == "table" then -- a string, number or boolean has nothing in it
-        if is_empty(v) then
-          t[k] = M.array()
-          made = made + 1
-        else
-          walk(v)
-        end
-      end
-    end
-  end
-  walk(value)
-  return value, made
-end
-
--- s with every "[]" written as STAND_IN_TEXT, and how many there were; nil
--- when that would not say where the empty arrays are: an empty array with
--- white space in it, or STAND_IN_TEXT in s already. A "[]" in a string is
--- told afterwards (fewer stand-ins decoded than written). Plain searches
--- only: Lua's patterns cost a walk through s each.
-local function stand_ins(s)
-  if s:find(STAND_IN_TEXT, 1, true) then
-    return nil
-  end
-  for _, blank in ipairs { " ", "\n", "\r", "\t", "\v", "\f" } do
-    if s:find("[" .. blank, 1, true) then
-      return nil
-    end
-  end
-  local parts, from, count = {}, 1, 0
-  local at = s:find("[]", 1, true)
-  while at do
-    parts[#parts + 1] = s:sub(from, at - 1)
-    parts[#parts + 1] = STAND_IN_TEXT
-    count = count + 1
-    from = at + 2
-    at = s:find("[]", from, true)
-  end
-  parts[#parts + 1] = s:sub(from)
-  return table.concat(parts), count
-end
-
 -- JSON null as M.decode_raw gives it (lua-cjson's null: a light userdata,
 -- and truthy).
 M.NULL = cjson.null
@@ -172,27 +53,26 @@ function M.decode_raw(s)
 end
 
 -- Decodes text: JSON null is nil, an empty array a json.array() (so it is
--- written back as []). Returns the value, or nil and cjson's message. The
--- quick way (stand_ins) is taken when it can tell every empty array; the
--- other way (mark_empty_arrays: where the quotes are) gives the same value,
--- and the messages of a text cjson refuses.
+-- written back as []). Returns the value, or nil and cjson's message.
+-- cjson decodes [] as it decodes {}, so each empty array outside a string
+-- is first written as a value that can be told afterwards, and the decoded
+-- tree walked (both in C, src/json_tree.c): as a stand-in of five values
+-- that no document gpuledger reads holds, unless the text holds it; else,
+-- or when cjson refuses the text, as a one-element array of a private-use
+-- string, which gives the same value, and the messages of a text cjson
+-- refuses.
 function M.decode(s)
-  local quick, count = stand_ins(s)
-  if quick then
-    local value = M.decode_raw(quick)
-    if value ~= nil then -- a document may be only false
-      local made
-      value, made = normalise(value, is_stand_in)
-      if made == count then
-        return value
-      end
-    end
+  local quick = writer.mark_empty_arrays(s, "stand-in")
+  local value = quick and M.decode_raw(quick)
+  if value ~= nil then -- a document may be only false
+    return writer.normalise(value, cjson.null, ARRAY, "stand-in")
   end
-  local value, why = M.decode_raw(mark_empty_arrays(s))
+  local why
+  value, why = M.decode_raw(writer.mark_empty_arrays(s, "mark"))
   if value == nil then
     return nil, why
   end
-  return (normalise(value, is_mark))
+  return writer.normalise(value, cjson.null, ARRAY, "mark")
 end
 
 -- The shortest text that reads back as the same finite number: integers
