@@ -1,5 +1,6 @@
 local H = require "helper"
 local text = require "gpuledger.text"
+local json = require "gpuledger.json"
 
 describe("gpuledger.text", function()
   describe("valid_utf8", function()
@@ -117,6 +118,121 @@ describe("gpuledger.text", function()
     it("never cuts a character in half", function()
       assert.equal("a" .. text.CUT_MARK, text.cut("aé", 2))
       assert.equal("aé" .. text.CUT_MARK, text.cut("aéz", 3))
+    end)
+  end)
+
+  -- text.cut and text.cut_strings are C's now; the Lua rule they replaced,
+  -- written here as it was, is what they must agree with.
+  describe("cut and cut_strings, against the Lua rule they replaced", function()
+    local function lua_cut(s, max)
+      if #s <= max then
+        return s
+      end
+      local keep = max
+      while keep > 0 and (s:byte(keep + 1) & 0xC0) == 0x80 do
+        keep = keep - 1
+      end
+      return s:sub(1, keep) .. "…[cut]"
+    end
+
+    local function lua_cut_in(t, max, drop)
+      for k, v in next, t do
+        local kind = type(v)
+        if kind == "string" then
+          if #v > max then
+            t[k] = lua_cut(v, max)
+          end
+        elseif kind == "table" then
+          lua_cut_in(v, max, drop)
+        elseif drop ~= nil and v == drop then
+          t[k] = nil
+        end
+      end
+    end
+
+    local function lua_cut_strings(value, max, drop)
+      if type(value) == "string" then
+        return lua_cut(value, max)
+      elseif drop ~= nil and value == drop then
+        return nil
+      elseif type(value) == "table" then
+        lua_cut_in(value, max, drop)
+      end
+      return value
+    end
+
+    -- Characters of 1 to 4 bytes, stray continuation bytes and a bad lead.
+    local PIECES = { "a", "Z", "é", "€", "😀", "\x80", "\xBF", "\xFF", "…", " " }
+    local function random_string(random)
+      return H.random_string(random, PIECES)
+    end
+
+    -- A random table: strings, numbers, booleans, json.NULL and tables at
+    -- any depth, under integer and string keys, some tables in two places;
+    -- some marked json.array().
+    local function random_value(random, depth, shared)
+      local kind = random(depth > 4 and 5 or 8)
+      if kind <= 2 then
+        return random_string(random)
+      elseif kind == 3 then
+        return ({ 1, 2.5, true, false })[random(4)]
+      elseif kind == 4 then
+        return json.NULL
+      elseif kind == 5 and #shared > 0 then
+        return shared[random(#shared)]
+      end
+      local t = random(3) == 1 and json.array() or {}
+      for i = 1, random(0, 5) do
+        local key = random(2) == 1 and i or random_string(random)
+        t[key ~= "" and key or i] = random_value(random, depth + 1, shared)
+      end
+      shared[#shared + 1] = t
+      return t
+    end
+
+    -- A copy of value, each table once (a table in two places is so in the
+    -- copy), marks kept.
+    local function copied(value, seen)
+      if type(value) ~= "table" then
+        return value
+      end
+      if not seen[value] then
+        seen[value] = setmetatable({}, getmetatable(value))
+        for k, v in next, value do
+          seen[value][k] = copied(v, seen)
+        end
+      end
+      return seen[value]
+    end
+
+    it("cuts each random string at each length as the Lua rule does", function()
+      local random = math.random
+      math.randomseed(tonumber(os.getenv("GPULEDGER_FUZZ_SEED")) or 31)
+      for _ = 1, 5000 do
+        local s, max = random_string(random), random(0, 12)
+        assert(lua_cut(s, max) == text.cut(s, max), string.format("cutting %q at %d", s, max))
+      end
+    end)
+
+    it("gives the same tables on thousands of random ones, shared tables and nulls among them", function()
+      local random = math.random
+      math.randomseed(tonumber(os.getenv("GPULEDGER_FUZZ_SEED")) or 32)
+      for _ = 1, 3000 do
+        local value = random_value(random, 0, {})
+        local max, drop = random(0, 10), random(2) == 1 and json.NULL or nil
+        local want = lua_cut_strings(copied(value, {}), max, drop)
+        local got = text.cut_strings(copied(value, {}), max, drop)
+        assert(H.same_tree(want, got), string.format("cutting at %d, drop %s", max, tostring(drop)))
+      end
+    end)
+
+    it("refuses a table that contains itself with a stack overflow, as the Lua walk did", function()
+      local t = { s = "abcdef" }
+      t.self = t
+      assert.has_error(function() lua_cut_strings(t, 4) end)
+      local ok, why = pcall(text.cut_strings, t, 4)
+      assert.is_false(ok)
+      assert.matches("stack overflow", why)
     end)
   end)
 end)

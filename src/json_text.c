@@ -29,6 +29,15 @@ size_t utf8_char_length(const unsigned char *s, size_t len)
     return count + 1;
 }
 
+/* As json_text.h says. */
+size_t utf8_cut_length(const unsigned char *s, size_t max)
+{
+    size_t keep = max;
+    while (keep > 0 && (s[keep] & 0xC0) == 0x80)
+        keep--;
+    return keep;
+}
+
 /* What each ASCII byte is written as inside a string: NULL for itself. */
 static const char *ascii_escape(unsigned char c)
 {

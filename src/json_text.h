@@ -7,7 +7,8 @@
 /* The pieces of JSON text that json.encode writes (json_write.c walks the
  * Lua values): strings escaped as Go's encoder escapes them, numbers in
  * their shortest form, appended to a byte buffer (byte_buffer.h) without
- * a limit; and the rule that tells bad UTF-8. Knows nothing of Lua. */
+ * a limit; and the rules of UTF-8 text that text.lua shares: which byte is
+ * bad, where a string too long is cut. Knows nothing of Lua. */
 
 /* The length of the UTF-8 character at s (len bytes left, s[0] >= 0x80),
  * or 0 when it is none. Decodes as Lua 5.4's utf8.len does (strict): each
@@ -15,6 +16,12 @@
  * surrogate and at most U+10FFFF. The one rule by which a byte is bad
  * UTF-8, for JSON strings and for text.valid_utf8 (json_write.c). */
 size_t utf8_char_length(const unsigned char *s, size_t len);
+
+/* How many bytes text.cut keeps of s, a string longer than max bytes: the
+ * largest keep <= max for which s[keep] (the first byte left out) is no
+ * continuation byte (10xxxxxx), so that the cut never splits a character;
+ * 0 when s[1] to s[max] all are (text that is not UTF-8). */
+size_t utf8_cut_length(const unsigned char *s, size_t max);
 
 /* Appends s (len bytes) as a JSON string in quotes: ", \ and the control
  * characters (U+0000–U+001F and DEL) escaped (\b \f \n \r \t, else

@@ -9,6 +9,7 @@
 #include <lauxlib.h>
 
 #include "json_empty_arrays.h"
+#include "json_text.h"
 
 /* The two values an empty array is written as before cjson reads a text.
  * "stand-in": an array of five values that no document gpuledger reads
@@ -19,6 +20,9 @@
 static const char *const WAY_NAMES[] = {"stand-in", "mark", NULL};
 enum way { STAND_IN, MARK };
 static const char *const WAY_TEXTS[] = {"[true,null,false,null,true]", "[\"" MARK_STRING "\"]"};
+
+/* The mark a string cut by text.cut ends with: "…[cut]". */
+#define CUT_MARK "\xE2\x80\xA6[cut]"
 
 /* Room on the Lua stack that each level of a walk asks for: its table and
  * key, the value, and what replaces it. */
@@ -204,13 +208,102 @@ static int normalise(lua_State *L)
     return 1;
 }
 
+/* The max argument at idx: an integer, not negative. */
+static size_t check_max(lua_State *L, int idx)
+{
+    lua_Integer max = luaL_checkinteger(L, idx);
+    luaL_argcheck(L, max >= 0, idx, "a length may not be negative");
+    return (size_t)max;
+}
+
+/* Pushes the string at idx cut to max bytes as text.cut cuts it. */
+static void push_cut(lua_State *L, int idx, size_t max)
+{
+    size_t len;
+    const char *s = lua_tolstring(L, idx, &len);
+    if (len <= max) {
+        lua_pushvalue(L, idx);
+        return;
+    }
+    luaL_Buffer out;
+    luaL_buffinit(L, &out);
+    luaL_addlstring(&out, s, utf8_cut_length((const unsigned char *)s, max));
+    luaL_addstring(&out, CUT_MARK);
+    luaL_pushresult(&out);
+}
+
+/* json_write.cut(s, max) → s when it has at most max bytes; else its first
+ * max bytes or fewer, never half a character (utf8_cut_length), followed
+ * by CUT_MARK, so that a reader sees it was cut. text.cut. */
+static int cut(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TSTRING);
+    push_cut(L, 1, check_max(L, 2));
+    return 1;
+}
+
+/* What cut_strings' visits need: the length, the index of drop (0: none). */
+struct cutting {
+    size_t max;
+    int drop;
+};
+
+/* cut_strings' visit (walk): a long string cut, a value equal to drop taken
+ * out. */
+static int cut_value(lua_State *L, int t, const void *state)
+{
+    const struct cutting *c = state;
+    int type = lua_type(L, -1);
+    if (type == LUA_TSTRING && lua_rawlen(L, -1) > c->max) {
+        push_cut(L, lua_gettop(L), c->max);
+        replace_field(L, t);
+    } else if (type == LUA_TTABLE) {
+        return 1;
+    } else if (type != LUA_TSTRING && c->drop && lua_compare(L, -1, c->drop, LUA_OPEQ)) {
+        lua_pushnil(L);
+        replace_field(L, t);
+    }
+    return 0;
+}
+
+/* json_write.cut_strings(value, max, drop) → value with every string in it
+ * (in its tables, however deep, keys aside) cut to max bytes as cut does,
+ * in place; with drop (not nil), every other value equal to it (==, its
+ * __eq too) taken out of its table, and value itself, when equal, nil.
+ * text.cut_strings. Tables are walked raw, each as often as it is met (a
+ * table in two places has its strings cut twice, as a Lua walk did). */
+static int cut_strings(lua_State *L)
+{
+    size_t max = check_max(L, 2);
+    lua_settop(L, 3);
+    int drop = lua_isnil(L, 3) ? 0 : 3;
+    if (lua_type(L, 1) == LUA_TSTRING) {
+        push_cut(L, 1, max);
+        return 1;
+    }
+    if (drop && lua_compare(L, 1, drop, LUA_OPEQ)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (lua_type(L, 1) == LUA_TTABLE) {
+        struct cutting c = {max, drop};
+        walk(L, 1, cut_value, &c, "text.cut_strings: tables nested too deep");
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
 /* As json_tree.h says. */
 void json_tree_add_functions(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"mark_empty_arrays", mark_empty_arrays},
         {"normalise", normalise},
+        {"cut", cut},
+        {"cut_strings", cut_strings},
         {NULL, NULL},
     };
     luaL_setfuncs(L, functions, 0);
+    lua_pushliteral(L, CUT_MARK);
+    lua_setfield(L, -2, "CUT_MARK");
 }

@@ -61,21 +61,13 @@ function M.printable(s)
   return s
 end
 
--- The mark a string cut by M.cut ends with.
-M.CUT_MARK = "…[cut]"
+-- The mark a string cut by M.cut ends with: "…[cut]".
+M.CUT_MARK = json_write.CUT_MARK
 
 -- s when it has at most max bytes; else its first max bytes or fewer (never
--- half a character) followed by M.CUT_MARK, so that a reader sees it was cut.
-function M.cut(s, max)
-  if #s <= max then
-    return s
-  end
-  local keep = max
-  while keep > 0 and (s:byte(keep + 1) & 0xC0) == 0x80 do
-    keep = keep - 1
-  end
-  return s:sub(1, keep) .. M.CUT_MARK
-end
+-- half a character) followed by M.CUT_MARK, so that a reader sees it was
+-- cut. In C (src/json_tree.c), the rule M.cut_strings cuts by.
+M.cut = json_write.cut
 
 -- The longest name or label (a container's, a job's, a model, a node's …)
 -- and the longest source error that gpuledger keeps from any source (this
@@ -84,37 +76,11 @@ end
 M.NAME_MAX = 256
 M.ERROR_MAX = 1024
 
--- Cuts every string in table t (recursively, keys aside) to max bytes, in
--- place, and takes out every value equal to drop (when not nil).
-local function cut_in(t, max, drop)
-  for k, v in next, t do
-    local kind = type(v)
-    if kind == "string" then
-      if #v > max then
-        t[k] = M.cut(v, max)
-      end
-    elseif kind == "table" then
-      cut_in(v, max, drop)
-    elseif drop ~= nil and v == drop then
-      t[k] = nil
-    end
-  end
-end
-
 -- value with every string in it (recursively, keys aside) cut to max
 -- bytes (M.cut), in place; returns it. With drop (lua-cjson's null, for
 -- one), every value equal to it is taken out of its table too (value
--- itself: nil).
-function M.cut_strings(value, max, drop)
-  if type(value) == "string" then
-    return M.cut(value, max)
-  elseif drop ~= nil and value == drop then
-    return nil
-  elseif type(value) == "table" then
-    cut_in(value, max, drop)
-  end
-  return value
-end
+-- itself: nil). A table met twice is walked twice. In C (src/json_tree.c).
+M.cut_strings = json_write.cut_strings
 
 -- Number of characters (code points) in a valid UTF-8 string.
 function M.width(s)

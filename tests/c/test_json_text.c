@@ -1,6 +1,6 @@
 /* json_text: JSON strings escaped as Go's encoder escapes them, bad UTF-8
  * replaced byte by byte, numbers in their shortest form, a buffer that
- * grows. */
+ * grows; where text.cut cuts a string, never inside a character. */
 #include "check.h"
 #include "json_text.h"
 
@@ -146,6 +146,33 @@ static void test_buffer_grows(void)
     free(s);
 }
 
+/* The cut keeps max bytes when the byte after them begins a character (an
+ * ASCII byte, a lead byte), else stops before the character it would
+ * split, 2, 3 or 4 bytes long; continuation bytes without a lead are passed
+ * back over to the start. */
+static void test_cut_length(void)
+{
+    const unsigned char *ascii = (const unsigned char *)"abcdef";
+    CHECK_INT(utf8_cut_length(ascii, 0), 0);
+    CHECK_INT(utf8_cut_length(ascii, 2), 2);
+    const unsigned char *accented = (const unsigned char *)"a\xc3\xa9z"; /* aéz */
+    CHECK_INT(utf8_cut_length(accented, 1), 1);
+    CHECK_INT(utf8_cut_length(accented, 2), 1);
+    CHECK_INT(utf8_cut_length(accented, 3), 3);
+    const unsigned char *four = (const unsigned char *)"a\xf0\x9f\x98\x80"
+                                                       "b"; /* a😀b */
+    for (size_t max = 1; max <= 4; max++)
+        CHECK_INT(utf8_cut_length(four, max), 1);
+    CHECK_INT(utf8_cut_length(four, 5), 5);
+    const unsigned char *euro = (const unsigned char *)"\xe2\x82\xac\xe2\x82\xac"; /* €€ */
+    CHECK_INT(utf8_cut_length(euro, 2), 0);
+    CHECK_INT(utf8_cut_length(euro, 3), 3);
+    CHECK_INT(utf8_cut_length(euro, 4), 3);
+    const unsigned char *stray = (const unsigned char *)"\x80\x80\x80\x80x";
+    CHECK_INT(utf8_cut_length(stray, 3), 0);
+    CHECK_INT(utf8_cut_length(stray, 4), 4);
+}
+
 int main(void)
 {
     test_plain_and_escaped();
@@ -153,5 +180,6 @@ int main(void)
     test_bad_utf8();
     test_numbers();
     test_buffer_grows();
+    test_cut_length();
     return check_finish();
 }

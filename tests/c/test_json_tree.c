@@ -1,9 +1,11 @@
 /* json_tree.c's walks, called from Lua as gpuledger.json_write's
- * functions: empty arrays outside strings marked, a text that holds the
- * stand-in told; nulls taken out and stand-ins or marks made arrays at
- * every depth, the array metatable the caller gives; a table nested a
- * hundred thousand deep walked, not a crash. Under AddressSanitizer, every
- * read of the walks' C is checked. */
+ * functions: nulls taken out and stand-ins or marks made arrays at every
+ * depth, the array metatable the caller gives; strings cut at character
+ * boundaries, the cut marked, a value equal to drop taken out, a table met
+ * twice walked twice; a table that contains itself and one nested a
+ * hundred thousand deep end in a Lua error or a result, never a crash;
+ * strings of megabytes. Under AddressSanitizer, every read of the walks'
+ * C is checked. */
 #include "check.h"
 #include "json_write.h"
 
@@ -86,6 +88,50 @@ static void test_normalise(lua_State *L)
     CHECK_STR(got, "{e=A{}}");
 }
 
+static void test_cut(lua_State *L)
+{
+    run_chunk(
+        L, "return W.cut('abcdef', 2) .. '|' .. W.cut('a\xC3\xA9', 2) .. '|' .. W.cut('abc', 3)");
+    CHECK_STR(got, "ab\xE2\x80\xA6[cut]|a\xE2\x80\xA6[cut]|abc");
+    run_chunk(L, "return W.cut('abc', -1)");
+    CHECK(strstr(got, "a length may not be negative") != NULL);
+    run_chunk(L, "return W.cut(12345, 2)");
+    CHECK(strstr(got, "string expected, got number") != NULL);
+    run_chunk(L, "return W.CUT_MARK");
+    CHECK_STR(got, "\xE2\x80\xA6[cut]");
+    /* a string of megabytes, cut and kept */
+    run_chunk(L, "local s = W.cut(('\xE2\x82\xAC'):rep(1000000), 2000000)"
+                 " return #s .. ' ' .. tostring(s:sub(-11, -1) == '\xE2\x82\xAC' .. W.CUT_MARK)");
+    CHECK_STR(got, "2000006 true");
+}
+
+static void test_cut_strings(lua_State *L)
+{
+    run_chunk(L, "local shared = {'abcdefgh'}"
+                 " local t = {a = 'abcdef', b = {c = 'xy', d = NULL, e = {1, NULL, 'abcdef'}},"
+                 " longkeyname = shared, other = shared, n = 12345678}"
+                 " return describe(W.cut_strings(t, 4, NULL))");
+    CHECK_STR(got,
+              "{a=abcd\xE2\x80\xA6[cut],b={c=xy,e={1=1,3=abcd\xE2\x80\xA6[cut]}},"
+              "longkeyname={1=abcd\xE2\x80\xA6[cut]},n=12345678,other={1=abcd\xE2\x80\xA6[cut]}}");
+    /* met twice, cut twice: the second cut of "a" .. CUT_MARK keeps 4 bytes */
+    run_chunk(L, "local shared = {'a\xF0\x9F\x98\x80'} W.cut_strings({shared, {shared}}, 4)"
+                 " return shared[1]");
+    CHECK_STR(got, "a\xE2\x80\xA6\xE2\x80\xA6[cut]");
+    run_chunk(L, "return describe(W.cut_strings({a = NULL, b = 'x'}, 4))");
+    CHECK_STR(got, "{a=null,b=x}");
+    run_chunk(
+        L,
+        "return tostring(W.cut_strings(NULL, 4, NULL)) .. ' ' .. W.cut_strings('abcdef', 4, NULL)");
+    CHECK_STR(got, "nil abcd\xE2\x80\xA6[cut]");
+    /* a table that contains itself: a Lua error once the stack is full */
+    run_chunk(L, "local t = {s = 'abcdef'} t.self = t return W.cut_strings(t, 4)");
+    CHECK(strstr(got, "error: ") == got && strstr(got, "stack overflow") != NULL);
+    run_chunk(L, "local top = {} local t = top for _ = 1, 100000 do t[1] = {} t = t[1] end"
+                 " t[2] = 'abcdef' W.cut_strings(top, 4) return t[2]");
+    CHECK_STR(got, "abcd\xE2\x80\xA6[cut]");
+}
+
 int main(void)
 {
     lua_State *L = luaL_newstate();
@@ -97,6 +143,8 @@ int main(void)
     run_chunk(L, DESCRIBE);
     test_marks(L);
     test_normalise(L);
+    test_cut(L);
+    test_cut_strings(L);
     lua_close(L);
     return check_finish();
 }
