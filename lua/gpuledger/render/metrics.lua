@@ -36,7 +36,7 @@ local math_type, number_text = math.type, json.number_text
 
 -- A sample value: integers plain, floats in their shortest exact form
 -- (98.5, 12, 15.5), as Go's strconv 'g' -1 writes them.
-function M.number(n)
+local function number(n)
   if math_type(n) == "integer" then
     return number_text(n) -- most values (tostring's text, written quicker)
   elseif type(n) == "boolean" then
@@ -51,6 +51,7 @@ function M.number(n)
   end
   return number_text(n)
 end
+M.number = number
 
 -- ,name="value",… of the label pairs (an array of {name, value}), for
 -- label sets fixed when the module loads.
@@ -76,11 +77,11 @@ local pair = setmetatable({}, {
   end,
 })
 
--- Collects the lines of the document, family by family, as pieces joined
--- once at the end (a sample's line is never put together on its own). A
--- sample's labels come as the text of their set, {name="value",…}: each
--- pair escaped once (pair), and each set that several samples
--- share put together once.
+-- Collects the lines of the document, family by family, joined once at
+-- the end; a sample's line is put together in one concatenation (one
+-- piece of the document, not six). A sample's labels come as the text of
+-- their set, {name="value",…}: each pair escaped once (pair), and each
+-- set that several samples share put together once.
 local function writer()
   local out, n = {}, 0
   local family = nil -- the current family's name
@@ -111,14 +112,8 @@ local function writer()
   -- of the set's start when rest (the set's end, up to its closing brace)
   -- follows.
   function w.sample(set, value, rest)
-    out[n + 1], out[n + 2] = family, set
-    n = n + 2
-    if rest then
-      n = n + 1
-      out[n] = rest
-    end
-    out[n + 1], out[n + 2], out[n + 3] = " ", M.number(value), "\n"
-    n = n + 3
+    n = n + 1
+    out[n] = family .. set .. (rest or "") .. " " .. number(value) .. "\n"
   end
   function w.text()
     return table.concat(out)
