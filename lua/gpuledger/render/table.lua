@@ -3,6 +3,7 @@
 -- text.printable, so a hostile container name cannot move the cursor.
 local clock = require "gpuledger.clock"
 local gl = require "gpuledger.gl"
+local memo = require "gpuledger.memo"
 local source_list = require "gpuledger.sources.list"
 local text = require "gpuledger.text"
 
@@ -11,13 +12,14 @@ local M = {}
 -- How many rows M.write_table draws before it writes them.
 local BATCH = 1000
 
--- The nth line of a cell (a text, or a list of texts), printable, or nil
--- where it has none.
-local function piece_of(cell, n)
+-- The nth line of a cell (a text, or a list of texts), made printable
+-- by printable (text.printable, or a memo of it), or nil where it has
+-- none.
+local function piece_of(cell, n, printable)
   if type(cell) == "table" then
-    return cell[n] and text.printable(cell[n])
+    return cell[n] and printable(cell[n])
   end
-  return n == 1 and text.printable(cell) or nil
+  return n == 1 and printable(cell) or nil
 end
 
 -- Draws rows (arrays of cells) under a header: "│ a │ b │" lines, cells
@@ -31,12 +33,14 @@ end
 -- neither the rows nor their lines are ever all held at once.
 function M.write_table(header, count, row_of, write)
   local widths = {}
-  local width = text.width
+  -- each text made printable, and each line's width, once for both passes
+  local printable = memo.new(text.printable)
+  local width = memo.new(text.width)
   local function measure(row)
     for i, cell in ipairs(row) do
       local w = widths[i] or 0
       for n = 1, type(cell) == "table" and #cell or 1 do
-        w = math.max(w, width(piece_of(cell, n)))
+        w = math.max(w, width(piece_of(cell, n, printable)))
       end
       widths[i] = w
     end
@@ -45,7 +49,7 @@ function M.write_table(header, count, row_of, write)
   for n = 1, count do
     measure(row_of(n))
   end
-  local blanks = {} -- n → n spaces
+  local blanks = {} -- n → n spaces (none for n below 0)
   local function blank(n)
     local spaces = blanks[n]
     if not spaces then
@@ -54,7 +58,7 @@ function M.write_table(header, count, row_of, write)
     end
     return spaces
   end
-  local out = {} -- the batch's lines, in pieces: "│ ", a cell, its padding, " │ ", …, " │\n"
+  local out, k = {}, 0 -- the batch's lines, in pieces: "│ ", a cell, its padding, " │ ", …, " │\n"; k of them
   local function add_lines(row, is_header)
     local height = 1
     for _, cell in ipairs(row) do
@@ -62,11 +66,12 @@ function M.write_table(header, count, row_of, write)
     end
     for n = 1, height do
       for i, column_width in ipairs(widths) do
-        local piece = row[i] and piece_of(row[i], n) or (i == 1 and not is_header and piece_of(row[1], 1)) or ""
-        local k = #out
-        out[k + 1], out[k + 2], out[k + 3] = i == 1 and "│ " or " │ ", piece, blank(math.max(0, column_width - width(piece)))
+        local piece = row[i] and piece_of(row[i], n, printable) or (i == 1 and not is_header and piece_of(row[1], 1, printable)) or ""
+        out[k + 1], out[k + 2], out[k + 3] = i == 1 and "│ " or " │ ", piece, blank(column_width - width(piece))
+        k = k + 3
       end
-      out[#out + 1] = " │\n"
+      k = k + 1
+      out[k] = " │\n"
     end
   end
   local rules = {}
@@ -74,16 +79,17 @@ function M.write_table(header, count, row_of, write)
     rules[i] = string.rep("─", column_width + 2)
   end
   add_lines(header, true)
-  out[#out + 1] = "├" .. table.concat(rules, "┼") .. "┤\n"
+  k = k + 1
+  out[k] = "├" .. table.concat(rules, "┼") .. "┤\n"
   for n = 1, count do
     add_lines(row_of(n), false)
     if n % BATCH == 0 then
-      write(table.concat(out))
-      out = {}
+      write(table.concat(out, "", 1, k))
+      k = 0
     end
   end
-  if #out > 0 then
-    write(table.concat(out))
+  if k > 0 then
+    write(table.concat(out, "", 1, k))
   end
 end
 
