@@ -15,6 +15,7 @@
 #include "embedded.h"
 #include "files.h"
 #include "json_write.h"
+#include "shape_check.h"
 
 #define MAX_SCRIPT_BYTES (4 << 20)
 
@@ -136,6 +137,8 @@ void host_open(lua_State *L)
     luaL_requiref(L, "gpuledger.core", host_open_core, 0);
     lua_pop(L, 1);
     luaL_requiref(L, "gpuledger.json_write", luaopen_gpuledger_json_write, 0);
+    lua_pop(L, 1);
+    luaL_requiref(L, "gpuledger.shape_check", luaopen_gpuledger_shape_check, 0);
     lua_pop(L, 1);
 
     /* package.searchers = { search_embedded }: no ./?.lua, no C modules. */

@@ -5,7 +5,8 @@
 #include "embedded.h"
 
 /* Prepares a fresh state for gpuledger: the standard libraries,
- * gpuledger.core and gpuledger.json_write (json_write.h) in package.loaded,
+ * gpuledger.core, gpuledger.json_write (json_write.h) and
+ * gpuledger.shape_check (shape_check.h) in package.loaded,
  * and package.searchers replaced by one searcher of the embedded
  * gpuledger.* scripts (gpuledger.sandbox installs the one that looks in the
  * site scripts directory first, once the command line names it). Raises a

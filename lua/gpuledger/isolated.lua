@@ -107,7 +107,7 @@ function M.data_of(core, sources)
 end
 
 -- The program's modules written in C, which no site script replaces.
-local C_MODULES = { ["gpuledger.core"] = true, ["gpuledger.json_write"] = true }
+local C_MODULES = { ["gpuledger.core"] = true, ["gpuledger.json_write"] = true, ["gpuledger.shape_check"] = true }
 
 -- Runs render() (which returns a string, or a table of strings) where the
 -- site's scripts can run: in a child under the renderers' deadline, with

@@ -52,7 +52,7 @@ end)
 LUA
 
 if cmake -S "$TREE" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Debug >"$WORK/cmake.out" 2>&1 &&
-    cmake --build "$WORK/build" --target gpuledger gpuledger_core_module gpuledger_json_write_module -j2 >>"$WORK/cmake.out" 2>&1; then
+    cmake --build "$WORK/build" --target gpuledger gpuledger_core_module gpuledger_json_write_module gpuledger_shape_check_module -j2 >>"$WORK/cmake.out" 2>&1; then
     pass "the copy with the new rule builds"
 else
     fail "the copy with the new rule builds" "$(tail -20 "$WORK/cmake.out")"
