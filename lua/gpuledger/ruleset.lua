@@ -10,6 +10,7 @@ local rule_data = require "gpuledger.rule_data"
 local rule_file = require "gpuledger.rule_file"
 local rule_schema = require "gpuledger.rule_schema"
 local sandbox = require "gpuledger.sandbox"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
 
@@ -62,7 +63,7 @@ local function limited_level(core, level)
       return "ERROR", "its level function failed: " .. errors.text(value)
     elseif not LEVELS[value] then
       return "ERROR", string.format("its level function returned %s, want OK, WARN, BAD or ERROR",
-        type(value) == "string" and string.format("%q", value) or ("a " .. type(value)))
+        type(value) == "string" and string.format("%q", value) or shape.what_is(value, "nil"))
     end
     return value
   end

@@ -76,6 +76,17 @@ describe("gpuledger.cmd.rules", function()
       assert.equal(1, #errors)
       assert.matches("rule moody %(.-moody%.lua%): its level function failed: .-moody%.lua:1: no mood", errors[1])
     end)
+
+    it("reports a level function that answers no level, named as the shape checks name a value", function()
+      for answer, said in pairs { ["5"] = "a number", ["{}"] = "a table", ["nil"] = "nil", ['"bad"'] = '"bad"' } do
+        local set = H.site_rules { ["moody.lua"] = 'return { code = "moody", level = function() return ' .. answer
+          .. ' end, evaluate = function() end }' }
+        local rows, errors = rows_of(set)
+        assert.equal("ERROR", row(rows, "moody").level)
+        assert.matches("rule moody %(.-moody%.lua%): its level function returned " .. said:gsub("%p", "%%%0")
+          .. ", want OK, WARN, BAD or ERROR", errors[1])
+      end
+    end)
   end)
 
   -- rules_cmd.run_check with `files` ({name = text}) as the site rules

@@ -214,6 +214,13 @@ describe("sources.shape", function()
       shape.unexpected("docker unix:///d.sock", "containers[1] is a number, want an object"))
   end)
 
+  it("names a value that is not what a message wants as the checks do, an absent one by the message's word", function()
+    assert.equal("a table", shape.what_is({}, "missing"))
+    assert.equal("a boolean", shape.what_is(false, "missing"))
+    assert.equal("missing", shape.what_is(nil, "missing"))
+    assert.equal("null", shape.what_is(cjson.null, "null"))
+  end)
+
   it("takes a list of anything, but not an object, for a list of any", function()
     assert.is_nil(shape.check({ 1, "x", { y = 1 } }, { list = "any" }, "records"))
     assert.equal("records is an object, want a list", shape.check({ x = 1 }, { list = "any" }, "records"))

@@ -98,12 +98,6 @@ local function is_host(host)
   return true
 end
 
--- How a registration's field that is neither text nor a number is told:
--- "missing" when it is absent, else "a <type>" ("a table").
-local function not_text(value)
-  return value == nil and "missing" or "a " .. type(value)
-end
-
 -- The target {node (cut to text.NAME_MAX), url} of a registration ({node, unnamed, host, port, host_at,
 -- port_at}: unnamed when node is only the address, the target then named
 -- host:port; the paths of host and port in the answer, "[3].Service.Address")
@@ -118,11 +112,11 @@ function M.target(registration, from)
   local why
   if type(host) ~= "string" or not is_host(host) then
     why = string.format("%s is %s, want a host name or an IP address", registration.host_at,
-      type(host) == "string" and string.format("%q", text.cut(host, text.NAME_MAX)) or not_text(host))
+      type(host) == "string" and string.format("%q", text.cut(host, text.NAME_MAX)) or shape.what_is(host, "missing"))
   elseif not port or port < 1 or port > 65535 then
     local value = registration.port
     why = string.format("%s is %s, want a port from 1 to 65535", registration.port_at,
-      type(value) == "number" and string.format("%.14g", value) or not_text(value))
+      type(value) == "number" and string.format("%.14g", value) or shape.what_is(value, "missing"))
   end
   if why then
     local same = string.format("%s\0%s\0%s", registration.node, tostring(host), tostring(registration.port))

@@ -112,8 +112,7 @@ local function sample_of(element, i)
     return nil
   elseif not value then
     return nil, string.format("data.result[%d] %s: the value is %s, want a number as text", i, labels(metric),
-      type(raw) == "string" and string.format("%q", text.cut(raw, 64))
-        or (raw == nil or raw == json.NULL) and "null" or "a " .. type(raw))
+      type(raw) == "string" and string.format("%q", text.cut(raw, 64)) or shape.what_is(raw, "null"))
   end
   why = shape.check(value, SECONDS, "the value")
   if why then

@@ -9,6 +9,7 @@
 -- {map = shape} (an object of them), M.required(shape) (a field that must
 -- be there) or a table of field → shape (an object with those fields).
 -- Other fields may be absent.
+local cjson = require "cjson"
 local walk = require "gpuledger.shape_check" -- the walk, in C (src/shape_check.c)
 
 local M = {}
@@ -50,6 +51,16 @@ function M.check(value, shape, path)
     return path .. below .. what
   end
   return nil
+end
+
+-- How a message names a value that is not what it wants, as the checks
+-- do (" is a table, want …"): "a <type>"; absent (the message's own word
+-- for it: "missing", "null") when the value is nil or lua-cjson's null.
+function M.what_is(value, absent)
+  if value == nil or value == cjson.null then
+    return absent
+  end
+  return "a " .. type(value)
 end
 
 -- The items of a list (one that has the shape {list = "any"}: a JSON array
