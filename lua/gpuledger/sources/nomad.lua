@@ -44,6 +44,8 @@ function M.reduce(alloc)
   }
 end
 
+local NONE = {} -- (never written)
+
 -- Reads the snapshot's nomad source. Returns visible (alloc id →
 -- {namespace ("default" when empty), jobId}; nil when Nomad was not read),
 -- the reservations (each
@@ -58,7 +60,8 @@ function M.read(source)
   end
   local visible, reservations = {}, {}
   local allocs, problems, path_of = shape.items(source.allocations or {}, M.SHAPE, "allocations")
-  for k, alloc in ipairs(allocs) do
+  for k = 1, #allocs do
+    local alloc = allocs[k]
     if alloc.Unreadable then
       problems[#problems + 1] = string.format("%s: %s", path_of(k), alloc.Unreadable)
       goto next_alloc
@@ -71,13 +74,19 @@ function M.read(source)
       for task in pairs(resources.Tasks) do
         tasks[#tasks + 1] = task
       end
-      table.sort(tasks)
-      for _, task in ipairs(tasks) do
-        for _, device in ipairs(resources.Tasks[task].Devices or {}) do
-          if device.Type == "gpu" and type(device.Vendor) == "string" and device.Vendor:lower() == "nvidia" then
-            local ids = json.array()
-            for _, id in ipairs(device.DeviceIDs or {}) do
-              ids[#ids + 1] = id
+      if #tasks > 1 then -- (one task, the common case, is in order)
+        table.sort(tasks)
+      end
+      for t = 1, #tasks do
+        local task = tasks[t]
+        local devices = resources.Tasks[task].Devices or NONE
+        for d = 1, #devices do
+          local device = devices[d]
+          local vendor = device.Vendor -- (text or nil: M.SHAPE)
+          if device.Type == "gpu" and vendor and (vendor == "nvidia" or vendor:lower() == "nvidia") then
+            local ids, device_ids = json.array(), device.DeviceIDs or NONE
+            for i = 1, #device_ids do
+              ids[i] = device_ids[i]
             end
             reservations[#reservations + 1] = {
               allocId = alloc.ID or "", jobId = alloc.JobID or "", taskGroup = alloc.TaskGroup or "",
