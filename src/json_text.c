@@ -67,6 +67,13 @@ static const char *ascii_escape(unsigned char c)
     }
 }
 
+/* Whether c is an ASCII byte written as itself: what ascii_escape gives
+ * NULL for. */
+static int plain_ascii(unsigned char c)
+{
+    return c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
 /* As json_text.h says. */
 int json_write_string(struct byte_buffer *buffer, const char *s, size_t len)
 {
@@ -76,6 +83,11 @@ int json_write_string(struct byte_buffer *buffer, const char *s, size_t len)
     size_t plain = 0; /* the start of the bytes not yet written, which need no escape */
     for (size_t i = 0; i < len;) {
         unsigned char c = bytes[i];
+        if (plain_ascii(
+                c)) { /* most bytes: tested with a few comparisons, not ascii_escape's switch */
+            i++;
+            continue;
+        }
         const char *escape = NULL;
         size_t width = 1;
         if (c < 0x80) {
