@@ -243,8 +243,14 @@ end
 -- (a directory): whether core.search_script, the lookup the searcher makes,
 -- finds the site's copy of one of the program's Lua modules there, or
 -- cannot read one (which the searcher reports as an error). A module of
--- the site's own is reached only through such a copy.
+-- the site's own is reached only through such a copy. The program's
+-- modules are all gpuledger.*, looked up under scripts_dir/gpuledger/: when
+-- that is missing (an empty directory, as the .deb installs), one stat
+-- says so, where asking for each module would copy every embedded text.
 function M.site_scripts_in(core, scripts_dir)
+  if select(3, core.stat(scripts_dir .. "/gpuledger")) == "ENOENT" then
+    return false
+  end
   for _, path in ipairs(core.embedded_files("lua/gpuledger/")) do
     local module = path:match("^lua/(.*)%.lua$") -- the embedded files are modules and their data
     if module and select(3, core.search_script(module:gsub("/", "."), scripts_dir, "lua/")) ~= "embedded" then
