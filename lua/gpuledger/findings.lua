@@ -80,10 +80,6 @@ for level in pairs(LEVELS) do
   LEVEL_ONLY[level] = { level = level }
 end
 
-local function itself(t)
-  return t
-end
-
 -- Runs one rule (the i-th of prepared, M.prepare) on ledger, or on view for
 -- a site's rule; judged (M.run): the positions of the ledger's GPUs, slices
 -- and tenants, its GPUs' labels as made, and levels_only. Returns its findings, or nil
@@ -92,7 +88,7 @@ local function run_rule(core, prepared, i, ledger, view, judged)
   local rule, level = prepared.rules[i], prepared.levels[i]
   local positions, labels = judged.positions, judged.labels
   -- what an embedded rule emits is the ledger's own; a site rule's may be views of it
-  local original = rule.origin == "embedded" and itself or sandbox.original
+  local site = rule.origin ~= "embedded"
   local emitted = {}
   local function emit(f)
     local message = type(f) == "table" and f.message
@@ -102,7 +98,7 @@ local function run_rule(core, prepared, i, ledger, view, judged)
     local gpu, slice, tenant, reservation = f.gpu, f.mig, f.tenant, f.reservation -- each read once
     local label, gpu_position, tenant_position, rank, health_gpu = nil, 0, 0, OTHER_RANK, nil
     if gpu ~= nil then
-      gpu = original(gpu)
+      gpu = site and sandbox.original(gpu) or gpu
       gpu_position = positions[gpu]
       if not gpu_position then
         error("emit: gpu must be one of ledger.entries", 2)
@@ -110,7 +106,7 @@ local function run_rule(core, prepared, i, ledger, view, judged)
       label = labels[gpu] or gl.label(gpu)
       labels[gpu] = label
       if slice ~= nil then
-        slice = original(slice)
+        slice = site and sandbox.original(slice) or slice
         if positions[slice] ~= gpu then
           error("emit: mig must be one of its gpu's migDevices", 2)
         end
@@ -123,11 +119,11 @@ local function run_rule(core, prepared, i, ledger, view, judged)
     else
       gpu, slice = nil, nil
     end
-    tenant = tenant ~= nil and original(tenant) or nil
+    tenant = tenant ~= nil and (site and sandbox.original(tenant) or tenant) or nil
     if tenant then
       tenant_position = positions[tenant] or 0
     end
-    reservation = reservation ~= nil and original(reservation) or nil
+    reservation = reservation ~= nil and (site and sandbox.original(reservation) or reservation) or nil
     if judged.levels_only then
       emitted[#emitted + 1] = LEVEL_ONLY[level]
       return
@@ -242,9 +238,7 @@ function M.run(core, prepared, ledger, levels_only)
       all[#all + 1] = M.rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, level_error))
     end
     if found then
-      for _, finding in ipairs(found) do
-        all[#all + 1] = finding
-      end
+      table.move(found, 1, #found, #all + 1, all)
     else
       all[#all + 1] = M.rule_error(ledger, string.format("rule %s (%s): %s", rule.code, rule.origin, errors.text(err)))
     end
@@ -290,8 +284,9 @@ function M.ordered(all, ledger)
   local keys, by_key = {}, {}
   for i, finding in ipairs(all) do
     local sort = finding.sort
-    local key = string.pack(">BBI4I4I4I4", 3 - LEVELS[finding.level], sort[1], sort[2], ranks[sort[3]], sort[4], sort[5])
-      .. finding.code .. string.pack(">xI4", i) -- a code holds no "\0": a shorter one sorts first
+    -- the code ends with a "\0" (z), which no code holds: a shorter one sorts first
+    local key = string.pack(">BBI4I4I4I4zI4", 3 - LEVELS[finding.level], sort[1], sort[2], ranks[sort[3]], sort[4],
+      sort[5], finding.code, i)
     keys[i], by_key[key] = key, finding
   end
   table.sort(keys)
