@@ -70,14 +70,19 @@ end
 
 -- Each GPU's items among items whose device ids (item[field]) name it
 -- (names: M.gpu_names): GPU → a list of them, in the order of items, each
--- once (an item whose ids name a GPU twice is the last of its list).
+-- once (an item whose ids name a GPU twice is the last of its list). Many
+-- items name the same GPU by the same id: each distinct id is read once.
 local function naming_each(items, field, names)
-  local of = {}
+  local of, gpus_of = {}, {}
   for i = 1, #items do
     local item = items[i]
     local ids = item[field] or NONE
     for k = 1, #ids do
-      local gpus = gpus_named(names, ids[k])
+      local gpus = gpus_of[ids[k]]
+      if not gpus then
+        gpus = gpus_named(names, ids[k])
+        gpus_of[ids[k]] = gpus
+      end
       for g = 1, #gpus do
         local list = of[gpus[g]]
         if not list then
