@@ -65,8 +65,17 @@ local LEVEL_CLASS = { OK = "OK", WARN = "WARN", BAD = "BAD", ERROR = "ERROR" }
 local STATE_CLASS = { held = "held", ["reserved-idle"] = "reserved-idle", unaccounted = "unaccounted", free = "free" }
 
 -- A level badge: <span class="level BAD">BAD</span>.
-local function level_badge(level)
+local function badge_of(level)
   return string.format('<span class="level %s">%s</span>', LEVEL_CLASS[level] or "unknown", M.escape(level))
+end
+
+local BADGES = {} -- of the levels, made once
+for level in pairs(LEVEL_CLASS) do
+  BADGES[level] = badge_of(level)
+end
+
+local function level_badge(level)
+  return BADGES[level] or badge_of(level)
 end
 
 -- The state cell: badge, and how long when the history knows.
