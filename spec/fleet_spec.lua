@@ -216,6 +216,18 @@ describe("fleet", function()
     assert.equal(text_mod.CUT_MARK, ledger.node:sub(-#text_mod.CUT_MARK))
   end)
 
+  it("keeps a process or device named by digits a name, and a JSON whole number an integer", function()
+    local ledger = assert(fleet.readable(json.decode([[{"schema": 1, "node": "gpu-1", "entries": [{"index": 0.0,
+      "tenants": [{"kind": "docker", "pids": [4242.0], "processes": ["8", "1e3", "python"], "usedMemoryMiB": 512.0}],
+      "reservations": [{"allocId": "a", "deviceIds": ["0", "GPU-1"]}]}]}]]), SOURCE))
+    local entry = ledger.entries[1]
+    assert.same({ "8", "1e3", "python" }, entry.tenants[1].processes)
+    assert.same({ "0", "GPU-1" }, entry.reservations[1].deviceIds)
+    assert.equal("integer", math.type(entry.tenants[1].pids[1]))
+    assert.equal("integer", math.type(entry.tenants[1].usedMemoryMiB))
+    assert.equal("integer", math.type(entry.index))
+  end)
+
   it("makes a MIG slice's reservations readable as a GPU's", function()
     local ledger = assert(fleet.readable({ schema = 1, entries = { { index = 0, migDevices = {
       { uuid = "MIG-1", reservations = { { allocId = "a", jobId = "train" } } } } } } }, SOURCE))

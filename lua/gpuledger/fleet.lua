@@ -34,8 +34,10 @@ local MEASURED = { memoryUsedMiB = true, memoryTotalMiB = true, temperatureC = t
 local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
 
 -- A number as the node meant it: JSON's 4242 decodes as the float 4242.0.
+-- Only a float: math.tointeger also reads a string ("8", "1e3"), and a
+-- process or device named by digits is still a name.
 local function number_of(value)
-  return value and (math.tointeger(value) or value)
+  return math.type(value) == "float" and math.tointeger(value) or value
 end
 
 -- A list the shape let through (or nil: absent, or JSON null as the
