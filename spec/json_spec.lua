@@ -559,6 +559,21 @@ describe("gpuledger.json", function()
     end)
   end)
 
+  describe("whole", function()
+    it("makes a float with a whole value an integer, and leaves every other value as it is", function()
+      assert.equal("integer", math.type(json.whole(4242.0)))
+      assert.equal(4242, json.whole(4242.0))
+      assert.equal(98.5, json.whole(98.5))
+      assert.equal(7, json.whole(7))
+      for _, name in ipairs { "8", "1e3", "0x10", " 12 " } do
+        assert.equal(name, json.whole(name))
+      end
+      assert.is_nil(json.whole(nil))
+      assert.is_false(json.whole(false))
+      assert.equal(math.huge, json.whole(math.huge))
+    end)
+  end)
+
   describe("decode_raw", function()
     it("keeps JSON null as json.NULL and marks only an array at the top", function()
       local doc = json.decode_raw('{"tenants":null,"x":{"y":null,"z":1},"e":[]}')

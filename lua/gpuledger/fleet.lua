@@ -33,12 +33,9 @@ local MEASURED = { memoryUsedMiB = true, memoryTotalMiB = true, temperatureC = t
   encoderSessions = true, encoderAverageFps = true }
 local RESERVATION_TEXT = { "allocId", "jobId", "taskGroup", "task", "namespace", "clientStatus" }
 
--- A number as the node meant it: JSON's 4242 decodes as the float 4242.0.
--- Only a float: math.tointeger also reads a string ("8", "1e3"), and a
--- process or device named by digits is still a name.
-local function number_of(value)
-  return math.type(value) == "float" and math.tointeger(value) or value
-end
+-- A number as the node meant it (JSON's 4242 decodes as 4242.0); a name
+-- of digits stays a name.
+local number_of = json.whole
 
 -- A list the shape let through (or nil: absent, or JSON null as the
 -- older releases write an empty one) as a JSON array, in place,

@@ -48,7 +48,7 @@ local function integers(value)
     end
     return value
   end
-  return math.type(value) == "float" and math.tointeger(value) or value
+  return json.whole(value)
 end
 
 -- Runs fn() in a child that may compute for cpu_ms (and lasts WALL_TIMES

@@ -75,6 +75,13 @@ function M.decode(s)
   return writer.normalise(value, cjson.null, ARRAY, "mark")
 end
 
+-- value as the integer it stands for when it is a float with a whole
+-- value (lua-cjson decodes JSON's 4242 as the float 4242.0); any other
+-- value as it is: a string too, "8" or "1e3" (a name, not a number).
+function M.whole(value)
+  return math.type(value) == "float" and math.tointeger(value) or value
+end
+
 -- The shortest text that reads back as the same finite number: integers
 -- plain, floats as Go's strconv 'g' -1 writes them (98.5, 12, 15.5). Also
 -- used for Prometheus sample values.
