@@ -133,26 +133,54 @@ local function typed(kind, raw)
   return raw
 end
 
+local NOTHING = {} -- (never written)
+
+-- What a cell of column `name` says, as fill applies it: {key, value} (its
+-- field's value), {unreadable = "name: [value]"}, {flag = "requiresReset"
+-- or "lost"}, or NOTHING ([N/A] and its kin, or a column of no field).
+local function reading(name, raw)
+  raw = text.trim(raw)
+  local kind = kind_of(raw)
+  if kind == "value" then
+    local field = FIELD_BY_NAME[name]
+    local value = field and typed(field.kind, raw)
+    if field and value == nil then
+      return { unreadable = string.format("%s: %s", name, raw) }
+    elseif field then
+      return { key = field.key, value = value }
+    end
+  elseif kind == "requires-reset" then
+    return { flag = "requiresReset" }
+  elseif kind == "lost" then
+    return { flag = "lost" }
+  elseif kind == "unreadable" then
+    return { unreadable = string.format("%s: %s", name, raw) }
+  end
+  return NOTHING
+end
+
 -- Fills record from one row of an answer whose columns are `names`.
-local function fill(record, names, row)
+-- readings (column name → cell text → reading) keeps what each cell said:
+-- the GPUs of a node mostly say the same, each text is read once.
+local function fill(record, names, row, readings)
   for i = 1, #names do
-    local name = names[i]
-    local raw = text.trim(row[i] or "")
-    local kind = kind_of(raw)
-    if kind == "value" then
-      local field = FIELD_BY_NAME[name]
-      local value = field and typed(field.kind, raw)
-      if field and value == nil then
-        record.unreadable[#record.unreadable + 1] = string.format("%s: %s", name, raw)
-      elseif field then
-        record[field.key] = value
-      end
-    elseif kind == "requires-reset" then
-      record.requiresReset = true
-    elseif kind == "lost" then
-      record.lost = true
-    elseif kind == "unreadable" then
-      record.unreadable[#record.unreadable + 1] = string.format("%s: %s", name, raw)
+    local name, raw = names[i], row[i] or ""
+    local of_column = readings[name]
+    if not of_column then
+      of_column = {}
+      readings[name] = of_column
+    end
+    local said = of_column[raw]
+    if not said then
+      said = reading(name, raw)
+      of_column[raw] = said
+    end
+    if said.key then
+      record[said.key] = said.value
+    elseif said.unreadable then
+      record.unreadable[#record.unreadable + 1] = said.unreadable
+    elseif said.flag then
+      record[said.flag] = true
     end
   end
 end
@@ -172,13 +200,13 @@ function M.read(health, remapped_rows)
     errors[1] = health.error
     return records, errors
   end
-  local by_bus = {}
+  local by_bus, readings = {}, {}
   for _, row in ipairs(health.rows or {}) do
     local record = { unreadable = {} }
     if #row ~= #health.fields then
       errors[#errors + 1] = string.format("nvidia-smi health: expected %d fields, got %d", #health.fields, #row)
     else
-      fill(record, health.fields, row)
+      fill(record, health.fields, row, readings)
       record.index = math.tointeger(tonumber(record.index))
       record.busKey = pci.bus_key(record.busId)
       records[#records + 1] = record
@@ -195,7 +223,7 @@ function M.read(health, remapped_rows)
     if #row ~= #remapped_rows.fields then
       errors[#errors + 1] = string.format("nvidia-smi remapped-rows: expected %d fields, got %d", #remapped_rows.fields, #row)
     elseif record then -- (a row of a GPU the health query did not list has no record to fill)
-      fill(record, remapped_rows.fields, row)
+      fill(record, remapped_rows.fields, row, readings)
     end
   end
   return records, errors
