@@ -362,15 +362,14 @@ local function tenant_order(a, b)
   return (a.pids[1] or 0) < (b.pids[1] or 0)
 end
 
--- The tenants of the processes of one GPU (or MIG slice); pid_owners is the proc source's record of each
--- pid (gpuledger.core's proc_cgroups), nil when the proc source was not
--- asked (--no-docker: every process is the one unnamed host tenant);
--- cgroups the cgroup the engine made for each known container
--- (main_cgroups). A
--- process /proc has no record of (it failed, or the pid is not in its
--- answer) and a container no engine knows are tenants marked unidentified;
--- a process whose cgroup names a container it is not in (claim_holds) is
--- its own tenant, by uid.
+-- The tenants of the processes of one GPU (or MIG slice); pid_owners is
+-- the proc source's record of each pid (gpuledger.core's proc_cgroups),
+-- nil when the proc source was not asked (--no-docker: every process is
+-- the one unnamed host tenant); cgroups the cgroup the engine made for
+-- each known container (main_cgroups). A process /proc has no record of
+-- (it failed, or the pid is not in its answer) and a container no engine
+-- knows are tenants marked unidentified; a process whose cgroup names a
+-- container it is not in (claim_holds) is its own tenant, by uid.
 local function gpu_tenants(processes, pid_owners, containers, cgroups, reserved_allocs, visible)
   local tenants, by_key = {}, {}
   -- the tenant of key, made by make(a, b, c) (its first process is met);
