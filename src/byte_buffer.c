@@ -14,7 +14,7 @@ void byte_buffer_init(struct byte_buffer *buffer, size_t max_bytes)
 }
 
 /* As byte_buffer.h says. */
-char *byte_buffer_reserve(struct byte_buffer *buffer, size_t n)
+char *byte_buffer_grow(struct byte_buffer *buffer, size_t n)
 {
     if (n > SIZE_MAX - 1 - buffer->len)
         return NULL;
@@ -38,13 +38,6 @@ char *byte_buffer_read_room(struct byte_buffer *buffer, size_t chunk, size_t *wa
     size_t room = buffer->len < buffer->max_bytes ? buffer->max_bytes - buffer->len : 0;
     *want = room < chunk ? room + 1 : chunk;
     return byte_buffer_reserve(buffer, *want);
-}
-
-/* As byte_buffer.h says. */
-void byte_buffer_added(struct byte_buffer *buffer, size_t n)
-{
-    buffer->len += n;
-    buffer->data[buffer->len] = '\0';
 }
 
 /* As byte_buffer.h says. */

@@ -74,14 +74,36 @@ static int plain_ascii(unsigned char c)
     return c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
 }
 
-/* As json_text.h says. */
+/* The number of bytes at the start of s (len bytes) that plain_ascii
+ * takes: all of them for most strings. */
+static size_t plain_prefix(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && plain_ascii(s[i]))
+        i++;
+    return i;
+}
+
+/* As json_text.h says. A string of plain bytes only, the most common, is
+ * written into one reservation: its quotes and its bytes in one copy. */
 int json_write_string(struct byte_buffer *buffer, const char *s, size_t len)
 {
     const unsigned char *bytes = (const unsigned char *)s;
+    size_t start = plain_prefix(bytes, len);
+    if (start == len) {
+        char *at = len < SIZE_MAX - 2 ? byte_buffer_reserve(buffer, len + 2) : NULL;
+        if (!at)
+            return -1;
+        at[0] = '"';
+        memcpy(at + 1, s, len);
+        at[len + 1] = '"';
+        byte_buffer_added(buffer, len + 2);
+        return 0;
+    }
     if (byte_buffer_add(buffer, "\"", 1) != 0)
         return -1;
     size_t plain = 0; /* the start of the bytes not yet written, which need no escape */
-    for (size_t i = 0; i < len;) {
+    for (size_t i = start; i < len;) {
         unsigned char c = bytes[i];
         if (plain_ascii(
                 c)) { /* most bytes: tested with a few comparisons, not ascii_escape's switch */
@@ -136,8 +158,12 @@ size_t json_integer_text(char *out, long long n)
 /* As json_text.h says. */
 int json_write_integer(struct byte_buffer *buffer, long long n)
 {
-    char text[24];
-    return byte_buffer_add(buffer, text, json_integer_text(text, n));
+    char *at =
+        byte_buffer_reserve(buffer, 23); /* json_integer_text's 24 bytes, its NUL's included */
+    if (!at)
+        return -1;
+    byte_buffer_added(buffer, json_integer_text(at, n));
+    return 0;
 }
 
 /* Writes into out what %.15g writes for n, when that is a decimal of at

@@ -62,10 +62,16 @@ static void checked(lua_State *L, int status)
         fail(L, "json: not enough memory");
 }
 
-/* Appends a NUL-terminated piece of syntax. */
-static void add(lua_State *L, struct writer *w, const char *text)
+/* Appends a NUL-terminated piece of syntax: written into the room
+ * byte_buffer_reserve makes, no call while the buffer has room. */
+static inline void add(lua_State *L, struct writer *w, const char *text)
 {
-    checked(L, byte_buffer_add(&w->out, text, strlen(text)));
+    size_t len = strlen(text);
+    char *at = byte_buffer_reserve(&w->out, len);
+    if (!at)
+        fail(L, "json: not enough memory");
+    memcpy(at, text, len);
+    byte_buffer_added(&w->out, len);
 }
 
 /* Ends a line and indents the next by depth levels, when indenting. */

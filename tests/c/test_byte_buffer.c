@@ -37,6 +37,35 @@ static void test_grows(void)
     byte_buffer_free(&buffer); /* twice: safe */
 }
 
+/* Reserving at the edge of the allocation: room that fits (the NUL's
+ * byte included) is given in place, one byte more grows the buffer and
+ * keeps what it held. */
+static void test_reserve_at_the_edge(void)
+{
+    struct byte_buffer buffer;
+    byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
+    CHECK_INT(byte_buffer_add(&buffer, "ab", 2), 0);
+    size_t cap = buffer.cap;
+    char *data = buffer.data;
+    size_t fits = cap - buffer.len - 1; /* the NUL takes the last byte */
+    char *at = byte_buffer_reserve(&buffer, fits);
+    CHECK(at == data + 2 && buffer.cap == cap);
+    memset(at, 'x', fits);
+    byte_buffer_added(&buffer, fits);
+    CHECK_INT(buffer.len, cap - 1);
+    CHECK(buffer.data[buffer.len] == '\0');
+    CHECK(byte_buffer_reserve(&buffer, 0) == data + cap - 1 && buffer.cap == cap);
+    at = byte_buffer_reserve(&buffer, 1);
+    CHECK(at != NULL && buffer.cap > cap);
+    CHECK(memcmp(buffer.data, "abxxx", 5) == 0 && buffer.data[cap - 2] == 'x');
+    *at = 'y';
+    byte_buffer_added(&buffer, 1);
+    CHECK_INT(buffer.len, cap);
+    CHECK_INT(strlen(buffer.data), cap);
+    CHECK(buffer.data[cap - 1] == 'y');
+    byte_buffer_free(&buffer);
+}
+
 /* Adding nothing still makes the buffer a string, "", and changes nothing
  * after bytes were added. */
 static void test_zero_length(void)
@@ -168,6 +197,7 @@ static void test_no_memory(void)
 int main(void)
 {
     test_grows();
+    test_reserve_at_the_edge();
     test_zero_length();
     test_limit();
     test_read_room();

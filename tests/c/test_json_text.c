@@ -5,6 +5,7 @@
 #include "json_text.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +147,33 @@ static void test_buffer_grows(void)
     free(s);
 }
 
+/* Many short plain strings and integers, each written into the room left
+ * at the end of the allocation, through its growths: every piece whole
+ * and in order, the NUL after the last. */
+static void test_pieces_across_growth(void)
+{
+    struct byte_buffer buffer;
+    byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
+    int written = 1;
+    for (int i = 0; i < 3000; i++) {
+        written &= json_write_string(&buffer, "gpu", 3) == 0;
+        written &= json_write_integer(&buffer, -i) == 0;
+    }
+    CHECK(written);
+    CHECK(buffer.data[buffer.len] == '\0');
+    int whole = 1;
+    size_t at = 0;
+    for (int i = 0; i < 3000 && whole; i++) {
+        char want[32];
+        int len = snprintf(want, sizeof want, "\"gpu\"%d", -i);
+        whole = at + (size_t)len <= buffer.len && memcmp(buffer.data + at, want, (size_t)len) == 0;
+        at += (size_t)len;
+    }
+    CHECK(whole);
+    CHECK_INT(at, buffer.len);
+    byte_buffer_free(&buffer);
+}
+
 /* The cut keeps max bytes when the byte after them begins a character (an
  * ASCII byte, a lead byte), else stops before the character it would
  * split, 2, 3 or 4 bytes long; continuation bytes without a lead are passed
@@ -180,6 +208,7 @@ int main(void)
     test_bad_utf8();
     test_numbers();
     test_buffer_grows();
+    test_pieces_across_growth();
     test_cut_length();
     return check_finish();
 }
