@@ -218,6 +218,23 @@ describe("gpuledger.json", function()
       assert.equal('{"":1,"A":2,"a":3,"a\\u0000":4,"ab":5,"é":6}', json.encode({ ["é"] = 6, ab = 5, ["a\0"] = 4, a = 3, A = 2, [""] = 1 }))
     end)
 
+    it("sorts the keys of small and large objects alike, shared first bytes and prefixes too", function()
+      for _, count in ipairs({ 2, 23, 24, 25, 200 }) do
+        local value, keys = {}, {}
+        for i = count, 1, -1 do
+          local key = (i % 3 == 0 and "k" or "j") .. string.rep("x", i % 4) .. i
+          value[key] = i
+          keys[#keys + 1] = key
+        end
+        table.sort(keys)
+        local members = {}
+        for i, key in ipairs(keys) do
+          members[i] = string.format("%q:%d", key, value[key])
+        end
+        assert.equal("{" .. table.concat(members, ",") .. "}", json.encode(value))
+      end
+    end)
+
     it("writes only the items 1..n of a marked array", function()
       assert.equal('["a","b"]', json.encode(json.array { "a", "b", x = 1 }))
     end)

@@ -197,14 +197,37 @@ static void collect_keys(lua_State *L, struct writer *w, int idx)
 }
 
 /* Orders keys as table.sort orders strings in the C locale: byte by byte,
- * a prefix first. */
+ * a prefix first. The first bytes are compared here, memcmp called only
+ * for keys that share one. */
 static int compare_keys(const void *a, const void *b)
 {
     const struct key *x = a, *y = b;
+    if (x->len > 0 && y->len > 0 && x->text[0] != y->text[0])
+        return (unsigned char)x->text[0] - (unsigned char)y->text[0];
     int order = memcmp(x->text, y->text, x->len < y->len ? x->len : y->len);
     if (order != 0)
         return order;
     return (x->len > y->len) - (x->len < y->len);
+}
+
+/* Objects of at most this many keys (a record's, most of them) are sorted
+ * by insertion, without qsort's calls through a pointer per comparison. */
+#define FEW_KEYS 24
+
+/* Sorts the count keys at keys by compare_keys. */
+static void sort_keys(struct key *keys, size_t count)
+{
+    if (count > FEW_KEYS) {
+        qsort(keys, count, sizeof *keys, compare_keys);
+        return;
+    }
+    for (size_t i = 1; i < count; i++) {
+        struct key key = keys[i];
+        size_t j = i;
+        for (; j > 0 && compare_keys(&keys[j - 1], &key) > 0; j--)
+            keys[j] = keys[j - 1];
+        keys[j] = key;
+    }
 }
 
 static void write_value(lua_State *L, struct writer *w, int idx, int depth);
@@ -241,7 +264,7 @@ static void write_object(lua_State *L, struct writer *w, int idx, int depth)
         add(L, w, "{}");
         return;
     }
-    qsort(w->keys + first, count, sizeof *w->keys, compare_keys);
+    sort_keys(w->keys + first, count);
     add(L, w, "{");
     for (size_t i = first; i < first + count; i++) {
         struct key key = w->keys[i]; /* a copy: nested objects may move w->keys */
