@@ -123,7 +123,7 @@ M.tenant_verdict = ledger_mod.tenant_verdict
 
 -- "job/task" of a Nomad tenant or reservation (jobName or jobId, taskName or task).
 function M.job_task(t)
-  return string.format("%s/%s", t.jobName or t.jobId or "", t.taskName or t.task or "")
+  return (t.jobName or t.jobId or "") .. "/" .. (t.taskName or t.task or "")
 end
 
 -- ", container <name>" for a tenant in a container, "" for a Nomad task
