@@ -14,30 +14,27 @@ function M.ledger(ledger)
   return json.encode(ledger, nil, ledger_mod.DERIVED) .. "\n"
 end
 
--- The fields of a finding in JSON: level, code, node, message; gpu, index
--- and uuid for a GPU's (migUuid and migProfile for a MIG slice's); namespace, job, task, alloc, container and pids
--- where the finding is about a tenant or a reservation and they are known.
-local FINDING_FIELDS = { "level", "code", "node", "message", "gpu", "index", "uuid", "migUuid", "migProfile",
-  "namespace", "job", "task", "alloc", "container", "pids" }
+-- A finding in JSON is the finding itself (findings.lua) but for what only
+-- the program reads: its GPU's busId (the page's row key), and its sort key
+-- and health GPU until findings.ordered takes them off. The documents are
+-- written with json.encode leaving these out, so that a fleet's findings
+-- are written as they are, not copied first: level, code, node, message;
+-- gpu, index and uuid for a GPU's (migUuid and migProfile for a MIG
+-- slice's); namespace, job, task, alloc, container and pids where the
+-- finding is about a tenant or a reservation and they are known.
+local NOT_IN_JSON = { busId = true, sort = true, health_gpu = true }
 
--- Findings as the documents show them, in their order.
-local function finding_list(findings)
-  local list = json.array()
-  for i, finding in ipairs(findings) do
-    list[i] = {}
-    for _, field in ipairs(FINDING_FIELDS) do
-      list[i][field] = finding[field]
-    end
-  end
-  return list
+-- findings as a JSON array ([] when empty): itself when marked one, else a copy marked so.
+local function finding_array(findings)
+  return json.is_array(findings) and findings or json.array(table.move(findings, 1, #findings, 1, {}))
 end
 
 -- The findings document of a report (judge.lua): {at, findings, node, schema, worst}.
 function M.findings(report)
   local ledger = report.ledger
-  return json.encode {
-    at = ledger.at, findings = finding_list(report.findings), node = ledger.node, schema = 1, worst = report.worst,
-  } .. "\n"
+  return json.encode({
+    at = ledger.at, findings = finding_array(report.findings), node = ledger.node, schema = 1, worst = report.worst,
+  }, nil, NOT_IN_JSON) .. "\n"
 end
 
 -- `fleet ls --json`: {at, schema, summary}.
@@ -47,7 +44,7 @@ end
 
 -- `fleet check --json`: {at, findings, schema, worst}.
 function M.fleet_check(at, findings, worst)
-  return json.encode { at = at, findings = finding_list(findings), schema = 1, worst = worst } .. "\n"
+  return json.encode({ at = at, findings = finding_array(findings), schema = 1, worst = worst }, nil, NOT_IN_JSON) .. "\n"
 end
 
 -- `fleet check --summary --json`: {at, groups, schema, worst}, each group
@@ -56,16 +53,16 @@ function M.fleet_summary(at, groups, worst)
   local list = json.array()
   for i, group in ipairs(groups) do
     list[i] = { level = group.level, code = group.code, count = group.count, gpus = group.gpus, nodes = group.nodes,
-      findings = finding_list(group.findings) }
+      findings = finding_array(group.findings) }
   end
-  return json.encode { at = at, groups = list, schema = 1, worst = worst } .. "\n"
+  return json.encode({ at = at, groups = list, schema = 1, worst = worst }, nil, NOT_IN_JSON) .. "\n"
 end
 
 -- fleet serve's /fleet: {at, findings, schema, summary, worst}.
 function M.fleet(at, summary, findings, worst)
-  return json.encode {
-    at = at, findings = finding_list(findings), schema = 1, summary = fleet.view(summary), worst = worst,
-  } .. "\n"
+  return json.encode({
+    at = at, findings = finding_array(findings), schema = 1, summary = fleet.view(summary), worst = worst,
+  }, nil, NOT_IN_JSON) .. "\n"
 end
 
 -- How many entries of a list M.write_report encodes at a time.
