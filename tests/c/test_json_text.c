@@ -54,6 +54,26 @@ static void test_plain_and_escaped(void)
     STRING("a\0b", "\"a\\u0000b\"");
 }
 
+/* Every ASCII byte: written as itself exactly when it is printable and
+ * none of " & < > and the backslash, else escaped. */
+static void test_each_ascii_byte(void)
+{
+    int right = 1;
+    for (int c = 0; c < 0x80; c++) {
+        char s[1] = {(char)c};
+        struct byte_buffer buffer;
+        byte_buffer_init(&buffer, BYTE_BUFFER_NO_LIMIT);
+        right &= json_write_string(&buffer, s, 1) == 0;
+        int itself = buffer.len == 3 && buffer.data[1] == c;
+        int plain = c >= 0x20 && c < 0x7F && strchr("\"&<>\\", c) == NULL;
+        if (itself != plain)
+            fprintf(stderr, "byte 0x%02x written as %s\n", c, text_of(&buffer));
+        right &= itself == plain;
+        byte_buffer_free(&buffer);
+    }
+    CHECK(right);
+}
+
 static void test_utf8(void)
 {
     STRING("61 \xc2\xb0"
@@ -204,6 +224,7 @@ static void test_cut_length(void)
 int main(void)
 {
     test_plain_and_escaped();
+    test_each_ascii_byte();
     test_utf8();
     test_bad_utf8();
     test_numbers();
