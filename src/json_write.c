@@ -197,11 +197,11 @@ static void collect_keys(lua_State *L, struct writer *w, int idx)
 }
 
 /* Orders keys as table.sort orders strings in the C locale: byte by byte,
- * a prefix first. The first bytes are compared here, memcmp called only
- * for keys that share one. */
-static int compare_keys(const void *a, const void *b)
+ * a prefix first; < 0 when x goes first. The first bytes are compared
+ * here, memcmp called only for keys that share one. Inline, for the
+ * insertion sort of sort_keys. */
+static inline int key_order(const struct key *x, const struct key *y)
 {
-    const struct key *x = a, *y = b;
     if (x->len > 0 && y->len > 0 && x->text[0] != y->text[0])
         return (unsigned char)x->text[0] - (unsigned char)y->text[0];
     int order = memcmp(x->text, y->text, x->len < y->len ? x->len : y->len);
@@ -210,11 +210,17 @@ static int compare_keys(const void *a, const void *b)
     return (x->len > y->len) - (x->len < y->len);
 }
 
+/* key_order for qsort. */
+static int compare_keys(const void *a, const void *b)
+{
+    return key_order(a, b);
+}
+
 /* Objects of at most this many keys (a record's, most of them) are sorted
  * by insertion, without qsort's calls through a pointer per comparison. */
 #define FEW_KEYS 24
 
-/* Sorts the count keys at keys by compare_keys. */
+/* Sorts the count keys at keys by key_order. */
 static void sort_keys(struct key *keys, size_t count)
 {
     if (count > FEW_KEYS) {
@@ -224,7 +230,7 @@ static void sort_keys(struct key *keys, size_t count)
     for (size_t i = 1; i < count; i++) {
         struct key key = keys[i];
         size_t j = i;
-        for (; j > 0 && compare_keys(&keys[j - 1], &key) > 0; j--)
+        for (; j > 0 && key_order(&keys[j - 1], &key) > 0; j--)
             keys[j] = keys[j - 1];
         keys[j] = key;
     }
