@@ -325,26 +325,30 @@ static void push_want(lua_State *L, const struct walk *w, int n)
     }
 }
 
-/* A failure at the value itself, what (the string prefix, then node n's
- * want) and below ("") pushed: returns 1, as a failed check does. */
+/* A failure at the value itself, what is wrong on top of the stack: below
+ * ("") pushed over it. Returns 1, as a failed check does. */
+static int failed(lua_State *L)
+{
+    lua_pushliteral(L, "");
+    return 1;
+}
+
+/* As failed, what being the string prefix, then node n's want. */
 static int failed_wanting(lua_State *L, const struct walk *w, const char *prefix, int n)
 {
     lua_pushstring(L, prefix);
     push_want(L, w, n);
     lua_concat(L, 2);
-    lua_pushliteral(L, "");
-    return 1;
+    return failed(L);
 }
 
 /* As failed_wanting, what being " is a <type of the value at index
  * value>, want <node n's want>". */
 static int failed_type(lua_State *L, const struct walk *w, int value, int n)
 {
-    lua_pushfstring(L, " is a %s, want ", luaL_typename(L, value));
-    push_want(L, w, n);
-    lua_concat(L, 2);
-    lua_pushliteral(L, "");
-    return 1;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, " is a %s, want ", luaL_typename(L, value));
+    return failed_wanting(L, w, prefix, n);
 }
 
 /* After a failure below this value ([what, below] on top), its piece of
@@ -395,13 +399,9 @@ static int walk_range(lua_State *L, const struct walk *w, int n, int value)
         fits = floor(number) == number;
     if (fits)
         return 0;
-    char text[64];
-    snprintf(text, sizeof text, "%.14g", (double)number);
-    lua_pushfstring(L, " is %s, want ", text);
-    push_want(L, w, n);
-    lua_concat(L, 2);
-    lua_pushliteral(L, "");
-    return 1;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, " is %.14g, want ", (double)number);
+    return failed_wanting(L, w, prefix, n);
 }
 
 /* The length of the table at index t read as a JSON array, into *length;
@@ -438,15 +438,13 @@ static int walk_list(lua_State *L, const struct walk *w, int n, int value)
         lua_pop(L, 2);
         if (!list_length(L, value, &length)) {
             lua_pushliteral(L, " is an object, want a list");
-            lua_pushliteral(L, "");
-            return 1;
+            return failed(L);
         }
     }
     if (node->has_max && length > node->max) {
         lua_pushfstring(L, " has %I items, want at most %I", (LUAI_UACINT)length,
                         (LUAI_UACINT)node->max);
-        lua_pushliteral(L, "");
-        return 1;
+        return failed(L);
     }
     const struct node *items = &w->c->nodes[node->inner];
     if (items->kind == NODE_ANY)
