@@ -56,8 +56,8 @@ end
 -- Calls fn (rule's evaluate or evaluate_fleet) on view with policy (a
 -- read-only view of it), a site's rule under the policy's budgets; an
 -- embedded rule, the program's own code on a ledger whose size is bounded,
--- without them (a count hook slows every instruction it runs by a fifth). Returns true, or false and the error
--- (errors.lua).
+-- without them (a count hook slows every instruction it runs by a fifth).
+-- Returns true, or false and the error (errors.lua).
 local function call_rule(core, rule, fn, view, policy, emit)
   local instructions, bytes = 0, 0
   if rule.origin ~= "embedded" then
@@ -82,8 +82,8 @@ end
 
 -- Runs one rule (the i-th of prepared, M.prepare) on ledger, or on view for
 -- a site's rule; judged (M.run): the positions of the ledger's GPUs, slices
--- and tenants, its GPUs' labels as made, and levels_only. Returns its findings, or nil
--- and the error (errors.lua).
+-- and tenants, its GPUs' labels as made, and levels_only. Returns its
+-- findings, or nil and the error (errors.lua).
 local function run_rule(core, prepared, i, ledger, view, judged)
   local rule, level = prepared.rules[i], prepared.levels[i]
   local positions, labels = judged.positions, judged.labels

@@ -85,9 +85,10 @@ end
 -- The rule files `stems` of sources loaded (compiled; the embedded ones,
 -- embedded true, once per sources) under the policy (data's thresholds,
 -- the plain data of the set, with the choices given over them): {set,
--- prepared (its rules made ready under the policy, findings.prepare), out = {errors = [text], rules = [row] (each rule with its level),
--- off = the defaults switched off (ruleset.compile), found = [[finding]]
--- per ledger, fleet = [finding]}}, out's findings yet to be judged.
+-- prepared (its rules made ready under the policy, findings.prepare),
+-- out = {errors = [text], rules = [row] (each rule with its level), off =
+-- the defaults switched off (ruleset.compile), found = [[finding]] per
+-- ledger, fleet = [finding]}}, out's findings yet to be judged.
 local function load_files(core, sources, stems, data, given, embedded)
   local set = compiled(core, sources, stems, data, embedded)
   local prepared = findings.prepare(set.rules, M.policy(data, given))
@@ -352,9 +353,9 @@ end
 -- rules as soon as it is read, and which M.fleet ends. Without site files
 -- the ledger is then in no table and its findings are put in order (with
 -- verdicts_only, `fleet ls`, they are not: only its row's verdict is kept,
--- worst, badFindings, errorFindings), so a fleet's ledgers are never all held at
--- once; with some, it is kept for them, judged in one child per file over
--- every ledger when M.fleet ends.
+-- worst, badFindings, errorFindings), so a fleet's ledgers are never all
+-- held at once; with some, it is kept for them, judged in one child per
+-- file over every ledger when M.fleet ends.
 function M.fleet_judging(core, sources, given, verdicts_only)
   local judging = begin(core, sources, given)
   judging.verdicts_only = verdicts_only
