@@ -18,7 +18,7 @@ local units = require "gpuledger.units"
 
 local M = {}
 
-local LEVELS = rule_schema.LEVELS
+local LEVELS, WORST_FIRST = rule_schema.LEVELS, rule_schema.WORST_FIRST
 local RULE_ERROR_ORDER = 0
 -- Ranks within a level: health on a GPU someone is on, health on a free
 -- GPU, everything else.
@@ -334,16 +334,6 @@ function M.evaluate_fleet(core, prepared, fleet)
   return all
 end
 
--- The worst level present, OK when there are no findings.
-function M.worst(findings)
-  local worst = "OK"
-  for _, finding in ipairs(findings) do
-    if LEVELS[finding.level] > LEVELS[worst] then
-      worst = finding.level
-    end
-  end
-  return worst
-end
 
 local EXIT = {
   [""] = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 },
@@ -365,6 +355,21 @@ function M.counts(findings)
     counts[finding.level] = counts[finding.level] + 1
   end
   return counts
+end
+
+-- The worst level of counts (M.counts) that has a finding, OK when none has.
+function M.worst_of(counts)
+  for _, level in ipairs(WORST_FIRST) do
+    if counts[level] > 0 then
+      return level
+    end
+  end
+  return "OK"
+end
+
+-- The worst level present, OK when there are no findings.
+function M.worst(findings)
+  return M.worst_of(M.counts(findings))
 end
 
 return M

@@ -389,36 +389,29 @@ function M.sort_worst_first(rows)
   end)
 end
 
--- The levels, worst first.
-local WORST_FIRST = {}
-for level in pairs(rule_schema.LEVELS) do
-  WORST_FIRST[#WORST_FIRST + 1] = level
-end
-table.sort(WORST_FIRST, function(a, b)
-  return rule_schema.LEVELS[a] > rule_schema.LEVELS[b]
-end)
-
--- Every node's findings (node_findings: row → its findings, worst
--- first) and the fleet rules' (fleet_findings, may be nil) in one list,
--- worst first across the fleet; within a level, the fleet's first, then
--- nodes in the summary's order, each in its own order. One pass per level,
--- no sort: each list keeps its order.
-function M.merge_findings(summary, node_findings, fleet_findings)
-  local lists = { fleet_findings or {} }
-  for position, row in ipairs(summary.nodes) do
-    lists[position + 1] = M.findings_of(row, node_findings)
-  end
-  local findings = json.array()
-  for _, level in ipairs(WORST_FIRST) do
-    for _, list in ipairs(lists) do
-      for _, finding in ipairs(list) do
-        if finding.level == level then
-          findings[#findings + 1] = finding
-        end
+-- Every node's findings and the fleet rules' (fleet_findings, may be
+-- nil) in one list, worst first across the fleet; within a level, the
+-- fleet's first, then nodes in the summary's order, each in its own order.
+-- lists: row → {findings, worst first (findings.ordered); counts, per
+-- level (findings.counts)}. A node's findings of a level are one slice of
+-- its list, found by its counts: they are moved, not read, and nothing is
+-- sorted.
+function M.merge_findings(summary, lists, fleet_findings)
+  local merged, next_of = json.array(), {}
+  for _, level in ipairs(rule_schema.WORST_FIRST) do
+    for _, finding in ipairs(fleet_findings or {}) do
+      if finding.level == level then
+        merged[#merged + 1] = finding
       end
     end
+    for _, row in ipairs(summary.nodes) do
+      local list, first = lists[row], next_of[row] or 1
+      local last = first + list.counts[level] - 1
+      table.move(list.findings, first, last, #merged + 1, merged)
+      next_of[row] = last + 1
+    end
   end
-  return findings
+  return merged
 end
 
 -- The fleet's findings (worst first, as merge_findings gives them) grouped

@@ -311,25 +311,33 @@ function M.judge(core, input, sources, given, h, extra_errors)
   return report
 end
 
-local function give_verdict(row, list)
-  local counts = findings.counts(list)
-  row.worst, row.badFindings, row.errorFindings = findings.worst(list), counts.BAD, counts.ERROR
+-- Gives row (a summary's row or its total) its verdict from counts
+-- (findings.counts): worst, badFindings, errorFindings.
+local function give_verdict(row, counts)
+  row.worst, row.badFindings, row.errorFindings = findings.worst_of(counts), counts.BAD, counts.ERROR
 end
 
 -- Gives each row of the summary its verdict from its findings
--- (node_findings: row → its findings; fleet.findings_of) and the total
--- its verdict from all of them (worst, badFindings, errorFindings), sorts
--- the rows worst first (fleet.sort_worst_first) and returns every finding,
--- the fleet rules' (fleet_found, may be nil) too, in one list
--- (fleet.merge_findings).
+-- (node_findings: row → its findings, worst first; fleet.findings_of) and
+-- the total its verdict from all of them, counted once a row, sorts the
+-- rows worst first (fleet.sort_worst_first) and returns every finding, the
+-- fleet rules' (fleet_found, may be nil) too, in one list
+-- (fleet.merge_findings), and their counts per level.
 function M.fleet_verdicts(summary, node_findings, fleet_found)
+  local lists = {}
+  local total = findings.counts(fleet_found or {})
   for _, row in ipairs(summary.nodes) do
-    give_verdict(row, fleet.findings_of(row, node_findings))
+    local list = fleet.findings_of(row, node_findings)
+    local counts = findings.counts(list)
+    lists[row] = { findings = list, counts = counts }
+    give_verdict(row, counts)
+    for level, n in pairs(counts) do
+      total[level] = total[level] + n
+    end
   end
   fleet.sort_worst_first(summary.nodes)
-  local all = fleet.merge_findings(summary, node_findings, fleet_found)
-  give_verdict(summary.total, all)
-  return all
+  give_verdict(summary.total, total)
+  return fleet.merge_findings(summary, lists, fleet_found), total
 end
 
 -- The total's verdict from its rows' (each given its own) and the fleet
@@ -337,7 +345,7 @@ end
 -- counts summed; what M.fleet_verdicts gives it from every finding.
 local function total_verdict(summary, fleet_found)
   local total = summary.total
-  give_verdict(total, fleet_found)
+  give_verdict(total, findings.counts(fleet_found))
   for _, row in ipairs(summary.nodes) do
     if rule_schema.LEVELS[row.worst] > rule_schema.LEVELS[total.worst] then
       total.worst = row.worst
@@ -368,7 +376,7 @@ function M.fleet_judging(core, sources, given, verdicts_only)
       local n = #kept.rows + 1
       kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
     elseif verdicts_only then
-      give_verdict(row, found) -- a verdict needs the levels alone: no order, no GPU's health verdict
+      give_verdict(row, findings.counts(found)) -- the levels alone: no order, no GPU's health verdict
     else
       judging.node_findings[row] = json.array(findings.ordered(found, ledger))
     end
@@ -395,16 +403,16 @@ function M.fleet(judging, summary, extra_errors)
   if judging.verdicts_only then
     for _, row in ipairs(summary.nodes) do
       if not row.worst then -- unreachable, or judged by the site files too
-        give_verdict(row, fleet.findings_of(row, node_findings))
+        give_verdict(row, findings.counts(fleet.findings_of(row, node_findings)))
       end
     end
     fleet.sort_worst_first(summary.nodes)
     total_verdict(summary, fleet_found)
     return { summary = summary }
   end
-  local all = M.fleet_verdicts(summary, node_findings, fleet_found)
+  local all, counts = M.fleet_verdicts(summary, node_findings, fleet_found)
   return {
-    summary = summary, findings = all, worst = findings.worst(all), counts = findings.counts(all),
+    summary = summary, findings = all, worst = findings.worst_of(counts), counts = counts,
     codes = ruleset.codes(set), rules = { loaded = #set.rules, errors = #set.errors },
   }
 end

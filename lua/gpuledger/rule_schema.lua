@@ -5,6 +5,8 @@
 local M = {}
 
 M.LEVELS = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 }
+-- The levels, worst first.
+M.WORST_FIRST = { "ERROR", "BAD", "WARN", "OK" }
 
 -- Prometheus' order of duration units, largest first.
 local DURATION_UNITS = { y = 1, w = 2, d = 3, h = 4, m = 5, s = 6, ms = 7 }

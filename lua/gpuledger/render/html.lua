@@ -11,6 +11,7 @@ local grafana = require "gpuledger.grafana"
 local memo = require "gpuledger.memo"
 local nomad_ui = require "gpuledger.nomad_ui"
 local table_render = require "gpuledger.render.table"
+local rule_schema = require "gpuledger.rule_schema"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -320,7 +321,7 @@ end
 -- The header's count of findings per level, worst first, each with its badge.
 local function counts_line(counts)
   local parts = {}
-  for _, level in ipairs { "ERROR", "BAD", "WARN", "OK" } do
+  for _, level in ipairs(rule_schema.WORST_FIRST) do
     parts[#parts + 1] = string.format('<span class="count">%s %d</span>', level_badge(level), counts and counts[level] or 0)
   end
   return '<p class="counts">' .. table.concat(parts, " ") .. "</p>"
