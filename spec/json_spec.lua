@@ -574,6 +574,41 @@ describe("gpuledger.json", function()
       agrees('{"s":"' .. long .. '","e":[],"n":null}')
       assert.equal(long:gsub('\\"', '"'), json.decode('["' .. long .. '"]')[1])
     end)
+
+    -- json.decode reads the common text in one pass (src/json_read.c) and
+    -- leaves the rest to cjson: both ways must give cjson's values.
+    it("reads numbers, escapes and repeated keys in one pass as cjson reads them", function()
+      local writer = require "gpuledger.json_write"
+      local array_mt = getmetatable(json.array())
+      local one_pass = {
+        '{"n":[0,-0,12,-7,4242,123456789012345,1234567890123456789,9007199254740993,1.5,-0.25,1e3,1E+2,2e-3,1e400]}',
+        '{"s":["\\u00e9\\u20ac\\ud83d\\ude00","\\"\\\\\\/\\b\\f\\n\\r\\t","\\u0000x","\255\254 raw bytes","é"]}',
+        '{"a":1,"a":2,"b":3,"b":null,"c":null,"c":[]}',
+        ' [ {"x" : [ 1 , null , 3 ] } , [ ] , { } ]\r\n',
+        "[1,2,null]",
+      }
+      for _, s in ipairs(one_pass) do
+        assert(writer.read(s, array_mt) ~= nil, s)
+        agrees(s)
+      end
+      local doc = json.decode(one_pass[1])
+      assert.equal("float", math.type(doc.n[5]))
+      assert.equal(1 / 0, doc.n[14])
+      assert.equal(math.huge, 1 / doc.n[1])
+      assert.equal(-math.huge, 1 / doc.n[2])
+      assert.same({ a = 2, c = {} }, json.decode(one_pass[3]))
+      -- left to cjson: not RFC 8259's, a scalar at the top, a control byte or
+      -- a lone surrogate in a string, too deep
+      local left = {
+        '{"n":01}', '{"n":1.}', '{"n":.5}', '{"n":+1}', '{"n":0x10}', '{"s":"a\1b"}',
+        '{"s":"\\ud83d"}', '{"s":"\\ude00"}', '{"s":"\\x"}', '{"a":1,}', "[1]x", "\f[]", '"x"', "12", "null",
+        string.rep("[", 1001) .. string.rep("]", 1001),
+      }
+      for _, s in ipairs(left) do
+        assert(writer.read(s, array_mt) == nil, s)
+        agrees(s)
+      end
+    end)
   end)
 
   describe("whole", function()

@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 
 #include "json_text.h"
+#include "json_read.h"
 #include "json_tree.h"
 
 /* As deep as lua-cjson reads (its decode_max_depth), so that whatever was
@@ -450,5 +451,6 @@ int luaopen_gpuledger_json_write(lua_State *L)
     };
     luaL_newlib(L, functions);
     json_tree_add_functions(L);
+    json_read_add_functions(L);
     return 1;
 }

@@ -1,4 +1,4 @@
--- JSON in and out. Decoding is lua-cjson's, with JSON null turned into nil
+-- JSON in and out. Decoding gives lua-cjson's values, with JSON null turned into nil
 -- (cjson.null is a light userdata, and truthy) and empty arrays marked as arrays, so
 -- that [] is written back as []. Encoding is ours, in C (src/json_write.c),
 -- because Debian's cjson 2.1.0 cannot write an empty array (and our arrays
@@ -54,7 +54,9 @@ end
 
 -- Decodes text: JSON null is nil, an empty array a json.array() (so it is
 -- written back as []). Returns the value, or nil and cjson's message.
--- cjson decodes [] as it decodes {}, so each empty array outside a string
+-- The common text (an object or array as RFC 8259 writes it) is read in
+-- one pass in C (src/json_read.c), to the same value. Any other goes to
+-- cjson, which decodes [] as it decodes {}, so each empty array outside a string
 -- is first written as a value that can be told afterwards, and the decoded
 -- tree walked (both in C, src/json_tree.c): as a stand-in of five values
 -- that no document gpuledger reads holds, unless the text holds it; else,
@@ -62,6 +64,10 @@ end
 -- string, which gives the same value, and the messages of a text cjson
 -- refuses.
 function M.decode(s)
+  local read = writer.read(s, ARRAY)
+  if read ~= nil then
+    return read
+  end
   local quick = writer.mark_empty_arrays(s, "stand-in")
   local value = quick and M.decode_raw(quick)
   if value ~= nil then -- a document may be only false
