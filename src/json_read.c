@@ -123,13 +123,18 @@ static int read_escape(struct reader *r, luaL_Buffer *b)
     return 1;
 }
 
+/* The bytes a string holds as they are: all but the controls (NUL among
+ * them), the quote (0x22) and the backslash (0x5C). */
+static const unsigned char AS_IS[256] = {
+    [0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0xFF] = 1};
+
 /* Reads the string whose opening quote is at r->at and pushes it: its
  * bytes as they are (UTF-8 or not), its escapes decoded. A control byte in
  * it is not read. */
 static enum got read_string(struct reader *r)
 {
     const char *start = ++r->at, *p = start;
-    while (p < r->end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+    while (AS_IS[(unsigned char)*p]) /* a Lua string ends in a NUL, which stops it */
         p++;
     if (p >= r->end || (unsigned char)*p < 0x20)
         return NOT_READ;
