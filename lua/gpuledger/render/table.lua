@@ -58,16 +58,35 @@ function M.write_table(header, count, row_of, write)
     end
     return spaces
   end
+  local columns = #widths
+  local empty = {} -- each column's padding of an empty piece
+  for i = 1, columns do
+    empty[i] = blank(widths[i])
+  end
   local out, k = {}, 0 -- the batch's lines, in pieces: "│ ", a cell, its padding, " │ ", …, " │\n"; k of them
   local function add_lines(row, is_header)
     local height = 1
     for _, cell in ipairs(row) do
       height = math.max(height, type(cell) == "table" and #cell or 1)
     end
+    local first = not is_header and row[1] and piece_of(row[1], 1, printable) -- repeated on each line
     for n = 1, height do
-      for i, column_width in ipairs(widths) do
-        local piece = row[i] and piece_of(row[i], n, printable) or (i == 1 and not is_header and piece_of(row[1], 1, printable)) or ""
-        out[k + 1], out[k + 2], out[k + 3] = i == 1 and "│ " or " │ ", piece, blank(column_width - width(piece))
+      for i = 1, columns do
+        local cell, piece = row[i], nil
+        if type(cell) == "table" then
+          piece = cell[n] and printable(cell[n])
+        elseif n == 1 and cell then
+          piece = printable(cell)
+        end
+        if not piece and i == 1 then
+          piece = first
+        end
+        out[k + 1] = i == 1 and "│ " or " │ "
+        if piece then
+          out[k + 2], out[k + 3] = piece, blank(widths[i] - width(piece))
+        else -- most cells of a row's second and later lines
+          out[k + 2], out[k + 3] = "", empty[i]
+        end
         k = k + 3
       end
       k = k + 1
