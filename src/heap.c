@@ -1,11 +1,15 @@
-/* The static release's malloc. musl's own (mallocng) maps a group of slots
+/* The static release's malloc, and every build's allocator of the Lua state
+ * (heap_lua_alloc). musl's own (mallocng) maps a group of slots
  * for a size as blocks of that size come and unmaps the group as soon as its
  * last block is freed: reading a fleet, which allocates and frees the same
  * sizes for every node (libcurl's transfers, the answers, their decoding,
  * Lua's tables), then maps and unmaps memory many times per node, and the
  * static binary spends several times the system time of the glibc one
  * (bench/README.md, "Static release: system time in fleet"). This heap keeps
- * what is freed, as glibc's does.
+ * what is freed, as glibc's does. glibc's own, under Lua's churn of small
+ * blocks (a fleet's findings, a refresh's tables), spends a fifth of `fleet
+ * check`'s time merging the blocks it keeps (bench/README.md, "Lua's
+ * allocator"); size classes do not merge.
  * - Memory comes in arenas of ARENA_BYTES, each mapped at an address that is
  *   a multiple of ARENA_BYTES and starting with a struct arena saying what it
  *   holds; so the arena of any block is its address rounded down. Arenas are
@@ -25,7 +29,8 @@
  * first, so a child (isolate.c runs rules in one) never inherits it held by
  * another thread. Built as malloc into the static binary only
  * (GPULEDGER_HEAP_IS_MALLOC, from CMakeLists.txt); elsewhere the C library's
- * malloc stays, and the unit test calls the heap_ functions. */
+ * malloc stays for the C side and the libraries, and the unit test calls the
+ * heap_ functions. */
 #include "heap.h"
 
 #include <errno.h>
@@ -345,6 +350,18 @@ void *heap_aligned_alloc(size_t alignment, size_t size)
     if (arena_of(outer)->kind == CLASS_ARENA)
         *header_of((void *)at) = (struct header){.usable = at - (uintptr_t)outer, .kind = ALIGNED};
     return (void *)at;
+}
+
+/* As heap.h says. */
+void *heap_lua_alloc(void *ud, void *block, size_t old_size, size_t size)
+{
+    (void)ud;
+    (void)old_size;
+    if (size == 0) {
+        heap_free(block);
+        return NULL;
+    }
+    return heap_realloc(block, size);
 }
 
 /* fork(2)'s handlers: the lock is held across the fork and released on

@@ -1,8 +1,8 @@
-/* A malloc that keeps what is freed: the static release's allocator (see
- * heap.c). Each function behaves as the C function it is named after; the
- * static build makes them malloc, free, calloc, realloc, aligned_alloc,
- * posix_memalign, memalign and malloc_usable_size. Thread-safe, and safe
- * across fork(2). */
+/* A malloc that keeps what is freed: the static release's allocator, and
+ * every build's allocator of the Lua state (see heap.c). Each heap_
+ * function behaves as the C function it is named after; the static build
+ * makes them malloc, free, calloc, realloc, aligned_alloc, posix_memalign,
+ * memalign and malloc_usable_size. Thread-safe, and safe across fork(2). */
 #ifndef GPULEDGER_HEAP_H
 #define GPULEDGER_HEAP_H
 #include <stddef.h>
@@ -29,5 +29,9 @@ void *heap_aligned_alloc(size_t alignment, size_t size);
 
 /* How many bytes of block the caller may use (0 for NULL). */
 size_t heap_usable_size(const void *block);
+
+/* The Lua state's allocator (a lua_Alloc): block freed and NULL when size
+ * is 0, else heap_realloc(block, size). ud and old_size are not read. */
+void *heap_lua_alloc(void *ud, void *block, size_t old_size, size_t size);
 
 #endif

@@ -9,6 +9,7 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "heap.h"
 #include "host.h"
 #include "http_client.h"
 
@@ -40,11 +41,17 @@ static int pmain(lua_State *L)
 }
 
 /* Runs the command line in a fresh Lua state (pmain) and exits with the
- * status it returns, or 1 after one line on stderr when an error escapes. */
+ * status it returns, or 1 after one line on stderr when an error escapes.
+ * The state's blocks come from heap.c's size classes, or from malloc in
+ * the sanitizer build, where AddressSanitizer then watches them too. */
 int main(int argc, char **argv)
 {
     http_client_init();
+#ifdef GPULEDGER_LUA_ON_MALLOC
     lua_State *L = luaL_newstate();
+#else
+    lua_State *L = lua_newstate(heap_lua_alloc, NULL);
+#endif
     if (L == NULL) {
         fprintf(stderr, "gpuledger: cannot create the Lua state: not enough memory\n");
         return 1;
