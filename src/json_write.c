@@ -169,6 +169,18 @@ static void add_key(lua_State *L, struct writer *w, const char *text, size_t len
     w->keys[w->nkeys++] = (struct key){text, len, slot};
 }
 
+/* Whether w's omit set names the key at idx (never, without one). */
+static int is_omitted(lua_State *L, const struct writer *w, int idx)
+{
+    if (!w->omit)
+        return 0;
+    lua_pushvalue(L, idx);
+    lua_gettable(L, w->omit);
+    int omitted = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return omitted;
+}
+
 /* Appends to w->keys the keys of the table at idx that omit does not
  * name, each as tostring writes it, the texts pushed on the stack (the
  * caller pops them when the object is written). */
@@ -178,14 +190,8 @@ static void collect_keys(lua_State *L, struct writer *w, int idx)
     while (pairs_next(L, idx, iterator)) { /* [.., key, value] */
         lua_pop(L, 1);
         luaL_checkstack(L, 3, "json: an object with too many keys");
-        if (w->omit) {
-            lua_pushvalue(L, -1);
-            lua_gettable(L, w->omit);
-            int omitted = lua_toboolean(L, -1);
-            lua_pop(L, 1);
-            if (omitted)
-                continue;
-        }
+        if (is_omitted(L, w, -1))
+            continue;
         if (lua_type(L, -1) == LUA_TSTRING)
             lua_pushvalue(L, -1);
         else
@@ -195,6 +201,34 @@ static void collect_keys(lua_State *L, struct writer *w, int idx)
         const char *text = lua_tolstring(L, -2, &len);
         add_key(L, w, text, len, lua_gettop(L) - 1);
     }
+}
+
+/* As collect_keys, for a table without a metatable: its value beside each
+ * key, just above it on the stack (the key's slot + 1), read as the
+ * iteration gives it. Returns 0, the stack and w->keys as they were, when
+ * a key is not a string (collect_keys then writes it as tostring does). */
+static int collect_plain_keys(lua_State *L, struct writer *w, int idx)
+{
+    int base = lua_gettop(L);
+    size_t first = w->nkeys;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) { /* [.., key, value] */
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            lua_settop(L, base);
+            w->nkeys = first;
+            return 0;
+        }
+        luaL_checkstack(L, 3, "json: an object with too many keys");
+        if (is_omitted(L, w, -2)) {
+            lua_pop(L, 1);
+            continue;
+        }
+        size_t len;
+        const char *text = lua_tolstring(L, -2, &len); /* a string: read, not converted */
+        add_key(L, w, text, len, lua_gettop(L) - 1);
+        lua_pushvalue(L, -2); /* [.., key, value, key]: the next step's control */
+    }
+    return 1;
 }
 
 /* Orders keys as table.sort orders strings in the C locale: byte by byte,
@@ -261,11 +295,18 @@ static void write_array(lua_State *L, struct writer *w, int idx, lua_Integer n, 
 
 /* Writes the table at idx as an object: its keys (but omit's) in order,
  * each key's value t[key], or t[tonumber(key)] when that is nil (the key
- * was a number). */
+ * was a number); of a table without a metatable, the value its iteration
+ * gave. */
 static void write_object(lua_State *L, struct writer *w, int idx, int depth)
 {
     size_t first = w->nkeys;
-    collect_keys(L, w, idx);
+    int plain = 0; /* values beside their keys (collect_plain_keys) */
+    if (lua_getmetatable(L, idx))
+        lua_pop(L, 1);
+    else
+        plain = collect_plain_keys(L, w, idx);
+    if (!plain)
+        collect_keys(L, w, idx);
     size_t count = w->nkeys - first;
     if (count == 0) {
         add(L, w, "{}");
@@ -280,6 +321,10 @@ static void write_object(lua_State *L, struct writer *w, int idx, int depth)
         new_line(L, w, depth + 1);
         checked(L, json_write_string(&w->out, key.text, key.len));
         add(L, w, w->indent ? ": " : ":");
+        if (plain) {
+            write_value(L, w, key.slot + 1, depth + 1);
+            continue;
+        }
         lua_pushvalue(L, key.slot);
         if (lua_gettable(L, idx) == LUA_TNIL) {
             lua_pop(L, 1);
