@@ -591,6 +591,15 @@ describe("gpuledger.json", function()
         assert(writer.read(s, array_mt) ~= nil, s)
         agrees(s)
       end
+      -- texts repeated, and texts alike at their ends, middle and length
+      local items = {}
+      for i = 1, 600 do
+        items[i] = string.format('{"a%03db":"x%03dy","a%03db":"x%03dy","long":"%s"}', i % 7, i, i % 7, i % 7,
+          string.rep("z", 90 + i % 50))
+      end
+      local many = "[" .. table.concat(items, ",") .. "]"
+      assert(writer.read(many, array_mt) ~= nil)
+      agrees(many)
       local doc = json.decode(one_pass[1])
       assert.equal("float", math.type(doc.n[5]))
       assert.equal(1 / 0, doc.n[14])

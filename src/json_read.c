@@ -15,12 +15,22 @@
  * strtod (every integer of up to 15 digits is a double). */
 #define QUICK_DIGITS 15
 
+/* How many strings a read keeps to push again (a power of two), and the
+ * longest it keeps. */
+#define KEPT_SLOTS 256
+#define KEPT_MAX   128
+
 /* What a read walks: the text, where it is, how deep, the index of the
- * empty arrays' metatable. */
+ * empty arrays' metatable; and the strings it pushed last, to push again
+ * when the text repeats them (keys, GPU uuids, process names): each slot's
+ * string is kept in the table at index kept (so its bytes stay where
+ * kept_bytes points), its length in kept_len (0: none). */
 struct reader {
     lua_State *L;
     const char *at, *end;
-    int depth, array_mt;
+    int depth, array_mt, kept;
+    const char *kept_bytes[KEPT_SLOTS];
+    size_t kept_len[KEPT_SLOTS];
 };
 
 /* What read_value found. */
@@ -128,6 +138,28 @@ static int read_escape(struct reader *r, luaL_Buffer *b)
 static const unsigned char AS_IS[256] = {
     [0x20 ... 0x21] = 1, [0x23 ... 0x5B] = 1, [0x5D ... 0xFF] = 1};
 
+/* Pushes the string s (len bytes): the one kept in its slot when that is
+ * s, else a new one, then kept there. A string found so is not hashed and
+ * looked up again by Lua (a short one) or copied again (a long one). */
+static void push_kept(struct reader *r, const char *s, size_t len)
+{
+    if (len == 0 || len > KEPT_MAX) {
+        lua_pushlstring(r->L, s, len);
+        return;
+    }
+    unsigned slot = ((unsigned)len * 31u + (unsigned char)s[0] * 7u +
+                     (unsigned char)s[len / 2] * 13u + (unsigned char)s[len - 1]) &
+                    (KEPT_SLOTS - 1);
+    if (r->kept_len[slot] == len && memcmp(r->kept_bytes[slot], s, len) == 0) {
+        lua_rawgeti(r->L, r->kept, (lua_Integer)slot + 1);
+        return;
+    }
+    r->kept_bytes[slot] = lua_pushlstring(r->L, s, len);
+    r->kept_len[slot] = len;
+    lua_pushvalue(r->L, -1);
+    lua_rawseti(r->L, r->kept, (lua_Integer)slot + 1);
+}
+
 /* Reads the string whose opening quote is at r->at and pushes it: its
  * bytes as they are (UTF-8 or not), its escapes decoded. A control byte in
  * it is not read. */
@@ -139,7 +171,7 @@ static enum got read_string(struct reader *r)
     if (p >= r->end || (unsigned char)*p < 0x20)
         return NOT_READ;
     if (*p == '"') { /* the common string, without an escape */
-        lua_pushlstring(r->L, start, (size_t)(p - start));
+        push_kept(r, start, (size_t)(p - start));
         r->at = p + 1;
         return PUSHED;
     }
@@ -353,7 +385,8 @@ static int json_read(lua_State *L)
     const char *s = luaL_checklstring(L, 1, &len);
     luaL_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
-    struct reader r = {L, s, s + len, 0, 2};
+    lua_createtable(L, KEPT_SLOTS, 0);
+    struct reader r = {.L = L, .at = s, .end = s + len, .array_mt = 2, .kept = 3};
     skip_space(&r);
     int array = r.at < r.end && *r.at == '[';
     if (r.at >= r.end || (!array && *r.at != '{') || read_value(&r) != PUSHED) {
