@@ -16,6 +16,11 @@ local text = require "gpuledger.text"
 
 local M = {}
 
+-- The text of an integer, as tostring writes it: the key of a pid in the
+-- proc source's record. tostring formats through printf, several times
+-- the cost, and the join looks up every GPU process's pid.
+local integer_text = json.number_text
+
 M.SCHEMA = 1
 M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
 
@@ -234,22 +239,28 @@ local function new_tenant(kind)
   return { kind = kind, pids = json.array(), processes = json.array(), usedMemoryMiB = 0, reserved = false, allocVisible = false }
 end
 
--- A tenant for a known container on a GPU whose reservations name reserved_allocs.
+-- A tenant for a known container on a GPU whose reservations name
+-- reserved_allocs: made whole by one constructor (adding its fields to
+-- new_tenant's table one by one would grow the table again).
 local function container_tenant(container, reserved_allocs, visible)
-  local tenant = new_tenant(container.allocId ~= "" and "nomad" or "docker")
-  tenant.container = container.name ~= "" and container.name or nil
-  tenant.containerId = container.id:sub(1, 12)
-  tenant.image = container.image ~= "" and container.image or nil
-  if container.allocId ~= "" then
-    tenant.allocId = container.allocId
-    tenant.jobName = container.jobName ~= "" and container.jobName or nil
-    tenant.taskName = container.taskName ~= "" and container.taskName or nil
-    tenant.namespace = container.namespace ~= "" and container.namespace or nil
-    tenant.reserved = reserved_allocs[container.allocId] == true
-    tenant.allocVisible = visible ~= nil and visible[container.allocId] ~= nil
-    tenant.allocFromName = container.allocFromName or nil
+  local alloc = container.allocId
+  if alloc == "" then
+    return {
+      kind = "docker", pids = json.array(), processes = json.array(), usedMemoryMiB = 0, reserved = false,
+      allocVisible = false, container = container.name ~= "" and container.name or nil,
+      containerId = container.id:sub(1, 12), image = container.image ~= "" and container.image or nil,
+    }
   end
-  return tenant
+  return {
+    kind = "nomad", pids = json.array(), processes = json.array(), usedMemoryMiB = 0,
+    reserved = reserved_allocs[alloc] == true, allocVisible = visible ~= nil and visible[alloc] ~= nil,
+    container = container.name ~= "" and container.name or nil, containerId = container.id:sub(1, 12),
+    image = container.image ~= "" and container.image or nil, allocId = alloc,
+    jobName = container.jobName ~= "" and container.jobName or nil,
+    taskName = container.taskName ~= "" and container.taskName or nil,
+    namespace = container.namespace ~= "" and container.namespace or nil,
+    allocFromName = container.allocFromName or nil,
+  }
 end
 
 -- A tenant for a Nomad task that runs without a container (the exec,
@@ -306,7 +317,7 @@ end
 local function main_cgroups(containers, pid_owners)
   local cgroups = {}
   for id, container in pairs(containers) do
-    local main = container.mainPid > 0 and pid_owners[tostring(container.mainPid)]
+    local main = container.mainPid > 0 and pid_owners[integer_text(container.mainPid)]
     if main and main.container_id == id then
       cgroups[id] = main.container_cgroup
     end
@@ -349,15 +360,21 @@ local function unknown_container(owner)
   return unknown
 end
 
+-- A GPU's tenants: most memory first, then by container name, id and
+-- first pid (each field read once: a GPU's tenants are sorted at every
+-- refresh).
 local function tenant_order(a, b)
-  if a.usedMemoryMiB ~= b.usedMemoryMiB then
-    return a.usedMemoryMiB > b.usedMemoryMiB
+  local used_a, used_b = a.usedMemoryMiB, b.usedMemoryMiB
+  if used_a ~= used_b then
+    return used_a > used_b
   end
-  if (a.container or "") ~= (b.container or "") then
-    return (a.container or "") < (b.container or "")
+  local name_a, name_b = a.container or "", b.container or ""
+  if name_a ~= name_b then
+    return name_a < name_b
   end
-  if (a.containerId or "") ~= (b.containerId or "") then
-    return (a.containerId or "") < (b.containerId or "")
+  local id_a, id_b = a.containerId or "", b.containerId or ""
+  if id_a ~= id_b then
+    return id_a < id_b
   end
   return (a.pids[1] or 0) < (b.pids[1] or 0)
 end
@@ -382,7 +399,7 @@ local function gpu_tenants(processes, pid_owners, containers, cgroups, reserved_
   end
   for i = 1, #processes do
     local process = processes[i]
-    local owner = pid_owners and pid_owners[tostring(process.pid)]
+    local owner = pid_owners and pid_owners[integer_text(process.pid)]
     local kind = owner and owner.owner
     local container_id = owner and owner.container_id or ""
     local container = containers[container_id]
