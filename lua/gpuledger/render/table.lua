@@ -59,21 +59,28 @@ function M.write_table(header, count, row_of, write)
     return spaces
   end
   local columns = #widths
-  local empty = {} -- each column's padding of an empty piece
+  local opening, empty = {}, {} -- each column's "│ " or " │ ", and that with an empty piece's padding
   for i = 1, columns do
-    empty[i] = blank(widths[i])
+    opening[i] = i == 1 and "│ " or " │ "
+    empty[i] = opening[i] .. blank(widths[i])
   end
-  local out, k = {}, 0 -- the batch's lines, in pieces: "│ ", a cell, its padding, " │ ", …, " │\n"; k of them
+  -- the batch's lines, in pieces: "│ ", a cell, its padding, " │ ", …, " │\n" (an
+  -- empty cell one piece); k of them
+  local out, k = {}, 0
   local function add_lines(row, is_header)
-    local height = 1
-    for _, cell in ipairs(row) do
-      height = math.max(height, type(cell) == "table" and #cell or 1)
+    local height, listed = 1, {} -- listed[i]: whether cell i is a list (its type told once, not on each line)
+    for i = 1, columns do
+      local cell = row[i]
+      if type(cell) == "table" then
+        listed[i] = true
+        height = math.max(height, #cell)
+      end
     end
     local first = not is_header and row[1] and piece_of(row[1], 1, printable) -- repeated on each line
     for n = 1, height do
       for i = 1, columns do
         local cell, piece = row[i], nil
-        if type(cell) == "table" then
+        if listed[i] then
           piece = cell[n] and printable(cell[n])
         elseif n == 1 and cell then
           piece = printable(cell)
@@ -81,13 +88,13 @@ function M.write_table(header, count, row_of, write)
         if not piece and i == 1 then
           piece = first
         end
-        out[k + 1] = i == 1 and "│ " or " │ "
         if piece then
-          out[k + 2], out[k + 3] = piece, blank(widths[i] - width(piece))
+          out[k + 1], out[k + 2], out[k + 3] = opening[i], piece, blank(widths[i] - width(piece))
+          k = k + 3
         else -- most cells of a row's second and later lines
-          out[k + 2], out[k + 3] = "", empty[i]
+          k = k + 1
+          out[k] = empty[i]
         end
-        k = k + 3
       end
       k = k + 1
       out[k] = " │\n"
