@@ -7,9 +7,10 @@
  * static binary spends several times the system time of the glibc one
  * (bench/README.md, "Static release: system time in fleet"). This heap keeps
  * what is freed, as glibc's does. glibc's own, under Lua's churn of small
- * blocks (a fleet's findings, a refresh's tables), spends a fifth of `fleet
- * check`'s time merging the blocks it keeps (bench/README.md, "Lua's
- * allocator"); size classes do not merge.
+ * blocks (a fleet's findings, a refresh's tables), spent a quarter of what
+ * `fleet check` costs beyond `fleet ls` merging the blocks it keeps
+ * (bench/README.md, "Judging the fleet, fourth round"); size classes do
+ * not merge.
  * - Memory comes in arenas of ARENA_BYTES, each mapped at an address that is
  *   a multiple of ARENA_BYTES and starting with a struct arena saying what it
  *   holds; so the arena of any block is its address rounded down. Arenas are
