@@ -26,12 +26,12 @@
  *   how far into that one it lies.
  * - A block larger than SMALL_MAX is an arena of its own, unmapped when
  *   freed.
- * One mutex guards the free lists and the arenas' room; fork(2) takes it
- * first, so a child (isolate.c runs rules in one) never inherits it held by
- * another thread. Built as malloc into the static binary only
- * (GPULEDGER_HEAP_IS_MALLOC, from CMakeLists.txt); elsewhere the C library's
- * malloc stays for the C side and the libraries, and the unit test calls the
- * heap_ functions. */
+ * One mutex guards the free lists and the arenas' room where threads share
+ * the heap (lock_heap); fork(2) takes it first, so a child (isolate.c runs
+ * rules in one) never inherits it held by another thread. Built as malloc
+ * into the static binary only (GPULEDGER_HEAP_IS_MALLOC, from
+ * CMakeLists.txt); elsewhere the C library's malloc stays for the C side
+ * and the libraries, and the unit test calls the heap_ functions. */
 #include "heap.h"
 
 #include <errno.h>
@@ -85,6 +85,27 @@ static struct {
     size_t tiny_spans;                /* the spans of it given to a class */
     struct room classes;              /* what is left of the newest class arena */
 } heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Takes the heap's lock when threads share the heap: when it is the
+ * program's malloc (the static build), which every thread calls, and under
+ * its unit test (GPULEDGER_HEAP_SHARED). Otherwise it serves the Lua state
+ * alone (heap_lua_alloc), whose only caller is the thread running Lua (the
+ * main one: no other thread calls Lua), and a lock would cost every one of
+ * Lua's allocations for nothing. */
+static inline void lock_heap(void)
+{
+#if defined(GPULEDGER_HEAP_IS_MALLOC) || defined(GPULEDGER_HEAP_SHARED)
+    pthread_mutex_lock(&heap.lock);
+#endif
+}
+
+/* Releases what lock_heap took. */
+static inline void unlock_heap(void)
+{
+#if defined(GPULEDGER_HEAP_IS_MALLOC) || defined(GPULEDGER_HEAP_SHARED)
+    pthread_mutex_unlock(&heap.lock);
+#endif
+}
 
 _Static_assert(sizeof(struct arena) <= ARENA_HEADER, "ARENA_HEADER holds a struct arena");
 _Static_assert(CLASSES <= UCHAR_MAX, "span_class holds a size class");
@@ -188,7 +209,7 @@ static void *cut_with_header(size_t c)
  * memory is left. */
 static void *take(size_t c)
 {
-    pthread_mutex_lock(&heap.lock);
+    lock_heap();
     void *block = heap.free[c];
     if (block) {
         heap.free[c] = heap.free[c]->next;
@@ -199,7 +220,7 @@ static void *take(size_t c)
     } else {
         block = cut_with_header(c);
     }
-    pthread_mutex_unlock(&heap.lock);
+    unlock_heap();
     return block;
 }
 
@@ -265,10 +286,10 @@ void heap_free(void *block)
         return;
     }
     struct free_block *freed = block;
-    pthread_mutex_lock(&heap.lock);
+    lock_heap();
     freed->next = heap.free[c];
     heap.free[c] = freed;
-    pthread_mutex_unlock(&heap.lock);
+    unlock_heap();
 }
 
 /* As heap.h says. */
@@ -369,12 +390,12 @@ void *heap_lua_alloc(void *ud, void *block, size_t old_size, size_t size)
  * both sides of it. */
 static void lock_for_fork(void)
 {
-    pthread_mutex_lock(&heap.lock);
+    lock_heap();
 }
 
 static void unlock_after_fork(void)
 {
-    pthread_mutex_unlock(&heap.lock);
+    unlock_heap();
 }
 
 /* Registers the fork handlers before main. */
