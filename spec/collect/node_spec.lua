@@ -100,6 +100,39 @@ describe("gpuledger.collect.node", function()
     assert.equal(H.cid("a"), snap.sources.proc.pids["4242"].container_id)
   end)
 
+  it("keys each pid /proc answered by its decimal text, which the ledger joins on", function()
+    local apps = ""
+    local pids = { 1, 9, 10, 4242, 65535, 4194304 } -- one digit to the kernel's largest pid
+    for _, pid in ipairs(pids) do
+      apps = apps .. H.UUID0 .. ", " .. pid .. ", 16, python3\n"
+    end
+    local fake = fake_core {
+      proc_cgroups = function(_, asked)
+        local found = {}
+        for _, pid in ipairs(asked) do
+          found[pid] = { container_id = H.cid("a"), runtime = "docker", owner = "container" }
+        end
+        return found
+      end,
+    }
+    local spawn = fake.spawn
+    fake.spawn = function(argv)
+      if argv[2]:find("compute-apps", 1, true) then
+        return apps, "", 0
+      end
+      return spawn(argv)
+    end
+    fake.spawn_all = H.spawn_all_over(fake)
+    local snap = collect.collect(fake, config { "--no-nomad" })
+    for _, pid in ipairs(pids) do
+      assert.equal(H.cid("a"), snap.sources.proc.pids[tostring(pid)].container_id)
+    end
+    local tenants = ledger.build(snap).entries[1].tenants
+    assert.equal(1, #tenants) -- every pid found in the proc source: none is the tenant of unknown pids
+    assert.equal(H.cid("a"):sub(1, 12), tenants[1].containerId)
+    assert.same(pids, tenants[1].pids)
+  end)
+
   it("then asks /proc for the main process of each container an engine answered, once", function()
     local answers = {
       ["http://localhost/containers/json"] = json.encode { { Id = H.cid("a") }, { Id = H.cid("b") } },

@@ -4,6 +4,7 @@
 local clock = require "gpuledger.clock"
 local docker = require "gpuledger.collect.docker"
 local gather = require "gpuledger.collect.gather"
+local json = require "gpuledger.json"
 local kernel_log = require "gpuledger.collect.kernel_log"
 local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
@@ -12,6 +13,10 @@ local snapshot = require "gpuledger.snapshot"
 local source_list = require "gpuledger.sources.list"
 
 local M = {}
+
+-- A pid's key in the proc source: its decimal text, as tostring writes an
+-- integer (without its printf), which is how the ledger looks it up.
+local pid_key = json.number_text
 
 -- How long past the HTTP sources' deadlines their run may last (their
 -- requests end by their own deadlines; this only bounds the run itself).
@@ -41,7 +46,7 @@ local function collect_proc(core, proc_root, cgroup_parents, pids)
   end
   local by_pid = {}
   for pid, container in pairs(found) do
-    by_pid[tostring(pid)] = container
+    by_pid[pid_key(pid)] = container
   end
   return { ok = true, root = proc_root, pids = by_pid }
 end
@@ -83,7 +88,7 @@ local function main_pids(sources)
     local engine = sources[name]
     for _, container in ipairs(engine and engine.containers or {}) do
       local pid = math.tointeger(type(container.State) == "table" and container.State.Pid)
-      if pid and pid > 0 and not sources.proc.pids[tostring(pid)] then
+      if pid and pid > 0 and not sources.proc.pids[pid_key(pid)] then
         pids[#pids + 1] = pid
       end
     end
@@ -101,7 +106,7 @@ local function add_main_processes(core, config, sources)
   end
   local found = core.proc_cgroups(config.proc.root, pids, config.proc.cgroup_parents) or {}
   for pid, record in pairs(found) do
-    sources.proc.pids[tostring(pid)] = record
+    sources.proc.pids[pid_key(pid)] = record
   end
 end
 
