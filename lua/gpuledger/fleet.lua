@@ -175,7 +175,7 @@ function M.answer_ledger(url, result, for_rules)
   if result.status ~= 200 then
     return nil, string.format("%s/ledger: HTTP %d", url, result.status)
   end
-  local decoded, why = json.decode_raw(result.body)
+  local decoded, why = json.decode(result.body)
   if decoded == nil then
     local content_type = result.content_type and (" (" .. result.content_type .. ")") or ""
     return nil, string.format("%s/ledger: the answer%s is not JSON: %s", url, content_type, why)
