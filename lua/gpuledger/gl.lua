@@ -154,7 +154,7 @@ end
 -- " — reserved by train/trainer (alloc 1f2e3d4c), 2 tenants",
 -- " — not reserved, held by [ffmpeg-manual host]: Nomad may place the next job here",
 -- " — not reserved: Nomad will place the next job here".
-function M.tenancy(gpu)
+local function tenancy_words(gpu)
   if gpu.migDevices and #gpu.migDevices > 0 then
     return M.slices_tenancy(gpu)
   end
@@ -172,6 +172,18 @@ function M.tenancy(gpu)
     return string.format(" — not reserved, held by %s: Nomad may place the next job here", M.list(names))
   end
   return " — not reserved: Nomad will place the next job here"
+end
+
+-- The tenancy a health finding ends with (tenancy_words), worded once per
+-- GPU while the program's own rules judge its ledger
+-- (units.share): it ends every health finding on the GPU.
+function M.tenancy(gpu)
+  local words = units.words(gpu)
+  if not words then
+    return tenancy_words(gpu)
+  end
+  words.tenancy = words.tenancy or tenancy_words(gpu)
+  return words.tenancy
 end
 
 -- The tenancy of every slice of a GPU in MIG mode, for a health finding:

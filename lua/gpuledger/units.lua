@@ -1,12 +1,15 @@
 -- The units of tenancy of a ledger (gl.units, what the rules judge as they
--- would a GPU), and the one list of them the program's own rules share
--- while they judge a ledger: seven of them walk the units, and making the
--- list for each was a tenth of judging a node.
+-- would a GPU), and what the program's own rules share while they judge a
+-- ledger: the one list of its units (seven of them walk the units, and
+-- making the list for each was a tenth of judging a node), and the words gl
+-- makes of each of its GPUs (a GPU's tenancy ends the message of every
+-- health finding on it).
 local ledger_mod = require "gpuledger.ledger"
 
 local M = {}
 
 local SHARED = setmetatable({}, { __mode = "k" }) -- ledger → its units (false: not made yet), M.share
+local WORDS = setmetatable({}, { __mode = "k" }) -- a GPU of a shared ledger → the words made of it, M.words
 
 -- The units of ledger, in order: each GPU outside MIG mode; for a GPU in
 -- MIG mode each of its slices, and the GPU itself where it has tenants or
@@ -42,16 +45,25 @@ function M.of(ledger)
 end
 
 -- From M.share(ledger, true) to M.share(ledger, false), M.of(ledger) gives
--- every caller the same list, made at the first call: findings.run shares
--- it among the program's own rules, which only read it as they read the
--- ledger itself. A site rule reads a read-only view of the ledger, never
--- shared: it gets a list of its own, to do with as it likes.
+-- every caller the same list, made at the first call, and M.words(gpu) the
+-- same table for each GPU of the ledger: findings.run shares them among the
+-- program's own rules, which only read the ledger. A site rule reads a
+-- read-only view of the ledger, never shared: it gets a list of its own, to
+-- do with as it likes, and gl words its views anew.
 function M.share(ledger, shared)
   if shared then
     SHARED[ledger] = false -- made at the first call
   else
     SHARED[ledger] = nil
   end
+  for _, gpu in ipairs(ledger.entries) do
+    WORDS[gpu] = shared and {} or nil
+  end
+end
+
+-- The table where gl keeps what it has worded of gpu (its tenancy) while gpu's ledger is shared (M.share), else nil.
+function M.words(gpu)
+  return WORDS[gpu]
 end
 
 return M
