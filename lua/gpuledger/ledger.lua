@@ -16,10 +16,7 @@ local text = require "gpuledger.text"
 
 local M = {}
 
--- The text of an integer, as tostring writes it: the key of a pid in the
--- proc source's record. tostring formats through printf, several times
--- the cost, and the join looks up every GPU process's pid.
-local integer_text = json.number_text
+local pid_key = source_list.pid_key
 
 M.SCHEMA = 1
 M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
@@ -317,7 +314,7 @@ end
 local function main_cgroups(containers, pid_owners)
   local cgroups = {}
   for id, container in pairs(containers) do
-    local main = container.mainPid > 0 and pid_owners[integer_text(container.mainPid)]
+    local main = container.mainPid > 0 and pid_owners[pid_key(container.mainPid)]
     if main and main.container_id == id then
       cgroups[id] = main.container_cgroup
     end
@@ -399,7 +396,7 @@ local function gpu_tenants(processes, pid_owners, containers, cgroups, reserved_
   end
   for i = 1, #processes do
     local process = processes[i]
-    local owner = pid_owners and pid_owners[integer_text(process.pid)]
+    local owner = pid_owners and pid_owners[pid_key(process.pid)]
     local kind = owner and owner.owner
     local container_id = owner and owner.container_id or ""
     local container = containers[container_id]

@@ -4,7 +4,6 @@
 local clock = require "gpuledger.clock"
 local docker = require "gpuledger.collect.docker"
 local gather = require "gpuledger.collect.gather"
-local json = require "gpuledger.json"
 local kernel_log = require "gpuledger.collect.kernel_log"
 local nomad = require "gpuledger.collect.nomad"
 local nvidia = require "gpuledger.collect.nvidia"
@@ -14,9 +13,7 @@ local source_list = require "gpuledger.sources.list"
 
 local M = {}
 
--- A pid's key in the proc source: its decimal text, as tostring writes an
--- integer (without its printf), which is how the ledger looks it up.
-local pid_key = json.number_text
+local pid_key = source_list.pid_key
 
 -- How long past the HTTP sources' deadlines their run may last (their
 -- requests end by their own deadlines; this only bounds the run itself).

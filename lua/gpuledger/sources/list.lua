@@ -6,9 +6,15 @@
 -- one by one, and so are the health rows, kernel log records and Nomad's
 -- devices (gpu_health.read): here these are lists of anything, so that one
 -- bad item costs only itself.
+local json = require "gpuledger.json"
 local shape = require "gpuledger.sources.shape"
 
 local M = {}
+
+-- The key of a pid (an integer) in the proc source's pids: its decimal
+-- text, as tostring writes it, without tostring's printf (the join looks
+-- up every GPU process's pid).
+M.pid_key = json.number_text
 
 local OK = shape.required "boolean" -- a source without it would fail saying nothing
 -- A count or an id that is a whole number (a slice's index, its instance
