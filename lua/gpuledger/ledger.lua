@@ -238,25 +238,20 @@ end
 
 -- A tenant for a known container on a GPU whose reservations name
 -- reserved_allocs: made whole by one constructor (adding its fields to
--- new_tenant's table one by one would grow the table again).
+-- new_tenant's table one by one would grow the table again); a Nomad
+-- task's container (one with an allocId) also names its allocation.
 local function container_tenant(container, reserved_allocs, visible)
-  local alloc = container.allocId
-  if alloc == "" then
-    return {
-      kind = "docker", pids = json.array(), processes = json.array(), usedMemoryMiB = 0, reserved = false,
-      allocVisible = false, container = container.name ~= "" and container.name or nil,
-      containerId = container.id:sub(1, 12), image = container.image ~= "" and container.image or nil,
-    }
-  end
+  local alloc = container.allocId ~= "" and container.allocId or nil
   return {
-    kind = "nomad", pids = json.array(), processes = json.array(), usedMemoryMiB = 0,
-    reserved = reserved_allocs[alloc] == true, allocVisible = visible ~= nil and visible[alloc] ~= nil,
+    kind = alloc and "nomad" or "docker", pids = json.array(), processes = json.array(), usedMemoryMiB = 0,
+    reserved = alloc ~= nil and reserved_allocs[alloc] == true,
+    allocVisible = alloc ~= nil and visible ~= nil and visible[alloc] ~= nil,
     container = container.name ~= "" and container.name or nil, containerId = container.id:sub(1, 12),
     image = container.image ~= "" and container.image or nil, allocId = alloc,
-    jobName = container.jobName ~= "" and container.jobName or nil,
-    taskName = container.taskName ~= "" and container.taskName or nil,
-    namespace = container.namespace ~= "" and container.namespace or nil,
-    allocFromName = container.allocFromName or nil,
+    jobName = alloc and container.jobName ~= "" and container.jobName or nil,
+    taskName = alloc and container.taskName ~= "" and container.taskName or nil,
+    namespace = alloc and container.namespace ~= "" and container.namespace or nil,
+    allocFromName = alloc and container.allocFromName or nil,
   }
 end
 
