@@ -334,7 +334,6 @@ function M.evaluate_fleet(core, prepared, fleet)
   return all
 end
 
-
 local EXIT = {
   [""] = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 },
   warn = { OK = 0, WARN = 1, BAD = 2, ERROR = 3 },

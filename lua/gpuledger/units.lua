@@ -61,7 +61,8 @@ function M.share(ledger, shared)
   end
 end
 
--- The table where gl keeps what it has worded of gpu (its tenancy) while gpu's ledger is shared (M.share), else nil.
+-- The table where gl keeps what it has worded of gpu (its tenancy) while
+-- gpu's ledger is shared (M.share), else nil.
 function M.words(gpu)
   return WORDS[gpu]
 end
