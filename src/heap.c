@@ -86,25 +86,30 @@ static struct {
     struct room classes;              /* what is left of the newest class arena */
 } heap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Takes the heap's lock when threads share the heap: when it is the
- * program's malloc (the static build), which every thread calls, and under
- * its unit test (GPULEDGER_HEAP_SHARED). Otherwise it serves the Lua state
- * alone (heap_lua_alloc), whose only caller is the thread running Lua (the
- * main one: no other thread calls Lua), and a lock would cost every one of
+/* Whether threads share the heap: when it is the program's malloc (the
+ * static build), which every thread calls, and under its unit test
+ * (GPULEDGER_HEAP_SHARED). Otherwise it serves the Lua state alone
+ * (heap_lua_alloc), whose only caller is the thread running Lua (the main
+ * one: no other thread calls Lua), and a lock would cost every one of
  * Lua's allocations for nothing. */
-static inline void lock_heap(void)
-{
 #if defined(GPULEDGER_HEAP_IS_MALLOC) || defined(GPULEDGER_HEAP_SHARED)
-    pthread_mutex_lock(&heap.lock);
+#define THREADS_SHARE_HEAP 1
+#else
+#define THREADS_SHARE_HEAP 0
 #endif
+
+/* Takes the heap's lock where threads share it. */
+static void lock_heap(void)
+{
+    if (THREADS_SHARE_HEAP)
+        pthread_mutex_lock(&heap.lock);
 }
 
 /* Releases what lock_heap took. */
-static inline void unlock_heap(void)
+static void unlock_heap(void)
 {
-#if defined(GPULEDGER_HEAP_IS_MALLOC) || defined(GPULEDGER_HEAP_SHARED)
-    pthread_mutex_unlock(&heap.lock);
-#endif
+    if (THREADS_SHARE_HEAP)
+        pthread_mutex_unlock(&heap.lock);
 }
 
 _Static_assert(sizeof(struct arena) <= ARENA_HEADER, "ARENA_HEADER holds a struct arena");
@@ -386,22 +391,12 @@ void *heap_lua_alloc(void *ud, void *block, size_t old_size, size_t size)
     return heap_realloc(block, size);
 }
 
-/* fork(2)'s handlers: the lock is held across the fork and released on
- * both sides of it. */
-static void lock_for_fork(void)
-{
-    lock_heap();
-}
-
-static void unlock_after_fork(void)
-{
-    unlock_heap();
-}
-
-/* Registers the fork handlers before main. */
+/* Registers fork(2)'s handlers before main, where threads share the heap:
+ * the lock is held across the fork and released on both sides of it. */
 __attribute__((constructor)) static void hold_across_fork(void)
 {
-    pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+    if (THREADS_SHARE_HEAP)
+        pthread_atfork(lock_heap, unlock_heap, unlock_heap);
 }
 
 #ifdef GPULEDGER_HEAP_IS_MALLOC

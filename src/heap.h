@@ -2,7 +2,9 @@
  * every build's allocator of the Lua state (see heap.c). Each heap_
  * function behaves as the C function it is named after; the static build
  * makes them malloc, free, calloc, realloc, aligned_alloc, posix_memalign,
- * memalign and malloc_usable_size. Thread-safe, and safe across fork(2). */
+ * memalign and malloc_usable_size. Thread-safe, and safe across fork(2),
+ * where threads share it (the static build; heap.c says why the Lua
+ * state's allocator alone takes no lock). */
 #ifndef GPULEDGER_HEAP_H
 #define GPULEDGER_HEAP_H
 #include <stddef.h>
