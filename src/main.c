@@ -40,6 +40,17 @@ static int pmain(lua_State *L)
     return 1;
 }
 
+/* What Lua calls on an error raised outside any protected call, as
+ * lauxlib's does for a state luaL_newstate makes: says it on stderr (Lua
+ * aborts after). A state lua_newstate makes has none of its own. */
+static int panic(lua_State *L)
+{
+    const char *msg = lua_tostring(L, -1);
+    fprintf(stderr, "gpuledger: PANIC: unprotected error in call to Lua API (%s)\n",
+            msg ? msg : "error object is not a string");
+    return 0;
+}
+
 /* Runs the command line in a fresh Lua state (pmain) and exits with the
  * status it returns, or 1 after one line on stderr when an error escapes.
  * The state's blocks come from heap.c's size classes, or from malloc in
@@ -56,6 +67,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuledger: cannot create the Lua state: not enough memory\n");
         return 1;
     }
+    lua_atpanic(L, panic);
     lua_pushcfunction(L, pmain);
     lua_pushinteger(L, argc);
     lua_pushlightuserdata(L, argv);
