@@ -8,11 +8,13 @@
 # named with --targets, and every size is also run with --consul against the
 # same server's Consul answer (10,000 targets do not fit in one argument).
 # `fleet check --json` (every node judged with the embedded rules, no site
-# file) is measured with --targets up to 1,000 nodes too, and so is the
-# floor: curl's parallel transfers of the same ledgers (128 at a time) plus
-# lua-cjson decoding the same bytes as many times, CPU time. With OLD set,
+# file) is measured with --targets up to 1,000 nodes too, and so are two
+# floors: curl's parallel transfers of the same ledgers (128 at a time) plus
+# lua-cjson decoding the same bytes as many times, CPU time; and that floor
+# plus judging as many ledgers as fleet ls judges them, for their verdicts
+# (bench/fleet_judging.lua: the judging's CPU time alone). With OLD set,
 # OLD's fleet ls and fleet check are measured too, after GPULEDGER's in the
-# same run; the ratios are printed: fleet ls / the floor, fleet check /
+# same run; the ratios are printed: fleet ls / each floor, fleet check /
 # fleet ls, new / OLD.
 # usage: bench/fleet.sh   (GPULEDGER=path/to/gpuledger, OLD=path/to/older/gpuledger,
 #                          RUNS=5, SIZES="10 100 1000 10000")
@@ -95,8 +97,10 @@ print("%-26s read %6s  wall %6.3f s  cpu %6.3f s  peak rss %6.1f MiB" % (os.envi
 }
 
 # floor N TARGETS: RUNS runs of curl reading the N targets' ledgers, 128 at
-# a time, plus lua-cjson decoding the ledger N times; prints the median CPU
-# time of the two together.
+# a time, plus lua-cjson decoding the ledger N times, and of judging N
+# ledgers (bench/fleet_judging.lua); prints the median CPU time of the first
+# two together, and of the three together (the runs of each in
+# $WORK/times.floor and $WORK/times.judged).
 floor() {
     local n=$1 targets=$2 url
     : >"$WORK/curl.conf"
@@ -104,14 +108,19 @@ floor() {
         printf 'url = "http://%s/ledger"\noutput = "/dev/null"\n' "$url" >>"$WORK/curl.conf"
     done
     : >"$WORK/times.floor"
+    : >"$WORK/times.judged"
     for _ in $(seq "$RUNS"); do
         /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.curl" curl -s --parallel --parallel-max 128 -K "$WORK/curl.conf" 2>/dev/null
         N=$n /usr/bin/time -f "%e %U %S %M" -o "$WORK/time.decode" lua5.4 -e '
 local cjson, text = require "cjson", io.read("a")
 for _ = 1, tonumber(os.getenv("N")) do cjson.decode(text) end' <"$WORK/ledger.json"
         paste -d' ' "$WORK/time.curl" "$WORK/time.decode" | awk '{ print $1 + $5, $2 + $6, $3 + $7, $4 }' >>"$WORK/times.floor"
+        judging=$(LUA_PATH="lua/?.lua;;" LUA_CPATH="$(dirname "$GPULEDGER")/lua/?.so;;" \
+            lua5.4 bench/fleet_judging.lua "$WORK/ledger.json" "$n")
+        tail -n 1 "$WORK/times.floor" | awk -v j="$judging" '{ print $1 + j, $2 + j, $3, $4 }' >>"$WORK/times.judged"
     done
     printf "%-26s            cpu %6.3f s  (curl, then lua-cjson decoding)\n" "$n nodes (floor)" "$(cpu_median "$WORK/times.floor")"
+    printf "%-26s            cpu %6.3f s  (the floor, and judging as fleet ls does)\n" "$n nodes (judged floor)" "$(cpu_median "$WORK/times.judged")"
 }
 
 # ratio A B: the median CPU time of the runs $WORK/times.A over that of B.
@@ -139,11 +148,11 @@ io.write(require("cjson").encode(out))' <"$WORK/consul-all.json" >"$WORK/consul.
         floor "$n" "${targets%,}"
         measure "$n nodes (--targets)" fleet ls --json --targets "${targets%,}"
         measure "$n nodes (check)" fleet check --json --targets "${targets%,}"
-        echo "    fleet ls / floor $(ratio "$n nodes (--targets)" floor), fleet check / fleet ls $(ratio "$n nodes (check)" "$n nodes (--targets)")"
+        echo "    fleet ls / floor $(ratio "$n nodes (--targets)" floor), fleet ls / judged floor $(ratio "$n nodes (--targets)" judged), fleet check / fleet ls $(ratio "$n nodes (check)" "$n nodes (--targets)")"
         if [ -n "$OLD" ]; then
             BINARY=$OLD measure "$n nodes (OLD --targets)" fleet ls --json --targets "${targets%,}"
             BINARY=$OLD measure "$n nodes (OLD check)" fleet check --json --targets "${targets%,}"
-            echo "    OLD: fleet ls / floor $(ratio "$n nodes (OLD --targets)" floor), fleet check / fleet ls $(ratio "$n nodes (OLD check)" "$n nodes (OLD --targets)")"
+            echo "    OLD: fleet ls / floor $(ratio "$n nodes (OLD --targets)" floor), fleet ls / judged floor $(ratio "$n nodes (OLD --targets)" judged), fleet check / fleet ls $(ratio "$n nodes (OLD check)" "$n nodes (OLD --targets)")"
             echo "    new / OLD: fleet ls $(ratio "$n nodes (--targets)" "$n nodes (OLD --targets)"), fleet check $(ratio "$n nodes (check)" "$n nodes (OLD check)")"
         fi
     fi
