@@ -54,3 +54,20 @@ for i = 1, n do
 end
 io.write(cjson.encode(ledger))' >"$2"
 }
+
+# The made-up nodes the per-process benches serve (processes.sh,
+# refresh_instructions.sh), "GPUS PROCESSES" each.
+# shellcheck disable=SC2034 # read by the scripts that source this file
+PROCESS_SIZES=("1 8" "8 64" "8 512" "32 2048")
+
+# process_snapshots BINARY DIR: writes DIR/<GPUS>x<PROCESSES>.json, the
+# snapshot of each of PROCESS_SIZES (bench/big_snapshot.lua, with BINARY's
+# build's JSON writer).
+process_snapshots() {
+    local size gpus processes
+    for size in "${PROCESS_SIZES[@]}"; do
+        read -r gpus processes <<<"$size"
+        LUA_PATH="lua/?.lua;;" LUA_CPATH="$(dirname "$1")/lua/?.so;;" \
+            lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$2/${gpus}x$processes.json"
+    done
+}

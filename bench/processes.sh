@@ -23,16 +23,12 @@ BINARIES=(NEW)
 for which in "${BINARIES[@]}"; do
     [ -x "${!which}" ] || { echo "bench: no ${!which}; build first or set $which" >&2; exit 1; }
 done
-SIZES=("1 8" "8 64" "8 512" "32 2048")
+SIZES=("${PROCESS_SIZES[@]}")
 WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
 SERVE_PID=""
 trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
-for size in "${SIZES[@]}"; do
-    read -r gpus processes <<<"$size"
-    LUA_PATH="lua/?.lua;;" LUA_CPATH="$(dirname "$NEW")/lua/?.so;;" \
-        lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$WORK/${gpus}x$processes.json"
-done
+process_snapshots "$NEW" "$WORK"
 
 # interval_ms BINARY SNAPSHOT: four times the wall milliseconds of one
 # `check --replay SNAPSHOT`, in whole 100 ms, at least 100.

@@ -14,15 +14,18 @@
 # Environment: SECONDS_PER_SIZE ("10 15 25 45"), needs valgrind and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 GPULEDGER=${GPULEDGER:-build/gpuledger}
 [ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first or set GPULEDGER" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "bench: needs valgrind" >&2; exit 1; }
-SIZES=("1 8" "8 64" "8 512" "32 2048")
+SIZES=("${PROCESS_SIZES[@]}")
 read -r -a SECONDS_OF <<<"${SECONDS_PER_SIZE:-10 15 25 45}"
 WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
 SERVE_PID=""
 trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
+process_snapshots "$GPULEDGER" "$WORK"
 
 # steady_refresh OUT: "REFRESHES INSTRUCTIONS" of the refreshes after the
 # first in callgrind's file OUT (serve_refresh is called once before the
@@ -51,16 +54,11 @@ echo "binary: $GPULEDGER ($("$GPULEDGER" version))"
 declare -A per_refresh
 for k in "${!SIZES[@]}"; do
     read -r gpus processes <<<"${SIZES[$k]}"
-    snapshot=$WORK/${gpus}x$processes.json
-    LUA_PATH="lua/?.lua;;" LUA_CPATH="$(dirname "$GPULEDGER")/lua/?.so;;" \
-        lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$snapshot"
-    valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" "$GPULEDGER" serve --replay "$snapshot" \
-        --listen 127.0.0.1:0 --interval 100ms --rules "$WORK/rules" 2>"$WORK/valgrind.err" &
-    SERVE_PID=$!
+    serve_start "$WORK/serve.err" valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" \
+        "$GPULEDGER" serve --replay "$WORK/${gpus}x$processes.json" --listen 127.0.0.1:0 --interval 100ms \
+        --rules "$WORK/rules"
     sleep "${SECONDS_OF[$k]}"
-    kill -TERM "$SERVE_PID"
-    wait "$SERVE_PID" || true
-    SERVE_PID=""
+    serve_stop # SIGTERM: callgrind writes its file as serve ends
     read -r refreshes instructions < <(steady_refresh "$WORK/callgrind.out")
     per_refresh[$gpus,$processes]=$((instructions / refreshes))
     printf '%-14s %3d refreshes  %8.1f M instructions each\n' "$gpus × $processes" "$refreshes" \
