@@ -34,19 +34,13 @@ SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
-cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
 
 fleet_ledger "$GPULEDGER" "$WORK/ledger.json"
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 MAX=1000
 for n in $SIZES; do [ "$n" -gt "$MAX" ] && MAX=$n; done
-# one loopback address a node: fleet reads each URL once however many
-# registrations name it, so nodes sharing an address would be read once
-ulimit -n $((MAX + 1024)) || { echo "bench: cannot open $MAX sockets (ulimit -n)" >&2; exit 1; }
-ADDRESSES=()
-for ((i = 0; i < MAX; i++)); do ADDRESSES+=("127.1.$((i / 250)).$((i % 250 + 1))"); done
-SERVER_ADDRESSES=(127.0.0.1 "${ADDRESSES[@]}") # 127.0.0.1 for the Consul answer
+fleet_addresses "$MAX"
 # the Consul answer: MAX nodes, each on its own address
 MAX=$MAX PORT=$PORT lua5.4 -e '
 local max, port, out = tonumber(os.getenv("MAX")), tonumber(os.getenv("PORT")), {}
@@ -56,9 +50,7 @@ for i = 0, max - 1 do
     i, a // 250, a % 250 + 1, port)
 end
 io.write("[" .. table.concat(out, ",") .. "]")' >"$WORK/consul-all.json"
-"$WORK/fleet_server" "$PORT" "$WORK/ledger.json" "$WORK/consul-all.json" "${SERVER_ADDRESSES[@]}" >"$WORK/server.out" &
-SERVER_PID=$!
-for _ in $(seq 50); do grep -q ready "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
+fleet_server_start "$WORK" "$PORT" "$WORK/consul-all.json"
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "binary:  $GPULEDGER ($("$GPULEDGER" version)); ledger $(wc -c <"$WORK/ledger.json") bytes, 8 GPUs"
@@ -140,11 +132,9 @@ for i = 1, want do out[i] = list[i] end
 io.write(require("cjson").encode(out))' <"$WORK/consul-all.json" >"$WORK/consul.json"
     # the server reads its Consul answer at start: restart it with this size
     kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
-    "$WORK/fleet_server" "$PORT" "$WORK/ledger.json" "$WORK/consul.json" "${SERVER_ADDRESSES[@]}" >"$WORK/server.out" &
-    SERVER_PID=$!
-    for _ in $(seq 50); do grep -q ready "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
+    fleet_server_start "$WORK" "$PORT" "$WORK/consul.json"
     if [ "$n" -le 1000 ]; then
-        targets=$(printf "%s:$PORT," "${ADDRESSES[@]:0:$n}")
+        targets=$(printf "%s:$PORT," "${FLEET_ADDRESSES[@]:0:$n}")
         floor "$n" "${targets%,}"
         measure "$n nodes (--targets)" fleet ls --json --targets "${targets%,}"
         measure "$n nodes (check)" fleet check --json --targets "${targets%,}"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # What the bench scripts share (sourced, not run): starting and stopping a
-# serve, and the CPU time of a process.
+# serve, the CPU time of a process, the made-up nodes of the per-process
+# benches and the fleet benches' nodes.
 
-# serve_start ERRFILE COMMAND...: runs COMMAND (a gpuledger serve listening
-# on port 0) in the background with its stderr in ERRFILE, and waits up to
-# 30 s for its "serving on" line. Sets SERVE_PID and SERVE_URL; exits 1
+# serve_start ERRFILE COMMAND...: runs COMMAND (a gpuledger serve or fleet
+# serve listening on port 0) in the background with its stderr in ERRFILE,
+# and waits up to 30 s for its "serving on" line. Sets SERVE_PID and SERVE_URL; exits 1
 # with serve's stderr when it never listens.
 serve_start() {
     local err=$1 address="" _
@@ -13,7 +14,7 @@ serve_start() {
     "$@" 2>"$err" &
     SERVE_PID=$!
     for _ in $(seq 300); do
-        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (refresh .*)$/\1/p' "$err")
+        address=$(sed -n 's/^gpuledger .* serving on \(.*\) (\(refresh\|poll\) .*)$/\1/p' "$err")
         [ -n "$address" ] && break
         kill -0 "$SERVE_PID" 2>/dev/null || break
         sleep 0.1
@@ -70,4 +71,34 @@ process_snapshots() {
         LUA_PATH="lua/?.lua;;" LUA_CPATH="$(dirname "$1")/lua/?.so;;" \
             lua5.4 bench/big_snapshot.lua "$gpus" "$processes" >"$2/${gpus}x$processes.json"
     done
+}
+
+# fleet_addresses N: sets FLEET_ADDRESSES to N loopback addresses
+# 127.1.x.y, one a node: fleet reads each URL once however many
+# registrations name it, so nodes sharing an address would be read once.
+# Raises the open files limit to fit N sockets, or exits 1.
+fleet_addresses() {
+    local i
+    ulimit -n $(($1 + 1024)) || { echo "bench: cannot open $1 sockets (ulimit -n)" >&2; exit 1; }
+    FLEET_ADDRESSES=()
+    for ((i = 0; i < $1; i++)); do FLEET_ADDRESSES+=("127.1.$((i / 250)).$((i % 250 + 1))"); done
+}
+
+# fleet_server_start DIR PORT CONSUL: starts the fleet benches' nodes,
+# DIR/fleet_server (built from bench/fleet_server.c when missing), on PORT
+# of 127.0.0.1 (for the Consul answer) and of each of FLEET_ADDRESSES,
+# answering DIR/ledger.json and, to Consul's path, the file CONSUL; waits
+# for it to listen. Sets SERVER_PID.
+fleet_server_start() {
+    local _
+    [ -x "$1/fleet_server" ] || cc -O2 -o "$1/fleet_server" bench/fleet_server.c
+    "$1/fleet_server" "$2" "$1/ledger.json" "$3" 127.0.0.1 "${FLEET_ADDRESSES[@]}" >"$1/server.out" &
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    SERVER_PID=$!
+    for _ in $(seq 50); do grep -q ready "$1/server.out" 2>/dev/null && break; sleep 0.1; done
+}
+
+# free_port: a TCP port of 127.0.0.1 that nothing listens on now.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

@@ -24,16 +24,12 @@ SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
-cc -O2 -o "$WORK/fleet_server" bench/fleet_server.c
 fleet_ledger "$DYNAMIC" "$WORK/ledger.json"
 echo '[]' >"$WORK/consul.json"
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ADDRESSES=()
-for ((i = 0; i < 1000; i++)); do ADDRESSES+=("127.1.$((i / 250)).$((i % 250 + 1))"); done
-"$WORK/fleet_server" "$PORT" "$WORK/ledger.json" "$WORK/consul.json" 127.0.0.1 "${ADDRESSES[@]}" >"$WORK/server.out" &
-SERVER_PID=$!
-for _ in $(seq 50); do grep -q ready "$WORK/server.out" 2>/dev/null && break; sleep 0.1; done
-targets=$(printf "%s:$PORT," "${ADDRESSES[@]}")
+PORT=$(free_port)
+fleet_addresses 1000
+fleet_server_start "$WORK" "$PORT" "$WORK/consul.json"
+targets=$(printf "%s:$PORT," "${FLEET_ADDRESSES[@]}")
 targets=${targets%,}
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
