@@ -299,6 +299,34 @@ describe("render.html: the fleet page", function()
     assert.falsy(text:find('<table class="findings">', 1, true), "no flat list")
   end)
 
+  it("lists at most GROUP_FINDINGS_SHOWN findings of a group, then how many more and where they all are", function()
+    local summary, found = H.fleet_judged()
+    local idle
+    for _, finding in ipairs(found) do
+      idle = finding.code == "idle" and finding or idle
+    end
+    local many = {}
+    for i = 1, html.GROUP_FINDINGS_SHOWN + 150 do
+      local copy = {}
+      for k, v in pairs(idle) do
+        copy[k] = v
+      end
+      copy.node = string.format("gpu%04d", i)
+      many[i] = copy
+    end
+    local text = html.fleet(summary, many, "OK", { at = H.AT, interval = 30 })
+    local _, rows = text:gsub('<tr class="finding OK">', "")
+    assert.equal(html.GROUP_FINDINGS_SHOWN, rows)
+    assert.truthy(text:find('<span class="reach">' .. (html.GROUP_FINDINGS_SHOWN + 150) .. " finding(s), ", 1, true),
+      "the group still counts every finding")
+    assert.truthy(text:find('<td data-label="where">gpu' .. string.format("%04d", html.GROUP_FINDINGS_SHOWN) .. " gpu", 1, true))
+    assert.falsy(text:find('<td data-label="where">gpu' .. string.format("%04d", html.GROUP_FINDINGS_SHOWN + 1) .. " gpu", 1, true))
+    assert.truthy(text:find('<tr class="more"><td colspan="2">150 more, not listed here: each node\'s page, '
+      .. '<a href="fleet">/fleet</a> and <code>gpuledger fleet check</code> list every one</td></tr>\n</tbody></table>', 1, true))
+    local few = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    assert.falsy(few:find('class="more"', 1, true), "a group within the bound is listed whole")
+  end)
+
   it("with --grafana-url, links each node to the dashboard; without, no such link", function()
     local summary, found = H.fleet_judged()
     local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, grafana_url = "https://grafana.test" })

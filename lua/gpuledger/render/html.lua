@@ -483,10 +483,17 @@ local function fleet_where(finding, url_of)
   return string.format('<a href="%s/%s">%s</a>', M.escape(url), anchor, where)
 end
 
+-- The most findings a group of the fleet page lists: past them the group
+-- says how many more there are and where every one is, so that a code on
+-- every node of a large fleet does not make a page of thousands of rows
+-- (a page of 1,000 nodes with the demo's troubles twice over was 14 MB).
+M.GROUP_FINDINGS_SHOWN = 100
+
 -- The fleet's findings grouped by level and code (fleet.group_findings),
 -- worst first: each group's line says its level, code, how many findings,
 -- GPUs and nodes and names the nodes, and opens (a <details>, no script) on
--- its findings, each where it is and its message.
+-- its first GROUP_FINDINGS_SHOWN findings, each where it is and its
+-- message, then on how many more there are.
 local function finding_groups(summary, findings, out)
   if #findings == 0 then
     out[#out + 1] = '<p class="none">none</p>'
@@ -511,9 +518,15 @@ local function finding_groups(summary, findings, out)
     out[#out + 1] = '<table class="group-findings">'
     out[#out + 1] = "<thead><tr><th>where</th><th>message</th></tr></thead>"
     out[#out + 1] = "<tbody>"
-    for _, finding in ipairs(group.findings) do
+    for i = 1, math.min(#group.findings, M.GROUP_FINDINGS_SHOWN) do
+      local finding = group.findings[i]
       out[#out + 1] = string.format('<tr class="finding %s"><td data-label="where">%s</td><td data-label="message">%s</td></tr>',
         class, fleet_where(finding, url_of), M.escape(finding.message))
+    end
+    if #group.findings > M.GROUP_FINDINGS_SHOWN then
+      out[#out + 1] = string.format('<tr class="more"><td colspan="2">%d more, not listed here: '
+        .. 'each node\'s page, <a href="fleet">/fleet</a> and <code>gpuledger fleet check</code> list every one</td></tr>',
+        #group.findings - M.GROUP_FINDINGS_SHOWN)
     end
     out[#out + 1] = "</tbody></table>"
     out[#out + 1] = "</details>"
