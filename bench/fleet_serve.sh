@@ -28,17 +28,12 @@ SERVER_PID="" SERVE_PID=""
 trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
-fleet_ledger "$GPULEDGER" "$WORK/ledger.json"
-echo '[]' >"$WORK/consul.json"
-PORT=$(free_port)
-fleet_addresses "$NODES"
-fleet_server_start "$WORK" "$PORT" "$WORK/consul.json"
-targets=$(printf "%s:$PORT," "${FLEET_ADDRESSES[@]}")
+fleet_nodes "$WORK" "$GPULEDGER" "$NODES"
 
 # measure BINARY: one line of what BINARY's fleet serve costs.
 measure() {
     local binary=$1 before after least=0 most=0 rss _
-    serve_start "$WORK/serve.err" "$binary" fleet serve --targets "${targets%,}" --listen 127.0.0.1:0 \
+    serve_start "$WORK/serve.err" "$binary" fleet serve --targets "$FLEET_TARGETS" --listen 127.0.0.1:0 \
         --interval "${INTERVAL}s"
     for _ in $(seq 600); do # the first poll's page
         curl -sf -o /dev/null "$SERVE_URL/" && break

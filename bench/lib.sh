@@ -98,6 +98,21 @@ fleet_server_start() {
     for _ in $(seq 50); do grep -q ready "$1/server.out" 2>/dev/null && break; sleep 0.1; done
 }
 
+# fleet_nodes DIR BINARY N: N nodes answering BINARY's fleet_ledger (in
+# DIR/ledger.json) and an empty Consul answer, started with
+# fleet_server_start on a free port. Sets FLEET_TARGETS, the
+# "address:port,…" of --targets, and SERVER_PID.
+fleet_nodes() {
+    local port
+    fleet_ledger "$2" "$1/ledger.json"
+    echo '[]' >"$1/consul.json"
+    port=$(free_port)
+    fleet_addresses "$3"
+    fleet_server_start "$1" "$port" "$1/consul.json"
+    FLEET_TARGETS=$(printf "%s:$port," "${FLEET_ADDRESSES[@]}")
+    FLEET_TARGETS=${FLEET_TARGETS%,}
+}
+
 # free_port: a TCP port of 127.0.0.1 that nothing listens on now.
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -24,23 +24,17 @@ SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir "$WORK/rules"
 export GPULEDGER_RULES=$WORK/rules
-fleet_ledger "$DYNAMIC" "$WORK/ledger.json"
-echo '[]' >"$WORK/consul.json"
-PORT=$(free_port)
-fleet_addresses 1000
-fleet_server_start "$WORK" "$PORT" "$WORK/consul.json"
-targets=$(printf "%s:$PORT," "${FLEET_ADDRESSES[@]}")
-targets=${targets%,}
+fleet_nodes "$WORK" "$DYNAMIC" 1000
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$RUNS"); do
     for which in "${binaries[@]}"; do
         /usr/bin/time -f "$which %U user %S sys %e wall %M KiB" -o "$WORK/time" "${!which}" fleet ls --json \
-            --targets "$targets" >/dev/null
+            --targets "$FLEET_TARGETS" >/dev/null
         cat "$WORK/time"
     done
 done
 for which in "${binaries[@]}"; do
-    strace -f -c -o "$WORK/strace.txt" "${!which}" fleet ls --json --targets "$targets" >/dev/null
+    strace -f -c -o "$WORK/strace.txt" "${!which}" fleet ls --json --targets "$FLEET_TARGETS" >/dev/null
     awk -v who="$which" '$NF ~ /^(mmap|munmap|madvise|brk)$/ { printf "%s %s %.1f per node\n", who, $NF, $4 / 1000 }' "$WORK/strace.txt"
 done
