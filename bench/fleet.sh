@@ -29,10 +29,7 @@ GPULEDGER=${GPULEDGER:-build/gpuledger}
 [ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first or set GPULEDGER" >&2; exit 1; }
 OLD=${OLD:-}
 [ -z "$OLD" ] || [ -x "$OLD" ] || { echo "bench: no $OLD (OLD)" >&2; exit 1; }
-WORK=$(mktemp -d /tmp/gpuledger-fleet-bench.XXXXXX)
-SERVER_PID=""
-trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 export GPULEDGER_RULES=$WORK/rules
 
 fleet_ledger "$GPULEDGER" "$WORK/ledger.json"
@@ -134,14 +131,14 @@ io.write(require("cjson").encode(out))' <"$WORK/consul-all.json" >"$WORK/consul.
     kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
     fleet_server_start "$WORK" "$PORT" "$WORK/consul.json"
     if [ "$n" -le 1000 ]; then
-        targets=$(printf "%s:$PORT," "${FLEET_ADDRESSES[@]:0:$n}")
-        floor "$n" "${targets%,}"
-        measure "$n nodes (--targets)" fleet ls --json --targets "${targets%,}"
-        measure "$n nodes (check)" fleet check --json --targets "${targets%,}"
+        targets=$(fleet_targets "$PORT" "$n")
+        floor "$n" "$targets"
+        measure "$n nodes (--targets)" fleet ls --json --targets "$targets"
+        measure "$n nodes (check)" fleet check --json --targets "$targets"
         echo "    fleet ls / floor $(ratio "$n nodes (--targets)" floor), fleet ls / judged floor $(ratio "$n nodes (--targets)" judged), fleet check / fleet ls $(ratio "$n nodes (check)" "$n nodes (--targets)")"
         if [ -n "$OLD" ]; then
-            BINARY=$OLD measure "$n nodes (OLD --targets)" fleet ls --json --targets "${targets%,}"
-            BINARY=$OLD measure "$n nodes (OLD check)" fleet check --json --targets "${targets%,}"
+            BINARY=$OLD measure "$n nodes (OLD --targets)" fleet ls --json --targets "$targets"
+            BINARY=$OLD measure "$n nodes (OLD check)" fleet check --json --targets "$targets"
             echo "    OLD: fleet ls / floor $(ratio "$n nodes (OLD --targets)" floor), fleet ls / judged floor $(ratio "$n nodes (OLD --targets)" judged), fleet check / fleet ls $(ratio "$n nodes (OLD check)" "$n nodes (OLD --targets)")"
             echo "    new / OLD: fleet ls $(ratio "$n nodes (--targets)" "$n nodes (OLD --targets)"), fleet check $(ratio "$n nodes (check)" "$n nodes (OLD check)")"
         fi

@@ -23,10 +23,7 @@ binaries=(GPULEDGER)
 for which in "${binaries[@]}"; do
     [ -x "${!which}" ] || { echo "bench: no ${!which}; build first or set $which" >&2; exit 1; }
 done
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-SERVER_PID="" SERVE_PID=""
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 export GPULEDGER_RULES=$WORK/rules
 fleet_nodes "$WORK" "$GPULEDGER" "$NODES"
 

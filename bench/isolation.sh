@@ -27,9 +27,7 @@ REFRESH_SECONDS=${REFRESH_SECONDS:-10}
 GPULEDGER=${GPULEDGER:-build/gpuledger}
 BUILD=$(dirname "$GPULEDGER")
 [ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first or set GPULEDGER" >&2; exit 1; }
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-SERVE_PID=""
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+bench_work
 mkdir -p "$WORK/none" "$WORK/five" "$WORK/scripts" "$WORK/site/gpuledger/render"
 cp lua/gpuledger/render/html.lua "$WORK/site/gpuledger/render/"
 for i in 1 2 3 4 5; do

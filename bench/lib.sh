@@ -3,6 +3,17 @@
 # serve, the CPU time of a process, the made-up nodes of the per-process
 # benches and the fleet benches' nodes.
 
+# bench_work: makes WORK, a new directory under /tmp with an empty rules
+# directory WORK/rules (no site rule: the embedded ones), and on exit stops
+# the serve (SERVE_PID) and the fleet nodes (SERVER_PID) still running and
+# removes WORK.
+bench_work() {
+    WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
+    SERVE_PID="" SERVER_PID=""
+    trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+    mkdir "$WORK/rules"
+}
+
 # serve_start ERRFILE COMMAND...: runs COMMAND (a gpuledger serve or fleet
 # serve listening on port 0) in the background with its stderr in ERRFILE,
 # and waits up to 30 s for its "serving on" line. Sets SERVE_PID and SERVE_URL; exits 1
@@ -109,8 +120,16 @@ fleet_nodes() {
     port=$(free_port)
     fleet_addresses "$3"
     fleet_server_start "$1" "$port" "$1/consul.json"
-    FLEET_TARGETS=$(printf "%s:$port," "${FLEET_ADDRESSES[@]}")
-    FLEET_TARGETS=${FLEET_TARGETS%,}
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    FLEET_TARGETS=$(fleet_targets "$port" "$3")
+}
+
+# fleet_targets PORT N: the --targets of the first N of FLEET_ADDRESSES on
+# PORT, "address:port,…".
+fleet_targets() {
+    local targets
+    targets=$(printf "%s:$1," "${FLEET_ADDRESSES[@]:0:$2}")
+    echo "${targets%,}"
 }
 
 # free_port: a TCP port of 127.0.0.1 that nothing listens on now.

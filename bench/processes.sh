@@ -23,11 +23,7 @@ BINARIES=(NEW)
 for which in "${BINARIES[@]}"; do
     [ -x "${!which}" ] || { echo "bench: no ${!which}; build first or set $which" >&2; exit 1; }
 done
-SIZES=("${PROCESS_SIZES[@]}")
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-SERVE_PID=""
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 process_snapshots "$NEW" "$WORK"
 
 # interval_ms BINARY SNAPSHOT: four times the wall milliseconds of one
@@ -61,7 +57,7 @@ for which in "${BINARIES[@]}"; do
 done
 echo "serve --replay, own CPU over $REFRESHES refreshes, ms per refresh"
 declare -A ms
-for size in "${SIZES[@]}"; do
+for size in "${PROCESS_SIZES[@]}"; do
     read -r gpus processes <<<"$size"
     # one interval for both binaries, the longer one's: an idle server's
     # threads cost CPU too, so a shorter interval would cost less per refresh
@@ -79,7 +75,7 @@ printf '%-14s' "GPUs × procs"
 for which in "${BINARIES[@]}"; do printf '  %-20s' "$which ms (÷ 8 × 64)"; done
 [ -n "${OLD:-}" ] && printf '  new ÷ old'
 echo
-for size in "${SIZES[@]}"; do
+for size in "${PROCESS_SIZES[@]}"; do
     read -r gpus processes <<<"$size"
     printf '%-14s' "$gpus × $processes"
     for which in "${BINARIES[@]}"; do

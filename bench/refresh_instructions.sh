@@ -19,12 +19,8 @@ cd "$(dirname "$0")/.."
 GPULEDGER=${GPULEDGER:-build/gpuledger}
 [ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first or set GPULEDGER" >&2; exit 1; }
 command -v valgrind >/dev/null || { echo "bench: needs valgrind" >&2; exit 1; }
-SIZES=("${PROCESS_SIZES[@]}")
 read -r -a SECONDS_OF <<<"${SECONDS_PER_SIZE:-10 15 25 45}"
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-SERVE_PID=""
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 process_snapshots "$GPULEDGER" "$WORK"
 
 # steady_refresh OUT: "REFRESHES INSTRUCTIONS" of the refreshes after the
@@ -52,8 +48,8 @@ EOF
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "binary: $GPULEDGER ($("$GPULEDGER" version))"
 declare -A per_refresh
-for k in "${!SIZES[@]}"; do
-    read -r gpus processes <<<"${SIZES[$k]}"
+for k in "${!PROCESS_SIZES[@]}"; do
+    read -r gpus processes <<<"${PROCESS_SIZES[$k]}"
     serve_start "$WORK/serve.err" valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" \
         "$GPULEDGER" serve --replay "$WORK/${gpus}x$processes.json" --listen 127.0.0.1:0 --interval 100ms \
         --rules "$WORK/rules"
@@ -64,7 +60,7 @@ for k in "${!SIZES[@]}"; do
     printf '%-14s %3d refreshes  %8.1f M instructions each\n' "$gpus × $processes" "$refreshes" \
         "$(awk -v i="${per_refresh[$gpus,$processes]}" 'BEGIN { print i / 1e6 }')"
 done
-for size in "${SIZES[@]}"; do
+for size in "${PROCESS_SIZES[@]}"; do
     read -r gpus processes <<<"$size"
     awk -v a="${per_refresh[$gpus,$processes]}" -v b="${per_refresh[8,64]}" -v s="$gpus × $processes" \
         'BEGIN { printf "%-14s %5.2f× the 8 × 64 refresh\n", s, a / b }'

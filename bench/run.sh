@@ -21,10 +21,7 @@ WRK_SECONDS=${WRK_SECONDS:-8}
 GPULEDGER=${GPULEDGER:-build/gpuledger}
 [ -x "$GPULEDGER" ] || { echo "bench: no $GPULEDGER; build first (scripts/setup) or set GPULEDGER" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "bench: needs wrk (apt-get install wrk)" >&2; exit 1; }
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-SERVE_PID=""
-trap '[ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 
 # start INTERVAL: serve --demo on a free loopback port; sets SERVE_PID, URL.
 start() {

@@ -21,6 +21,8 @@
 # Environment: RUNS (10), DELAY (0.05).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 RUNS=${RUNS:-10}
 DELAY=${DELAY:-0.05}
 NEW=${NEW:-build/gpuledger}
@@ -30,9 +32,7 @@ for which in "${BINARIES[@]}"; do
     [ -x "${!which}" ] || { echo "bench: no ${!which}; build first or set $which" >&2; exit 1; }
 done
 command -v farm-bench >/dev/null || { echo "bench: needs farm-bench" >&2; exit 1; }
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 FIXTURES=(testdata/nvidia/h100-80gb-hbm3-590.48.01 testdata/nvidia/bad/old-driver)
 
 # make_scripts DIR FIXTURE: DIR/record/nvidia-smi (asks the fake nvidia-smi answering from

@@ -19,10 +19,7 @@ for which in "${binaries[@]}"; do
     [ -x "${!which:-}" ] || { echo "bench: set $which to a gpuledger binary" >&2; exit 1; }
 done
 command -v strace >/dev/null || { echo "bench: needs strace" >&2; exit 1; }
-WORK=$(mktemp -d /tmp/gpuledger-bench.XXXXXX)
-SERVER_PID=""
-trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
-mkdir "$WORK/rules"
+bench_work
 export GPULEDGER_RULES=$WORK/rules
 fleet_nodes "$WORK" "$DYNAMIC" 1000
 
