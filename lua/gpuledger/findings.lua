@@ -24,17 +24,17 @@ local RULE_ERROR_ORDER = 0
 -- GPU, everything else.
 local HEALTH_ON_TAKEN, HEALTH_ON_FREE, OTHER_RANK = 0, 1, 2
 
--- A rule-error finding about ledger (M.ordered numbers them in the order
--- they came).
+-- A rule-error finding about ledger (placed before the rules' findings of
+-- its level, rule-errors in the order they came: M.ordered).
 function M.rule_error(ledger, message)
   return {
     level = "ERROR", code = "rule-error", node = ledger.node, message = message,
-    sort = { OTHER_RANK, 0, RULE_ERROR_ORDER, 0, 0 },
+    place_rank = OTHER_RANK, place_gpu = 0, place_order = RULE_ERROR_ORDER, place_tenant = 0,
   }
 end
 
 -- A rule-error finding about the fleet (the fleet's findings stay in the
--- order they came: no sort key).
+-- order they came: no place).
 function M.fleet_rule_error(message)
   return { level = "ERROR", code = "rule-error", node = "fleet", message = message }
 end
@@ -128,15 +128,18 @@ local function run_rule(core, prepared, i, ledger, view, judged)
       emitted[#emitted + 1] = LEVEL_ONLY[level]
       return
     end
-    local sort = { rank, gpu_position, rule.order or 100, tenant_position, #emitted + 1 }
     -- in one constructor, so that the table is made at its size: a
     -- constructor's table has room for every field it names, nil or not,
-    -- and most findings are about no tenant or reservation
+    -- and most findings are about no tenant or reservation; its place
+    -- (M.ordered) in fields of its own, not a table of them, one object
+    -- fewer a finding for the collector
+    local order = rule.order or 100
     if tenant == nil and reservation == nil then
       emitted[#emitted + 1] = {
         level = level, code = rule.code, node = ledger.node, message = message,
         gpu = label, index = gpu and gpu.index, uuid = gpu and gpu.uuid, busId = gpu and gpu.busId,
-        migUuid = slice and slice.uuid, migProfile = slice and slice.profile, health_gpu = health_gpu, sort = sort,
+        migUuid = slice and slice.uuid, migProfile = slice and slice.profile, health_gpu = health_gpu,
+        place_rank = rank, place_gpu = gpu_position, place_order = order, place_tenant = tenant_position,
       }
       return
     end
@@ -146,7 +149,7 @@ local function run_rule(core, prepared, i, ledger, view, judged)
       gpu = label, index = gpu and gpu.index, uuid = gpu and gpu.uuid, busId = gpu and gpu.busId,
       migUuid = slice and slice.uuid, migProfile = slice and slice.profile, health_gpu = health_gpu,
       namespace = namespace, job = job, task = task, alloc = alloc, container = container, pids = pids,
-      sort = sort,
+      place_rank = rank, place_gpu = gpu_position, place_order = order, place_tenant = tenant_position,
     }
   end
   local ok, err = call_rule(core, rule, rule.evaluate, view, prepared.policy, emit)
@@ -199,7 +202,8 @@ end
 -- program's own code, on the ledger itself (making the views was a third
 -- of judging; spec/helper.lua checks after every rule spec that the
 -- embedded rules left the ledger as they found it). Returns the findings in the order they
--- came, each {level, code, node, message, sort, health_gpu?} and, when about
+-- came, each {level, code, node, message, place_rank, place_gpu,
+-- place_order, place_tenant (its place, M.ordered), health_gpu?} and, when about
 -- a GPU, gpu (its label), index, uuid and busId (the page's row keys; not in
 -- the JSON), about a MIG slice also migUuid and migProfile, and about a tenant or reservation (subject) namespace, job,
 -- task, alloc, container and pids where known: each rule's findings or its
@@ -248,12 +252,13 @@ function M.run(core, prepared, ledger, levels_only)
   return all
 end
 
--- The rank of each order among the findings' (sort[3]): 1 for the lowest,
--- a NaN (nil once it came through JSON from a child) after every number.
+-- The rank of each order among the findings' (place_order): 1 for the
+-- lowest, a NaN (nil once it came through JSON from a child) after every
+-- number.
 local function order_ranks(all)
   local ranks, orders = {}, {}
   for _, finding in ipairs(all) do
-    local order = finding.sort[3]
+    local order = finding.place_order
     if order == order and order ~= nil and not ranks[order] then
       ranks[order] = true
       orders[#orders + 1] = order
@@ -267,26 +272,21 @@ local function order_ranks(all)
 end
 
 -- The findings of M.run on ledger (from one or more runs, concatenated)
--- worst first, rule-errors in the order they came, each GPU given its
--- healthVerdict; takes their sort keys off. Each finding's place is one
--- string (its level, sort key and code, packed so that strings compare as
--- the findings are ordered), sorted by Lua itself, with no call per
--- comparison.
+-- in order: by level, worst first; then by place: its rank (health on a
+-- GPU someone is on, on a free GPU, the rest), its GPU's position (none
+-- first), its rule's order, its tenant's position; then by code, and
+-- findings alike in all of these (a rule's on one tenant, the rule-errors)
+-- in the order they came. Each GPU is given its healthVerdict, and the
+-- findings' places are taken off. Each finding's key is one string (packed
+-- so that strings compare as the findings are ordered), sorted by Lua
+-- itself, with no call per comparison.
 function M.ordered(all, ledger)
-  local seq = 0
-  for _, finding in ipairs(all) do
-    if finding.code == "rule-error" then
-      seq = seq + 1
-      finding.sort[5] = seq
-    end
-  end
   local ranks = order_ranks(all)
   local keys, by_key = {}, {}
   for i, finding in ipairs(all) do
-    local sort = finding.sort
     -- the code ends with a "\0" (z), which no code holds: a shorter one sorts first
-    local key = string.pack(">BBI4I4I4I4zI4", 3 - LEVELS[finding.level], sort[1], sort[2], ranks[sort[3]], sort[4],
-      sort[5], finding.code, i)
+    local key = string.pack(">BBI4I4I4zI4", 3 - LEVELS[finding.level], finding.place_rank, finding.place_gpu,
+      ranks[finding.place_order], finding.place_tenant, finding.code, i)
     keys[i], by_key[key] = key, finding
   end
   table.sort(keys)
@@ -295,7 +295,8 @@ function M.ordered(all, ledger)
   end
   give_health_verdicts(ledger, all)
   for _, finding in ipairs(all) do
-    finding.sort, finding.health_gpu = nil, nil
+    finding.place_rank, finding.place_gpu, finding.place_order, finding.place_tenant = nil, nil, nil, nil
+    finding.health_gpu = nil
   end
   return all
 end

@@ -15,14 +15,16 @@ function M.ledger(ledger)
 end
 
 -- A finding in JSON is the finding itself (findings.lua) but for what only
--- the program reads: its GPU's busId (the page's row key), and its sort key
+-- the program reads: its GPU's busId (the page's row key), and its place
 -- and health GPU until findings.ordered takes them off. The documents are
 -- written with json.encode leaving these out, so that a fleet's findings
 -- are written as they are, not copied first: level, code, node, message;
 -- gpu, index and uuid for a GPU's (migUuid and migProfile for a MIG
 -- slice's); namespace, job, task, alloc, container and pids where the
 -- finding is about a tenant or a reservation and they are known.
-local NOT_IN_JSON = { busId = true, sort = true, health_gpu = true }
+local NOT_IN_JSON = {
+  busId = true, health_gpu = true, place_rank = true, place_gpu = true, place_order = true, place_tenant = true,
+}
 
 -- findings as a JSON array ([] when empty): itself when marked one, else a copy marked so.
 local function finding_array(findings)
