@@ -4,7 +4,7 @@
 --     lua5.4 bench/fleet_judging.lua LEDGER.json NODES
 -- reads NODES copies of the ledger as fleet reads a node's answer (untimed),
 -- then judges each with the embedded rules for its verdict alone (worst
--- level and counts, judge.fleet_judging with verdicts_only), and prints the
+-- level and counts, judge.fleet_judging keeping "verdicts"), and prints the
 -- CPU seconds (os.clock) of the judging.
 local core = require "gpuledger.core"
 local fleet = require "gpuledger.fleet"
@@ -26,7 +26,7 @@ local ledgers = {}
 for i = 1, nodes do
   ledgers[i] = assert(fleet.answer_ledger("http://node" .. i, { status = 200, body = body }, true))
 end
-local judging = judge.fleet_judging(core, ruleset.read(core, ""), nil, true)
+local judging = judge.fleet_judging(core, ruleset.read(core, ""), nil, "verdicts")
 collectgarbage("collect")
 local started = os.clock()
 for i = 1, nodes do

@@ -630,9 +630,10 @@ end
 
 -- judge.fleet of summary, each row's ledger (ledgers, by row: H.fleet_input)
 -- given to the judging in the summary's order, as fleet's read gives them
--- as they arrive; with sources (ruleset.read), extra_errors, verdicts_only.
-function H.judge_fleet(sources, summary, ledgers, extra_errors, verdicts_only)
-  local judging = judge.fleet_judging(H.core, sources, {}, verdicts_only)
+-- as they arrive; with sources (ruleset.read), extra_errors, keep (what is
+-- kept of each node's findings: judge.fleet_judging).
+function H.judge_fleet(sources, summary, ledgers, extra_errors, keep)
+  local judging = judge.fleet_judging(H.core, sources, {}, keep)
   for _, row in ipairs(summary.nodes) do
     if ledgers[row] then
       judging.node(row, ledgers[row])

@@ -154,16 +154,16 @@ end }
     assert.same({ "gpud has 2 GPUs", "gpue has 2 GPUs" }, messages)
   end)
 
-  it("with verdicts_only gives the rows and the total the verdicts it gives with the findings", function()
+  it("keeping verdicts or the findings' text gives the rows and the total the verdicts it gives with the findings", function()
     local site = H.site_rules { ["every_node.lua"] = [[
 return { code = "every-node", level = "BAD", evaluate = function(ledger, policy, emit)
   if ledger.node == "gpue" then emit { message = "one more" } end
 end }
 ]] }
     for _, sources in ipairs { ruleset.read(H.core, ""), site.sources } do
-      local function verdicts(verdicts_only)
+      local function verdicts(keep)
         local summary, ledgers = H.fleet_input()
-        summary = H.judge_fleet(sources, summary, ledgers, { "a refused reload" }, verdicts_only).summary
+        summary = H.judge_fleet(sources, summary, ledgers, { "a refused reload" }, keep).summary
         local rows = {}
         for i, row in ipairs(summary.nodes) do
           rows[i] = { row.node, row.worst, row.badFindings, row.errorFindings }
@@ -171,11 +171,40 @@ end }
         local total = summary.total
         return { rows = rows, total = { total.worst, total.badFindings, total.errorFindings } }
       end
-      local expected = verdicts(false)
-      assert.same(expected, verdicts(true))
+      local expected = verdicts("findings")
+      assert.same(expected, verdicts("verdicts"))
+      assert.same(expected, verdicts(render_json.finding_levels))
       local gpue = expected.rows[2]
       assert.same({ "gpue", sources == site.sources and 2 or 1 }, { gpue[1], gpue[3] }) -- its BAD findings
     end
+  end)
+
+  it("fleet check --json from each node's text is the same bytes as from the findings merged", function()
+    local site = H.site_rules { ["every_node.lua"] = [[
+return { code = "every-node", level = "WARN", evaluate = function(ledger, policy, emit)
+  emit { message = ledger.node .. " <has> \"GPUs\"", gpu = ledger.entries[1] }
+end, evaluate_fleet = function(fleet, policy, emit)
+  emit { message = "the fleet" }
+end }
+]] }
+    for _, sources in ipairs { ruleset.read(H.core, ""), site.sources } do
+      local summary, ledgers = H.fleet_input()
+      local merged = H.judge_fleet(sources, summary, ledgers, { "a refused reload" })
+      local expected = json.encode({ at = "2026-12-03T08:00:00Z", findings = merged.findings, schema = 1,
+        worst = merged.worst }, nil, { busId = true }) .. "\n"
+      summary, ledgers = H.fleet_input()
+      local texts = H.judge_fleet(sources, summary, ledgers, { "a refused reload" }, render_json.finding_levels)
+      assert.equal(expected, render_json.fleet_check("2026-12-03T08:00:00Z", texts))
+      local levels = {}
+      for _, finding in ipairs(merged.findings) do
+        levels[finding.level] = true
+      end
+      assert.same({ ERROR = true, BAD = true, WARN = true, OK = true }, levels) -- every level, in order
+      assert.equal("ERROR", texts.worst)
+    end
+    local summary = H.fleet_input(true)
+    local texts = H.judge_fleet(ruleset.read(H.core, ""), summary, {}, nil, render_json.finding_levels)
+    assert.equal("ERROR", json.decode(render_json.fleet_check("2026-12-03T08:00:00Z", texts)).findings[1].level)
   end)
 
   it("makes extra errors the fleet's rule-errors, first among the ERRORs", function()

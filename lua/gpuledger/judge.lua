@@ -146,7 +146,7 @@ local function embedded_and_site(sources)
 end
 
 -- Adds to `into` the findings of list whose code is not dropped.
-local function keep(list, dropped, into)
+local function add_undropped(list, dropped, into)
   for _, finding in ipairs(list or {}) do
     if not dropped[finding.code] then
       into[#into + 1] = finding
@@ -174,9 +174,9 @@ local function take(judged, out)
     end
   end
   for i, found in ipairs(judged.found) do
-    keep(out.found[i], dropped, found)
+    add_undropped(out.found[i], dropped, found)
   end
-  keep(out.fleet, dropped, judged.fleet)
+  add_undropped(out.fleet, dropped, judged.fleet)
 end
 
 -- A judging begun with the rule set of sources (ruleset.read) under the
@@ -359,26 +359,35 @@ end
 -- choices given, as M.rules does: returns the judging, whose node(row,
 -- ledger) judges one node's ledger (built, M.ledger_of) by the embedded
 -- rules as soon as it is read, and which M.fleet ends. Without site files
--- the ledger is then in no table and its findings are put in order (with
--- verdicts_only, `fleet ls`, they are not: only its row's verdict is kept,
--- worst, badFindings, errorFindings), so a fleet's ledgers are never all
--- held at once; with some, it is kept for them, judged in one child per
--- file over every ledger when M.fleet ends.
-function M.fleet_judging(core, sources, given, verdicts_only)
+-- the ledger is then in no table, so a fleet's ledgers are never all held
+-- at once, and what keep says is kept of its findings: "findings" (the
+-- default), the findings in order; "verdicts" (`fleet ls`), only its row's
+-- verdict (worst, badFindings, errorFindings), its findings not even put
+-- in order; a function, what it returns of the findings in order (`fleet
+-- check --json` keeps their text: holding 38,000 findings as tables for
+-- the answer made the collector walk them again at every cycle), the row
+-- given its verdict. With site files the ledger is kept for them, judged
+-- in one child per file over every ledger when M.fleet ends.
+function M.fleet_judging(core, sources, given, keep)
   local judging = begin(core, sources, given)
-  judging.verdicts_only = verdicts_only
-  judging.node_findings = {} -- row → its findings in order
+  keep = keep or "findings"
+  judging.keep = keep
+  judging.node_findings = {} -- row → its findings in order, or what keep kept of them
   judging.kept = { rows = {}, ledgers = {}, found = {} } -- for the site files
   function judging.node(row, ledger)
-    local found = judge_ledger(core, judging.embedded, ledger, verdicts_only and #judging.site == 0)
+    local found = judge_ledger(core, judging.embedded, ledger, keep == "verdicts" and #judging.site == 0)
     if #judging.site > 0 then
       local kept = judging.kept
       local n = #kept.rows + 1
       kept.rows[n], kept.ledgers[n], kept.found[n] = row, ledger, found
-    elseif verdicts_only then
+    elseif keep == "verdicts" then
       give_verdict(row, findings.counts(found)) -- the levels alone: no order, no GPU's health verdict
-    else
+    elseif keep == "findings" then
       judging.node_findings[row] = json.array(findings.ordered(found, ledger))
+    else
+      local list = findings.ordered(found, ledger)
+      give_verdict(row, findings.counts(list))
+      judging.node_findings[row] = keep(list)
     end
   end
   return judging
@@ -392,28 +401,40 @@ end
 -- rows then sorted worst first (fleet.sort_worst_first). Returns the
 -- fleet's report {summary, findings (the fleet's and every node's, worst
 -- first, fleet.merge_findings), worst, counts, codes, rules = {loaded,
--- errors}}; with verdicts_only, {summary} alone.
+-- errors}}; with keep "verdicts", {summary} alone; with a keep function,
+-- {summary, kept (row → what keep kept of its findings, an unreachable
+-- node's ERROR too), fleet_findings (the fleet rules', in the order they
+-- came), worst, codes, rules}.
 function M.fleet(judging, summary, extra_errors)
-  local node_findings, kept = judging.node_findings, judging.kept
+  local node_findings, kept, keep = judging.node_findings, judging.kept, judging.keep
   local set, found, fleet_found = finish(judging, kept.ledgers, kept.found,
     { view = fleet.view(summary), extra_errors = extra_errors })
   for i, row in ipairs(kept.rows) do
     node_findings[row] = found[i]
   end
-  if judging.verdicts_only then
+  local rules = { loaded = #set.rules, errors = #set.errors }
+  if keep ~= "findings" then
     for _, row in ipairs(summary.nodes) do
       if not row.worst then -- unreachable, or judged by the site files too
-        give_verdict(row, findings.counts(fleet.findings_of(row, node_findings)))
+        local list = fleet.findings_of(row, node_findings)
+        give_verdict(row, findings.counts(list))
+        node_findings[row] = keep ~= "verdicts" and keep(list) or nil
       end
     end
     fleet.sort_worst_first(summary.nodes)
     total_verdict(summary, fleet_found)
-    return { summary = summary }
+    if keep == "verdicts" then
+      return { summary = summary }
+    end
+    return {
+      summary = summary, kept = node_findings, fleet_findings = fleet_found, worst = summary.total.worst,
+      codes = ruleset.codes(set), rules = rules,
+    }
   end
   local all, counts = M.fleet_verdicts(summary, node_findings, fleet_found)
   return {
     summary = summary, findings = all, worst = findings.worst_of(counts), counts = counts,
-    codes = ruleset.codes(set), rules = { loaded = #set.rules, errors = #set.errors },
+    codes = ruleset.codes(set), rules = rules,
   }
 end
 

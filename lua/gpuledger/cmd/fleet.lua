@@ -50,11 +50,11 @@ end
 
 -- One poll: discover, read, sum and judge by the rule set of sources
 -- (ruleset.read) under config.policy, extra_errors among the set's errors.
--- Returns at (RFC 3339) and the fleet's report (judge.fleet; with
--- verdicts_only, the summary alone).
-local function judged_poll(core, config, sources, extra_errors, verdicts_only)
+-- Returns at (RFC 3339) and the fleet's report (judge.fleet, keeping what
+-- keep says of each node's findings: judge.fleet_judging).
+local function judged_poll(core, config, sources, extra_errors, keep)
   local at = clock.format_time(core.now())
-  local judging = judge.fleet_judging(core, sources, config.policy, verdicts_only)
+  local judging = judge.fleet_judging(core, sources, config.policy, keep)
   local rows = M.read(core, collect.targets(core, config), config.fleet, judging)
   return at, judge.fleet(judging, fleet.summarise(rows), extra_errors)
 end
@@ -71,15 +71,19 @@ M.RENDER_LS = {
 }
 
 -- The renderers of `fleet check` by format (config.format), each of at, the
--- fleet's report (judge.fleet) and config.
+-- fleet's report (judge.fleet, keeping CHECK_KEEPS of each node's findings)
+-- and config.
 M.RENDER_CHECK = {
   text = function(_, report, config)
     return table_render.check(report, config.output, true)
   end,
-  json = function(at, report)
-    return render_json.fleet_check(at, report.findings, report.worst)
-  end,
+  json = render_json.fleet_check,
 }
+
+-- What `fleet check` keeps of each node's findings by format
+-- (judge.fleet_judging's keep): their text for the JSON answer, written
+-- once a node is judged.
+local CHECK_KEEPS = { text = "findings", json = render_json.finding_levels }
 
 -- The renderers of `fleet check --summary` by format (config.format), each
 -- of at, the fleet's report and config: its findings grouped by level and
@@ -98,14 +102,16 @@ M.RENDER_SUMMARY = {
 -- level and its BAD and ERROR counts, and the order worst first; it keeps
 -- no finding.
 function commands.ls(core, config)
-  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules), nil, true)
+  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules), nil, "verdicts")
   cmd.say(io.stdout, M.RENDER_LS[config.format](at, report.summary, config))
   return 0
 end
 
 function commands.check(core, config)
-  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules))
-  local render = config.fleet.summary and M.RENDER_SUMMARY or M.RENDER_CHECK
+  local grouped = config.fleet.summary
+  local at, report = judged_poll(core, config, ruleset.read(core, config.site.rules), nil,
+    not grouped and CHECK_KEEPS[config.format] or "findings")
+  local render = grouped and M.RENDER_SUMMARY or M.RENDER_CHECK
   cmd.say(io.stdout, render[config.format](at, report, config))
   return findings.exit_status(report.worst, config.exit_on)
 end

@@ -5,6 +5,7 @@
 local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
+local rule_schema = require "gpuledger.rule_schema"
 
 local M = {}
 
@@ -44,9 +45,38 @@ function M.fleet_ls(at, summary)
   return json.encode { at = at, schema = 1, summary = fleet.view(summary) } .. "\n"
 end
 
--- `fleet check --json`: {at, findings, schema, worst}.
-function M.fleet_check(at, findings, worst)
-  return json.encode({ at = at, findings = finding_array(findings), schema = 1, worst = worst }, nil, NOT_IN_JSON) .. "\n"
+-- What `fleet check --json` keeps of a node's findings (judge.fleet_judging's
+-- keep) or of any list of them: level → the JSON text of the findings of
+-- that level, in their order, joined by commas (an array's text less its
+-- brackets); a level with none has no text.
+function M.finding_levels(list)
+  local by_level = {}
+  for _, finding in ipairs(list) do
+    local of_level = by_level[finding.level] or json.array()
+    of_level[#of_level + 1] = finding
+    by_level[finding.level] = of_level
+  end
+  for level, of_level in pairs(by_level) do
+    by_level[level] = json.encode(of_level, nil, NOT_IN_JSON):sub(2, -2)
+  end
+  return by_level
+end
+
+-- `fleet check --json` of the fleet's report judged keeping M.finding_levels
+-- (judge.fleet): {at, findings, schema, worst}, the findings worst first
+-- across the fleet and, within a level, the fleet's, then each node's in
+-- the summary's order (fleet.merge_findings' order): the bytes json.encode
+-- writes of the merged findings, put together from each node's text.
+function M.fleet_check(at, report)
+  local pieces, fleet_levels = {}, M.finding_levels(report.fleet_findings)
+  for _, level in ipairs(rule_schema.WORST_FIRST) do
+    pieces[#pieces + 1] = fleet_levels[level]
+    for _, row in ipairs(report.summary.nodes) do
+      pieces[#pieces + 1] = report.kept[row][level]
+    end
+  end
+  return '{"at":' .. json.encode(at) .. ',"findings":[' .. table.concat(pieces, ",") .. '],"schema":1,"worst":'
+    .. json.encode(report.worst) .. "}\n"
 end
 
 -- `fleet check --summary --json`: {at, groups, schema, worst}, each group
