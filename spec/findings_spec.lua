@@ -199,14 +199,22 @@ return { code = "count", level = "OK", evaluate = function(ledger, policy, emit)
 end }
 ]] }
       local everything_found = H.run_rules(everything())
-      local found = H.run_rules(everything(), { rule_instructions = 1, rule_memory_bytes = 1 }, set)
+      local found = H.run_rules(everything(), { rule_instructions = 1 }, set)
       local errs = rule_errors(found)
       assert.equal(1, #errs)
-      -- either budget may stop it first: whether its call needs a new block
-      -- of the heap depends on where the collector is
-      assert.matches("count%.lua%S*: stopped", errs[1].message)
+      assert.matches("count%.lua:3: stopped after running past its budget of 1 instructions", errs[1].message)
       table.remove(found, 1)
       assert.same(H.summary(everything_found), H.summary(found))
+      -- the heap's budget is what the call grows it by, net of what the
+      -- collector frees meanwhile, so whether 1 byte stops this rule depends
+      -- on where the collector is; the embedded rules' findings do not
+      local embedded = {}
+      for _, finding in ipairs((H.run_rules(everything(), { rule_memory_bytes = 1 }, set))) do
+        if finding.code ~= "count" and not (finding.code == "rule-error" and finding.message:find("rule count", 1, true)) then
+          embedded[#embedded + 1] = finding
+        end
+      end
+      assert.same(H.summary(everything_found), H.summary(embedded))
     end)
 
     it("that grows the heap past its budget is stopped, naming the line", function()
