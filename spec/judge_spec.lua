@@ -1,6 +1,7 @@
 -- The one judge: a snapshot, or a ledger already built (as fleet reads
 -- them), becomes the report every renderer takes.
 local H = require "helper"
+local fleet_cmd = require "gpuledger.cmd.fleet"
 local json = require "gpuledger.json"
 local judge = require "gpuledger.judge"
 local render_json = require "gpuledger.render.json"
@@ -173,7 +174,7 @@ end }
       end
       local expected = verdicts("findings")
       assert.same(expected, verdicts("verdicts"))
-      assert.same(expected, verdicts(render_json.finding_levels))
+      assert.same(expected, verdicts(fleet_cmd.keep_text))
       local gpue = expected.rows[2]
       assert.same({ "gpue", sources == site.sources and 2 or 1 }, { gpue[1], gpue[3] }) -- its BAD findings
     end
@@ -193,7 +194,7 @@ end }
       local expected = json.encode({ at = "2026-12-03T08:00:00Z", findings = merged.findings, schema = 1,
         worst = merged.worst }, nil, { busId = true }) .. "\n"
       summary, ledgers = H.fleet_input()
-      local texts = H.judge_fleet(sources, summary, ledgers, { "a refused reload" }, render_json.finding_levels)
+      local texts = H.judge_fleet(sources, summary, ledgers, { "a refused reload" }, fleet_cmd.keep_text)
       assert.equal(expected, render_json.fleet_check("2026-12-03T08:00:00Z", texts))
       local levels = {}
       for _, finding in ipairs(merged.findings) do
@@ -203,7 +204,7 @@ end }
       assert.equal("ERROR", texts.worst)
     end
     local summary = H.fleet_input(true)
-    local texts = H.judge_fleet(ruleset.read(H.core, ""), summary, {}, nil, render_json.finding_levels)
+    local texts = H.judge_fleet(ruleset.read(H.core, ""), summary, {}, nil, fleet_cmd.keep_text)
     assert.equal("ERROR", json.decode(render_json.fleet_check("2026-12-03T08:00:00Z", texts)).findings[1].level)
   end)
 

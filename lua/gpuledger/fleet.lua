@@ -4,7 +4,8 @@
 -- summary, or made readable for the rules; each node reduced to its summary
 -- row and its jobs as soon as it is read, so the fleet never holds every
 -- ledger at once; the rows summed into the fleet's summary; unreachable
--- nodes as ERROR findings; every finding in the fleet's order.
+-- nodes as ERROR findings; every finding in the fleet's order, and grouped
+-- by level and code from the findings or from what was kept of them.
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
 local rule_schema = require "gpuledger.rule_schema"
@@ -414,38 +415,11 @@ function M.merge_findings(summary, lists, fleet_findings)
   return merged
 end
 
--- The fleet's findings (worst first, as merge_findings gives them) grouped
--- by level and code: each group {level, code, count, gpus (how many GPUs:
--- distinct node and uuid among its findings about a GPU), nodes (the names
--- of the nodes it is on, sorted), findings (in their order)}; the groups
--- worst first, within a level the one on most nodes, then on most GPUs,
--- then of most findings, then by code.
-function M.group_findings(findings)
-  local groups, by_key = json.array(), {}
-  for _, finding in ipairs(findings) do
-    local key = finding.level .. " " .. finding.code
-    local group = by_key[key]
-    if not group then
-      group = { level = finding.level, code = finding.code, count = 0, gpus = 0, nodes = json.array(),
-        findings = json.array(), seen_gpus = {}, seen_nodes = {} }
-      by_key[key] = group
-      groups[#groups + 1] = group
-    end
-    group.count = group.count + 1
-    group.findings[#group.findings + 1] = finding
-    local node = finding.node or ""
-    if not group.seen_nodes[node] then
-      group.seen_nodes[node] = true
-      group.nodes[#group.nodes + 1] = node
-    end
-    if finding.index ~= nil then
-      local gpu = node .. "\0" .. tostring(finding.uuid or finding.gpu)
-      if not group.seen_gpus[gpu] then
-        group.seen_gpus[gpu] = true
-        group.gpus = group.gpus + 1
-      end
-    end
-  end
+-- The groups of group_findings and group_kept made whole: each group's
+-- node names sorted and its working sets dropped; the groups worst first,
+-- within a level the one on most nodes, then on most GPUs, then of most
+-- findings, then by code.
+local function in_group_order(groups)
   for _, group in ipairs(groups) do
     table.sort(group.nodes)
     group.seen_gpus, group.seen_nodes = nil, nil
@@ -464,6 +438,133 @@ function M.group_findings(findings)
     return a.code < b.code
   end)
   return groups
+end
+
+-- The group of level and code among groups (by_key: "<level> <code>" →
+-- group), made empty when it is not there yet.
+local function group_of(groups, by_key, key, level, code)
+  local group = by_key[key]
+  if not group then
+    group = { level = level, code = code, count = 0, gpus = 0, nodes = json.array(), findings = json.array(),
+      seen_gpus = {}, seen_nodes = {} }
+    by_key[key] = group
+    groups[#groups + 1] = group
+  end
+  return group
+end
+
+-- Counts node (a name) among group's nodes and gpu (a name unique in the
+-- fleet: the node's and the GPU's; nil for a finding about no GPU) among
+-- its GPUs, each once.
+local function count_place(group, node, gpu)
+  if not group.seen_nodes[node] then
+    group.seen_nodes[node] = true
+    group.nodes[#group.nodes + 1] = node
+  end
+  if gpu and not group.seen_gpus[gpu] then
+    group.seen_gpus[gpu] = true
+    group.gpus = group.gpus + 1
+  end
+end
+
+-- Where a finding is, as group_findings counts it: its node's name, and
+-- its GPU's, unique in the fleet (node and uuid), or nil for a finding
+-- about no GPU.
+local function place_of(finding)
+  local node = finding.node or ""
+  return node, finding.index ~= nil and (node .. "\0" .. tostring(finding.uuid or finding.gpu)) or nil
+end
+
+-- The fleet's findings (worst first, as merge_findings gives them) grouped
+-- by level and code: each group {level, code, count, gpus (how many GPUs:
+-- distinct node and uuid among its findings about a GPU), nodes (the names
+-- of the nodes it is on, sorted), findings (in their order)}; the groups in
+-- in_group_order's order.
+function M.group_findings(findings)
+  local groups, by_key = json.array(), {}
+  for _, finding in ipairs(findings) do
+    local group = group_of(groups, by_key, finding.level .. " " .. finding.code, finding.level, finding.code)
+    group.count = group.count + 1
+    group.findings[#group.findings + 1] = finding
+    count_place(group, place_of(finding))
+  end
+  return in_group_order(groups)
+end
+
+-- A place in a digest's places (string.pack): the group's key, the node,
+-- 1 when about a GPU (else 0), the GPU.
+local PLACE = "s4s4Bs4"
+
+-- What group_kept needs of a node's findings (a list, worst first) when
+-- they are kept as text: {count = "<level> <code>" → how many, places =
+-- the distinct places of each group (place_of), PLACE-packed, in one
+-- string}. A node's findings are then two small values, not a table each,
+-- while the fleet is read.
+function M.digest(list)
+  local count, places, seen = {}, {}, {}
+  for _, finding in ipairs(list) do
+    local key = finding.level .. " " .. finding.code
+    count[key] = (count[key] or 0) + 1
+    local node, gpu = place_of(finding)
+    local place = string.pack(PLACE, key, node, gpu and 1 or 0, gpu or "")
+    if not seen[place] then
+      seen[place] = true
+      places[#places + 1] = place
+    end
+  end
+  return { count = count, places = table.concat(places) }
+end
+
+-- The groups of group_findings, and the counts per level of every
+-- finding, from a fleet's report judged keeping each node's findings as
+-- text (judge.fleet with a keep function): kept, row → M.digest of its
+-- findings with levels (level → their JSON text, render_json.finding_levels),
+-- and fleet_kept the same of the fleet rules' findings. A group's findings
+-- are its first `shown` (in merge_findings' order), read back from their
+-- text, its count every one of them: a page lists no more.
+function M.group_kept(summary, kept, fleet_kept, shown)
+  local groups, by_key = json.array(), {}
+  local digests = { fleet_kept }
+  for _, row in ipairs(summary.nodes) do
+    digests[#digests + 1] = kept[row]
+  end
+  local counts = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 }
+  for _, digest in ipairs(digests) do
+    for key, n in pairs(digest.count) do
+      local level, code = key:match("^(%S+) (.*)$")
+      local group = group_of(groups, by_key, key, level, code)
+      group.count = group.count + n
+      counts[level] = counts[level] + n
+    end
+    local places, at = digest.places, 1
+    while at <= #places do
+      local key, node, about_gpu, gpu
+      key, node, about_gpu, gpu, at = string.unpack(PLACE, places, at)
+      count_place(by_key[key], node, about_gpu == 1 and gpu or nil)
+    end
+  end
+  for _, level in ipairs(rule_schema.WORST_FIRST) do
+    local wanting = 0
+    for _, group in ipairs(groups) do
+      if group.level == level then
+        wanting = wanting + math.min(group.count, shown)
+      end
+    end
+    for _, digest in ipairs(digests) do
+      if wanting == 0 then
+        break
+      end
+      local written = digest.levels[level]
+      for _, finding in ipairs(written and json.decode("[" .. written .. "]") or {}) do
+        local group = by_key[level .. " " .. finding.code]
+        if #group.findings < shown then
+          group.findings[#group.findings + 1] = finding
+          wanting = wanting - 1
+        end
+      end
+    end
+  end
+  return in_group_order(groups), counts
 end
 
 return M

@@ -364,9 +364,9 @@ end
 -- default), the findings in order; "verdicts" (`fleet ls`), only its row's
 -- verdict (worst, badFindings, errorFindings), its findings not even put
 -- in order; a function, what it returns of the findings in order (`fleet
--- check --json` keeps their text: holding 38,000 findings as tables for
--- the answer made the collector walk them again at every cycle), the row
--- given its verdict. With site files the ledger is kept for them, judged
+-- check --json` and `fleet serve` keep their text: holding 38,000 findings
+-- as tables for the answer made the collector walk them again at every
+-- cycle), the row given its verdict. With site files the ledger is kept for them, judged
 -- in one child per file over every ledger when M.fleet ends.
 function M.fleet_judging(core, sources, given, keep)
   local judging = begin(core, sources, given)

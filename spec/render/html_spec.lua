@@ -236,7 +236,7 @@ describe("render.html: the fleet page", function()
       H.wire_ledger(H.ledger({ H.gpu { index = 0 } }, { node = 'gpuf"><b>x', schema = 0 })))
     summary = fleet.summarise { summary.nodes[1], summary.nodes[2], summary.nodes[3], hostile }
     judge.fleet_verdicts(summary, {})
-    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, version = "dev" })
+    local text = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30, version = "dev" })
     assert.truthy(text:find('<meta http-equiv="refresh" content="30">', 1, true))
     assert.truthy(text:find("<title>gpuledger · fleet</title>", 1, true))
     assert.truthy(text:find('<a href="http://10.0.0.4:9877/">gpud</a>', 1, true))
@@ -268,7 +268,7 @@ describe("render.html: the fleet page", function()
 
   it("labels every cell of the node and job tables, for the cards of a narrow screen", function()
     local summary, found = H.fleet_judged()
-    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    local text = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30 })
     assert.truthy(text:find('<tr><td data-label="node">fleet</td><td data-label="worst"><span class="level ERROR">ERROR</span></td>'
       .. '<td class="num" data-label="bad">1</td><td class="num" data-label="error">1</td><td class="num" data-label="gpus">4</td>'
       .. '<td class="num" data-label="held">1</td><td class="num" data-label="reserved-idle">1</td>'
@@ -284,7 +284,7 @@ describe("render.html: the fleet page", function()
 
   it("groups the findings by level and code, worst first, each opening on its findings linked to their node's page", function()
     local summary, found = H.fleet_judged()
-    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    local text = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30 })
     local groups = {}
     for class, code, reach in text:gmatch('<details class="group (%u+)"><summary>.-<span class="code">([^<]*)</span> '
       .. '<span class="reach">([^<]*)</span>') do
@@ -314,7 +314,7 @@ describe("render.html: the fleet page", function()
       copy.node = string.format("gpu%04d", i)
       many[i] = copy
     end
-    local text = html.fleet(summary, many, "OK", { at = H.AT, interval = 30 })
+    local text = html.fleet(summary, fleet.group_findings(many), "OK", { at = H.AT, interval = 30 })
     local _, rows = text:gsub('<tr class="finding OK">', "")
     assert.equal(html.GROUP_FINDINGS_SHOWN, rows)
     assert.truthy(text:find('<span class="reach">' .. (html.GROUP_FINDINGS_SHOWN + 150) .. " finding(s), ", 1, true),
@@ -323,19 +323,19 @@ describe("render.html: the fleet page", function()
     assert.falsy(text:find('<td data-label="where">gpu' .. string.format("%04d", html.GROUP_FINDINGS_SHOWN + 1) .. " gpu", 1, true))
     assert.truthy(text:find('<tr class="more"><td colspan="2">150 more, not listed here: each node\'s page, '
       .. '<a href="fleet">/fleet</a> and <code>gpuledger fleet check</code> list every one</td></tr>\n</tbody></table>', 1, true))
-    local few = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    local few = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30 })
     assert.falsy(few:find('class="more"', 1, true), "a group within the bound is listed whole")
   end)
 
   it("with --grafana-url, links each node to the dashboard; without, no such link", function()
     local summary, found = H.fleet_judged()
-    local text = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, grafana_url = "https://grafana.test" })
+    local text = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30, grafana_url = "https://grafana.test" })
     assert.truthy(text:find('<a href="http://10.0.0.4:9877/">gpud</a> '
       .. '<a class="dashboard" href="https://grafana.test/d/gpuledger/gpuledger?var-node=gpud">dashboard</a>', 1, true))
-    local plain = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30 })
+    local plain = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30 })
     assert.falsy(plain:find('class="dashboard"', 1, true))
     summary.nodes[2].nomadNodeId = "f7476465"
-    local nomad = html.fleet(summary, found, "ERROR", { at = H.AT, interval = 30, nomad_ui_url = "https://nomad.test" })
+    local nomad = html.fleet(summary, fleet.group_findings(found), "ERROR", { at = H.AT, interval = 30, nomad_ui_url = "https://nomad.test" })
     assert.truthy(nomad:find('<a class="nomad" href="https://nomad.test/ui/clients/f7476465">Nomad</a>', 1, true))
     assert.truthy(nomad:find('<td data-label="job"><a href="https://nomad.test/ui/jobs/worker@video">video/worker</a></td>', 1, true))
     assert.falsy(plain:find("/ui/", 1, true))

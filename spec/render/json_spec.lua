@@ -2,13 +2,16 @@
 -- --json and /fleet, with the contract's fields only.
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
+local fleet_cmd = require "gpuledger.cmd.fleet"
 local json = require "gpuledger.json"
 local render_json = require "gpuledger.render.json"
+local ruleset = require "gpuledger.ruleset"
 
 describe("render.json: the fleet's documents", function()
   it("writes the fleet's JSON documents with only the contract's fields", function()
-    local summary, found = H.fleet_judged()
-    local doc = json.decode(render_json.fleet(H.AT, summary, found, "ERROR"))
+    local summary, ledgers = H.fleet_input()
+    local report = H.judge_fleet(ruleset.read(H.core, ""), summary, ledgers, nil, fleet_cmd.keep_for_serving)
+    local doc = json.decode(render_json.fleet(H.AT, report))
     assert.same({ "at", "findings", "schema", "summary", "worst" }, (function()
       local keys = {}
       for k in pairs(doc) do

@@ -80,10 +80,26 @@ M.RENDER_CHECK = {
   json = render_json.fleet_check,
 }
 
--- What `fleet check` keeps of each node's findings by format
--- (judge.fleet_judging's keep): their text for the JSON answer, written
--- once a node is judged.
-local CHECK_KEEPS = { text = "findings", json = render_json.finding_levels }
+-- What `fleet check --json` keeps of a node's findings (judge.fleet_judging's
+-- keep), written once the node is judged: {levels = their JSON text by level
+-- (render_json.finding_levels)}, all that render_json.fleet_check reads.
+function M.keep_text(list)
+  return { levels = render_json.finding_levels(list) }
+end
+
+-- What `fleet serve` keeps of a node's findings: M.keep_text's, and what its
+-- page and /metrics count them by (fleet.digest). Holding the fleet's
+-- findings as tables until the poll is rendered doubled the heap the
+-- collector walks at each of its cycles.
+function M.keep_for_serving(list)
+  local kept = fleet.digest(list)
+  kept.levels = render_json.finding_levels(list)
+  return kept
+end
+
+-- What `fleet check` keeps of each node's findings by format: the tables
+-- for the text, their text for the JSON answer.
+local CHECK_KEEPS = { text = "findings", json = M.keep_text }
 
 -- The renderers of `fleet check --summary` by format (config.format), each
 -- of at, the fleet's report and config: its findings grouped by level and
@@ -131,20 +147,23 @@ local function healthz(summary)
 end
 
 -- Every response of fleet serve for one poll made at `at`, from the fleet's
--- report (judge.fleet). page: {interval, grafana_url, nomad_ui_url} of the fleet page.
+-- report (judge.fleet, keeping M.keep_for_serving of each node's findings).
+-- page: {interval, grafana_url, nomad_ui_url} of the fleet page.
 function M.responses(core, at, report, page)
-  local summary, found, worst = report.summary, report.findings, report.worst
+  local summary = report.summary
+  local groups, counts = fleet.group_kept(summary, report.kept, M.keep_for_serving(report.fleet_findings),
+    html.GROUP_FINDINGS_SHOWN)
   return {
     ["/"] = {
       status = 200, content_type = html.CONTENT_TYPE,
-      body = html.fleet(summary, found, worst, {
-        counts = report.counts, at = at, interval = page.interval, version = core.version,
+      body = html.fleet(summary, groups, report.worst, {
+        counts = counts, at = at, interval = page.interval, version = core.version,
         grafana_url = page.grafana_url, nomad_ui_url = page.nomad_ui_url,
       }),
     },
     ["/style.css"] = server.stylesheet(core),
-    ["/fleet"] = { status = 200, content_type = "application/json", body = render_json.fleet(at, summary, found, worst) },
-    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.fleet(summary, found, report.codes) },
+    ["/fleet"] = { status = 200, content_type = "application/json", body = render_json.fleet(at, report) },
+    ["/metrics"] = { status = 200, content_type = metrics.CONTENT_TYPE, body = metrics.fleet(summary, groups, report.codes) },
     ["/healthz"] = healthz(summary),
   }
 end
@@ -154,7 +173,7 @@ function commands.serve(core, config)
   local interval = config.serve.interval
   local function refresh()
     local ok, responses = xpcall(function()
-      local at, report = judged_poll(core, config, rules.sources, rules.refused())
+      local at, report = judged_poll(core, config, rules.sources, rules.refused(), M.keep_for_serving)
       return M.responses(core, at, report, {
         interval = interval, grafana_url = config.serve.grafana_url, nomad_ui_url = config.serve.nomad_ui_url,
       })

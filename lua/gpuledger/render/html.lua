@@ -5,7 +5,6 @@
 -- came from the node (containers, jobs, models, messages, errors) is escaped
 -- for where it lands; class names come from fixed sets only.
 local clock = require "gpuledger.clock"
-local fleet = require "gpuledger.fleet"
 local gl = require "gpuledger.gl"
 local grafana = require "gpuledger.grafana"
 local memo = require "gpuledger.memo"
@@ -489,13 +488,13 @@ end
 -- (a page of 1,000 nodes with the demo's troubles twice over was 14 MB).
 M.GROUP_FINDINGS_SHOWN = 100
 
--- The fleet's findings grouped by level and code (fleet.group_findings),
--- worst first: each group's line says its level, code, how many findings,
--- GPUs and nodes and names the nodes, and opens (a <details>, no script) on
--- its first GROUP_FINDINGS_SHOWN findings, each where it is and its
--- message, then on how many more there are.
-local function finding_groups(summary, findings, out)
-  if #findings == 0 then
+-- The fleet's findings grouped by level and code (groups: fleet.group_findings'
+-- or fleet.group_kept's), worst first: each group's line says its level,
+-- code, how many findings, GPUs and nodes and names the nodes, and opens
+-- (a <details>, no script) on its first GROUP_FINDINGS_SHOWN findings, each
+-- where it is and its message, then on how many more there are.
+local function finding_groups(summary, groups, out)
+  if #groups == 0 then
     out[#out + 1] = '<p class="none">none</p>'
     return
   end
@@ -505,7 +504,7 @@ local function finding_groups(summary, findings, out)
       url_of[row.node] = row.url
     end
   end
-  for _, group in ipairs(fleet.group_findings(findings)) do
+  for _, group in ipairs(groups) do
     local class = LEVEL_CLASS[group.level] or "unknown"
     local nodes = {}
     for i, name in ipairs(table_render.group_nodes(group)) do
@@ -523,23 +522,24 @@ local function finding_groups(summary, findings, out)
       out[#out + 1] = string.format('<tr class="finding %s"><td data-label="where">%s</td><td data-label="message">%s</td></tr>',
         class, fleet_where(finding, url_of), M.escape(finding.message))
     end
-    if #group.findings > M.GROUP_FINDINGS_SHOWN then
+    if group.count > M.GROUP_FINDINGS_SHOWN then
       out[#out + 1] = string.format('<tr class="more"><td colspan="2">%d more, not listed here: '
         .. 'each node\'s page, <a href="fleet">/fleet</a> and <code>gpuledger fleet check</code> list every one</td></tr>',
-        #group.findings - M.GROUP_FINDINGS_SHOWN)
+        group.count - M.GROUP_FINDINGS_SHOWN)
     end
     out[#out + 1] = "</tbody></table>"
     out[#out + 1] = "</details>"
   end
 end
 
--- fleet serve's page. summary: gpuledger.fleet's; findings:
--- the fleet's, worst first; worst: their worst level; opts: counts (of the
+-- fleet serve's page. summary: gpuledger.fleet's; groups: the fleet's
+-- findings grouped (fleet.group_findings or fleet.group_kept), worst first;
+-- worst: their worst level; opts: counts (of the
 -- findings per level), at (RFC 3339), interval (seconds), version,
 -- grafana_url (the checked --grafana-url: each node links to the dashboard)
 -- and nomad_ui_url (the checked --nomad-ui-url: each node and job links to
 -- Nomad's UI).
-function M.fleet(summary, findings, worst, opts)
+function M.fleet(summary, groups, worst, opts)
   new_page()
   local refresh = math.max(1, math.floor(opts.interval or 30))
   local total = summary.total
@@ -591,7 +591,7 @@ function M.fleet(summary, findings, worst, opts)
   end
   out[#out + 1] = "<section>"
   out[#out + 1] = "<h2>Findings</h2>"
-  finding_groups(summary, findings, out)
+  finding_groups(summary, groups, out)
   out[#out + 1] = "</section>"
   return page_foot(out, opts.version)
 end

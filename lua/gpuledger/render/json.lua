@@ -62,20 +62,27 @@ function M.finding_levels(list)
   return by_level
 end
 
--- `fleet check --json` of the fleet's report judged keeping M.finding_levels
--- (judge.fleet): {at, findings, schema, worst}, the findings worst first
--- across the fleet and, within a level, the fleet's, then each node's in
--- the summary's order (fleet.merge_findings' order): the bytes json.encode
+-- The findings of a fleet's report judged keeping each node's findings as
+-- text (judge.fleet with a keep function; report.kept: row → {levels =
+-- M.finding_levels of them, ...}), as a JSON array: worst first across the
+-- fleet and, within a level, the fleet's, then each node's in the
+-- summary's order (fleet.merge_findings' order): the bytes json.encode
 -- writes of the merged findings, put together from each node's text.
-function M.fleet_check(at, report)
+local function kept_findings(report)
   local pieces, fleet_levels = {}, M.finding_levels(report.fleet_findings)
   for _, level in ipairs(rule_schema.WORST_FIRST) do
     pieces[#pieces + 1] = fleet_levels[level]
     for _, row in ipairs(report.summary.nodes) do
-      pieces[#pieces + 1] = report.kept[row][level]
+      pieces[#pieces + 1] = report.kept[row].levels[level]
     end
   end
-  return '{"at":' .. json.encode(at) .. ',"findings":[' .. table.concat(pieces, ",") .. '],"schema":1,"worst":'
+  return "[" .. table.concat(pieces, ",") .. "]"
+end
+
+-- `fleet check --json` of the fleet's report judged keeping each node's
+-- findings as text: {at, findings, schema, worst}.
+function M.fleet_check(at, report)
+  return '{"at":' .. json.encode(at) .. ',"findings":' .. kept_findings(report) .. ',"schema":1,"worst":'
     .. json.encode(report.worst) .. "}\n"
 end
 
@@ -90,11 +97,11 @@ function M.fleet_summary(at, groups, worst)
   return json.encode({ at = at, groups = list, schema = 1, worst = worst }, nil, NOT_IN_JSON) .. "\n"
 end
 
--- fleet serve's /fleet: {at, findings, schema, summary, worst}.
-function M.fleet(at, summary, findings, worst)
-  return json.encode({
-    at = at, findings = finding_array(findings), schema = 1, summary = fleet.view(summary), worst = worst,
-  }, nil, NOT_IN_JSON) .. "\n"
+-- fleet serve's /fleet of the fleet's report judged keeping each node's
+-- findings as text, as M.fleet_check: {at, findings, schema, summary, worst}.
+function M.fleet(at, report)
+  return '{"at":' .. json.encode(at) .. ',"findings":' .. kept_findings(report) .. ',"schema":1,"summary":'
+    .. json.encode(fleet.view(report.summary)) .. ',"worst":' .. json.encode(report.worst) .. "}\n"
 end
 
 -- How many entries of a list M.write_report encodes at a time.

@@ -397,8 +397,10 @@ end
 
 -- How many findings of each code: [{code, level, count}], every code of
 -- codes (the effective rule set's, zero when absent) first, then any other
--- code a finding carries (rule-error).
-local function code_counts(findings, codes)
+-- code found carries (rule-error). found: findings, each counted once, or
+-- with of_group the fleet's groups of them (fleet.group_kept), each counted
+-- by its count.
+local function code_counts(found, codes, of_group)
   local list, by_code = {}, {}
   local function item(code, level)
     if not by_code[code] then
@@ -410,9 +412,13 @@ local function code_counts(findings, codes)
   for _, entry in ipairs(codes or {}) do
     item(entry.code, entry.level)
   end
-  for _, finding in ipairs(findings or {}) do
-    local counted = item(finding.code, finding.level)
-    counted.count = counted.count + 1
+  for _, one in ipairs(found or {}) do
+    local counted = item(one.code, one.level)
+    if of_group then
+      counted.count = counted.count + one.count
+    else
+      counted.count = counted.count + 1
+    end
   end
   return list
 end
@@ -555,8 +561,9 @@ end
 -- fleet serve's /metrics, without a node label: whether any
 -- node was read, nodes read and unreachable, the fleet's GPUs per state,
 -- each job's reserved and held GPUs, and the fleet's findings per code
--- (codes: the effective rule set's, each with a series, zero when absent).
-function M.fleet(summary, findings, codes)
+-- (groups: fleet.group_kept's; codes: the effective rule set's, each with a
+-- series, zero when absent).
+function M.fleet(summary, groups, codes)
   local w = writer()
   local total = summary.total
   local read = #summary.nodes - total.unreachable
@@ -582,7 +589,7 @@ function M.fleet(summary, findings, codes)
     end
   end
   w.family("gpuledger_fleet_findings", "gauge", "Findings of each code across the fleet at the last poll.")
-  for _, item in ipairs(code_counts(findings, codes)) do
+  for _, item in ipairs(code_counts(groups, codes, true)) do
     w.sample(w.labels { { "code", item.code }, { "level", item.level } }, item.count)
   end
   return w.text()
