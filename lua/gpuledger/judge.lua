@@ -366,8 +366,9 @@ end
 -- in order; a function, what it returns of the findings in order (`fleet
 -- check --json` and `fleet serve` keep their text: holding 38,000 findings
 -- as tables for the answer made the collector walk them again at every
--- cycle), the row given its verdict. With site files the ledger is kept for them, judged
--- in one child per file over every ledger when M.fleet ends.
+-- cycle), the row given its verdict. With site files the ledger is kept
+-- for them, judged in one child per file over every ledger when M.fleet
+-- ends.
 function M.fleet_judging(core, sources, given, keep)
   local judging = begin(core, sources, given)
   keep = keep or "findings"
@@ -403,8 +404,8 @@ end
 -- first, fleet.merge_findings), worst, counts, codes, rules = {loaded,
 -- errors}}; with keep "verdicts", {summary} alone; with a keep function,
 -- {summary, kept (row → what keep kept of its findings, an unreachable
--- node's ERROR too), fleet_findings (the fleet rules', in the order they
--- came), worst, codes, rules}.
+-- node's ERROR too), fleet_kept (what keep kept of the fleet rules'
+-- findings, in the order they came), worst, codes, rules}.
 function M.fleet(judging, summary, extra_errors)
   local node_findings, kept, keep = judging.node_findings, judging.kept, judging.keep
   local set, found, fleet_found = finish(judging, kept.ledgers, kept.found,
@@ -427,7 +428,7 @@ function M.fleet(judging, summary, extra_errors)
       return { summary = summary }
     end
     return {
-      summary = summary, kept = node_findings, fleet_findings = fleet_found, worst = summary.total.worst,
+      summary = summary, kept = node_findings, fleet_kept = keep(fleet_found), worst = summary.total.worst,
       codes = ruleset.codes(set), rules = rules,
     }
   end

@@ -151,8 +151,7 @@ end
 -- page: {interval, grafana_url, nomad_ui_url} of the fleet page.
 function M.responses(core, at, report, page)
   local summary = report.summary
-  local groups, counts = fleet.group_kept(summary, report.kept, M.keep_for_serving(report.fleet_findings),
-    html.GROUP_FINDINGS_SHOWN)
+  local groups, counts = fleet.group_kept(summary, report.kept, report.fleet_kept, html.GROUP_FINDINGS_SHOWN)
   return {
     ["/"] = {
       status = 200, content_type = html.CONTENT_TYPE,

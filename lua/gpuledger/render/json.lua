@@ -64,12 +64,13 @@ end
 
 -- The findings of a fleet's report judged keeping each node's findings as
 -- text (judge.fleet with a keep function; report.kept: row → {levels =
--- M.finding_levels of them, ...}), as a JSON array: worst first across the
--- fleet and, within a level, the fleet's, then each node's in the
--- summary's order (fleet.merge_findings' order): the bytes json.encode
--- writes of the merged findings, put together from each node's text.
+-- M.finding_levels of them, ...}, report.fleet_kept the same of the fleet
+-- rules' findings), as a JSON array: worst first across the fleet and,
+-- within a level, the fleet's, then each node's in the summary's order
+-- (fleet.merge_findings' order): the bytes json.encode writes of the
+-- merged findings, put together from each node's text.
 local function kept_findings(report)
-  local pieces, fleet_levels = {}, M.finding_levels(report.fleet_findings)
+  local pieces, fleet_levels = {}, report.fleet_kept.levels
   for _, level in ipairs(rule_schema.WORST_FIRST) do
     pieces[#pieces + 1] = fleet_levels[level]
     for _, row in ipairs(report.summary.nodes) do
