@@ -13,6 +13,7 @@ local table_render = require "gpuledger.render.table"
 local text_mod = require "gpuledger.text"
 
 local SOURCE = "http://10.0.0.4:9877/ledger"
+local AT = "2026-12-01T10:00:00Z" -- when a made-up ledger was read
 
 local function fixture(name)
   local file = assert(io.open(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/fleet/" .. name))
@@ -109,7 +110,7 @@ describe("fleet", function()
     local readable = assert(fleet.readable(assert(json.decode(text)), SOURCE))
     local target = { node = "t", url = "http://t:1" }
     assert.same(fleet.node_row(target, readable), fleet.node_row(target, shaped))
-    local odd = [[{"schema":1,"node":null,"entries":[{"index":null,"memoryUsedMiB":null,
+    local odd = [[{"schema":1,"node":"odd","at":"2026-12-01T10:00:00Z","entries":[{"index":null,"memoryUsedMiB":null,
       "reservations":[{"jobId":null,"namespace":null,"allocId":"a"}],
       "tenants":[{"kind":"nomad","allocId":"a","reserved":null,"pids":null,"container":null}]}],
       "nomadRead":null,"errors":["x"]}]]
@@ -126,7 +127,7 @@ describe("fleet", function()
   end)
 
   it("keeps a node's lost GPU unmeasured: no memory, temperature, power or encoder count made up", function()
-    local text = [[{"schema":1,"node":"gpu-a","nomadRead":true,"entries":[{"index":-1,"uuid":"GPU-dead","model":"",
+    local text = [[{"schema":1,"node":"gpu-a","at":"2026-12-01T10:00:00Z","nomadRead":true,"entries":[{"index":-1,"uuid":"GPU-dead","model":"",
       "busId":"00000000:AF:00.0","missing":true,"state":"free","reservations":[],"tenants":[]}]}]]
     local ledger = assert(fleet.readable(assert(json.decode(text)), SOURCE))
     local lost = ledger.entries[1]
@@ -187,16 +188,16 @@ describe("fleet", function()
     for i = 1, limits.gpus + 1 do
       entries[i] = { index = i - 1 }
     end
-    local _, why = fleet.shape({ schema = 1, entries = entries }, SOURCE)
+    local _, why = fleet.shape({ schema = 1, node = "gpu-x", at = AT, entries = entries }, SOURCE)
     assert.equal(string.format("%s: unexpected answer: ledger.entries has %d items, want at most %d", SOURCE,
       limits.gpus + 1, limits.gpus), why)
     entries[#entries] = nil
-    assert.truthy(fleet.shape({ schema = 1, entries = entries }, SOURCE))
+    assert.truthy(fleet.shape({ schema = 1, node = "gpu-x", at = AT, entries = entries }, SOURCE))
     local tenants = {}
     for i = 1, limits.tenants + 1 do
       tenants[i] = { kind = "docker", pids = { i } }
     end
-    _, why = fleet.readable({ schema = 1, entries = { { index = 0, tenants = tenants } } }, SOURCE)
+    _, why = fleet.readable({ schema = 1, node = "gpu-x", at = AT, entries = { { index = 0, tenants = tenants } } }, SOURCE)
     assert.equal(string.format("%s: unexpected answer: ledger.entries[1].tenants has %d items, want at most %d", SOURCE,
       limits.tenants + 1, limits.tenants), why)
   end)
@@ -204,7 +205,7 @@ describe("fleet", function()
   it("cuts another node's names like this node's own, and its errors like its own", function()
     local long = ("x"):rep(5 * 1024 * 1024)
     local ledger = assert(fleet.readable({
-      schema = 1, node = "gpu-" .. long, errors = { ("e"):rep(4096) },
+      schema = 1, node = "gpu-" .. long, at = AT, errors = { ("e"):rep(4096) },
       entries = { { index = 0, model = long, tenants = { { kind = "docker", container = long, processes = { long } } },
         reservations = { { jobId = long, namespace = long } } } },
     }, SOURCE))
@@ -217,7 +218,7 @@ describe("fleet", function()
   end)
 
   it("keeps a process or device named by digits a name, and a JSON whole number an integer", function()
-    local ledger = assert(fleet.readable(json.decode([[{"schema": 1, "node": "gpu-1", "entries": [{"index": 0.0,
+    local ledger = assert(fleet.readable(json.decode([[{"schema": 1, "node": "gpu-1", "at": "2026-12-01T10:00:00Z", "entries": [{"index": 0.0,
       "tenants": [{"kind": "docker", "pids": [4242.0], "processes": ["8", "1e3", "python"], "usedMemoryMiB": 512.0}],
       "reservations": [{"allocId": "a", "deviceIds": ["0", "GPU-1"]}]}]}]]), SOURCE))
     local entry = ledger.entries[1]
@@ -229,7 +230,7 @@ describe("fleet", function()
   end)
 
   it("makes a MIG slice's reservations readable as a GPU's", function()
-    local ledger = assert(fleet.readable({ schema = 1, entries = { { index = 0, migDevices = {
+    local ledger = assert(fleet.readable({ schema = 1, node = "gpu-x", at = AT, entries = { { index = 0, migDevices = {
       { uuid = "MIG-1", reservations = { { allocId = "a", jobId = "train" } } } } } } }, SOURCE))
     local reservation = ledger.entries[1].migDevices[1].reservations[1]
     assert.same({ {}, "", "reserved-idle" }, { reservation.deviceIds, reservation.namespace, ledger.entries[1].state })
@@ -237,7 +238,7 @@ describe("fleet", function()
   end)
 
   it("names a JSON null among a ledger's GPUs, tenants or reservations", function()
-    local none, why = fleet.shape(assert(json.decode('{"schema":1,"entries":[null,{"index":0}]}')), SOURCE)
+    local none, why = fleet.shape(assert(json.decode('{"schema":1,"node":"gpu-x","at":"2026-12-01T10:00:00Z","entries":[null,{"index":0}]}')), SOURCE)
     assert.is_nil(none)
     assert.equal(SOURCE .. ": unexpected answer: ledger.entries[1] is null, want an object", why)
   end)
@@ -268,9 +269,26 @@ describe("fleet", function()
   it("refuses what is not a ledger", function()
     assert.is_nil(fleet.readable({ 1, 2 }, SOURCE))
     assert.is_nil(fleet.readable("ledger", SOURCE))
-    local none, why = fleet.readable({ entries = "many" }, SOURCE)
+    local none, why = fleet.readable({ node = "gpu-x", at = AT, entries = "many" }, SOURCE)
     assert.is_nil(none)
     assert.truthy(why:find("entries", 1, true))
+  end)
+
+  it("refuses an object that names no node or no time of reading: another service's JSON, not a node of no GPU", function()
+    local none, why = fleet.readable({}, SOURCE) -- both missing: either is named first
+    assert.is_nil(none)
+    assert.truthy(why == SOURCE .. ": unexpected answer: ledger.node is missing, want a string"
+      or why == SOURCE .. ": unexpected answer: ledger.at is missing, want a string", why)
+    assert.same({ nil, SOURCE .. ": unexpected answer: ledger.node is missing, want a string" },
+      { fleet.shape({ status = "ok", at = AT }, SOURCE) })
+    assert.same({ nil, SOURCE .. ": unexpected answer: ledger.at is missing, want a string" },
+      { fleet.shape({ node = "gpu-x", entries = {} }, SOURCE) })
+    local demo = assert(json.decode(render_json.ledger(judge.ledger_of(snapshot.demo(H.core)))))
+    demo.node, demo.entries = nil, nil
+    assert.same({ nil, SOURCE .. ": unexpected answer: ledger.node is missing, want a string" },
+      { fleet.readable(demo, SOURCE) })
+    local no_gpu = assert(fleet.shape(assert(json.decode('{"node":"gpu-go","at":"' .. AT .. '","entries":null}')), SOURCE))
+    assert.same({ "gpu-go", {} }, { no_gpu.node, no_gpu.entries }) -- an older release's node of no GPU
   end)
 
   it("sorts the nodes worst first, then by name, an unreachable node as ERROR; the total keeps the fleet's", function()

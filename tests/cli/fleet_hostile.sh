@@ -78,13 +78,31 @@ expect_lua "one source-unavailable per hostile node, naming its address and the 
 expect_lua "the good node is judged" "$out" \
     'for _, f in ipairs(j.findings) do if f.node == "gpua" and f.code == "unmanaged-tenant" then return true end end return false'
 
+# ---- JSON that is no ledger: {} or a ledger without its node, never a node of no GPU ----
+printf '{}\n' >"$WORK/empty.json"
+python3 -c 'import json
+ledger = json.load(open("'"$TESTDATA"'/fleet/go-ledger.json"))
+del ledger["node"], ledger["entries"]
+print(json.dumps(ledger))' >"$WORK/nameless.json"
+node empty 127.0.0.11 "$WORK/empty.json"; EMPTY=$NODE
+node nameless 127.0.0.12 "$WORK/nameless.json"; NAMELESS=$NODE
+run fleet check --targets "$DEMO,$EMPTY,$NAMELESS" --exit-on error
+expect_rc "fleet check --exit-on error: {} and a nameless ledger are errors" 3
+if printf '%s\n' "$out" | grep -qE "http://$EMPTY/ledger: unexpected answer: ledger\.(node|at) is missing, want a string"; then
+    pass "{} is named: no node or no time of reading (both are missing: either comes first)"
+else fail "{} is named: no node or no time of reading" "$out"; fi
+expect_in "a ledger without its node is named" "$out" \
+    "http://$NAMELESS/ledger: unexpected answer: ledger.node is missing, want a string"
+run fleet ls --targets "$DEMO,$EMPTY,$NAMELESS"
+expect_in "fleet ls counts them unreachable, not as nodes of no GPU" "$out" "3 node(s), 2 unreachable"
+
 # ---- too much for one node: past the limits, that node's error ------------------------
 python3 -c 'import json
 entries = [{"index": i, "uuid": "GPU-%d" % i, "memoryTotalMiB": 23034, "model": "L4"} for i in range(100000)]
-print(json.dumps({"schema": 1, "node": "gpu-huge", "entries": entries}, separators=(",", ":")))' >"$WORK/gpus.json"
+print(json.dumps({"schema": 1, "node": "gpu-huge", "at": "2026-12-01T10:00:00Z", "entries": entries}, separators=(",", ":")))' >"$WORK/gpus.json"
 python3 -c 'import json
 tenants = [{"kind": "docker", "container": "c%d" % i, "pids": [i], "usedMemoryMiB": 1} for i in range(65)]
-print(json.dumps({"schema": 1, "node": "gpu-crowded", "entries": [{"index": 0, "tenants": tenants}]}))' >"$WORK/tenants.json"
+print(json.dumps({"schema": 1, "node": "gpu-crowded", "at": "2026-12-01T10:00:00Z", "entries": [{"index": 0, "tenants": tenants}]}))' >"$WORK/tenants.json"
 node gpus 127.0.0.8 "$WORK/gpus.json"; GPUS=$NODE
 node tenants 127.0.0.9 "$WORK/tenants.json"; TENANTS=$NODE
 run fleet check --targets "$DEMO,$GPUS,$TENANTS" --json

@@ -77,9 +77,14 @@ local ENTRY = {
 }
 
 -- The shape of a /ledger answer, JSON nulls read as absent (json.decode);
--- the fleet checks it with shape.check(decoded, M.SHAPE, "ledger").
+-- the fleet checks it with shape.check(decoded, M.SHAPE, "ledger"). Every
+-- ledger, of any release, names its node and when it was read: an object
+-- without them (`{}`, a proxy's or another service's JSON) is no ledger,
+-- not a node of no GPU. entries may be absent: an older release wrote a
+-- node of no GPU's as null.
 M.SHAPE = {
-  schema = COUNT, node = "string", at = "string", entries = { list = ENTRY, max = LIMITS.gpus },
+  schema = COUNT, node = shape.required "string", at = shape.required "string",
+  entries = { list = ENTRY, max = LIMITS.gpus },
   nomadRead = "boolean", processesRead = "boolean", nvidiaInstalled = "boolean",
   driverVersion = "string", cudaVersion = "string",
   nomadNode = { id = "string", name = "string", class = "string", pool = "string", datacenter = "string" },
