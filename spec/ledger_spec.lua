@@ -618,6 +618,19 @@ describe("gpuledger.ledger", function()
         assert.truthy(render_json.ledger(l):find('"entries":[]', 1, true))
       end)
 
+      it("names in each source error what was asked: the engine's endpoint, Nomad's address, the binary", function()
+        local snap = H.snapshot {}
+        snap.sources.nvidia = { ok = false, binary = "/usr/bin/nvidia-smi", error = "nvidia-smi: exited 9" }
+        snap.sources.docker = { ok = false, endpoint = "unix:///run/docker.sock", error = "docker: refused" }
+        snap.sources.nomad = { ok = false, address = "http://127.0.0.1:4646", error = "nomad: refused" }
+        local asked = {}
+        for _, err in ipairs(ledger.build(snap).sourceErrors) do
+          asked[err.source] = err.asked
+        end
+        assert.same({ nvidia = "/usr/bin/nvidia-smi", docker = "unix:///run/docker.sock", nomad = "http://127.0.0.1:4646" },
+          asked)
+      end)
+
       it("no errors is no errors field", function()
         assert.is_nil(ledger.build(fixture()).errors)
         assert.is_nil(render_json.ledger(ledger.build(fixture())):find('"errors"', 1, true))

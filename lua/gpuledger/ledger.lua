@@ -515,7 +515,8 @@ function M.build(snapshot, catalogue)
   local function add_error(name, message, fields)
     if message then
       local source = sources[name] or {}
-      local err = { source = name, asked = source.endpoint or source.binary or source.path or source.root, message = message }
+      local err = { source = name, asked = source.endpoint or source.address or source.binary or source.path or source.root,
+        message = message }
       for key, value in pairs(fields or {}) do
         err[key] = value
       end
