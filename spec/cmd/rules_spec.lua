@@ -8,6 +8,7 @@ local json = require "gpuledger.json"
 local rules_cmd = require "gpuledger.cmd.rules"
 local sandbox = require "gpuledger.sandbox"
 local snapshot = require "gpuledger.snapshot"
+local render_json = require "gpuledger.render.json"
 local table_render = require "gpuledger.render.table"
 
 local gpu, ledger = H.gpu, H.ledger
@@ -175,6 +176,20 @@ describe("gpuledger.cmd.rules", function()
       local report = table_render.rules_check { dir = "/none", rules = rules_cmd.rows(set), off = rules_cmd.off_rows(set), inputs = results, errors = errors }
       local last = "ok: no rule errors over 1 input(s)\n"
       assert.equal(last, report:sub(-#last))
+    end)
+  end)
+
+  describe("the JSON of --check (render/json.lua)", function()
+    it("writes each input's findings with the fields check --json gives them, and no counts", function()
+      local set, results, errors = run_check(nil, { { name = "demo", snapshot = snapshot.demo(H.core) } })
+      local text = render_json.rules_check { dir = "/none", rules = rules_cmd.rows(set), off = rules_cmd.off_rows(set),
+        inputs = results, errors = errors, ok = true }
+      local written = assert(json.decode(text)).inputs[1]
+      local checked = assert(json.decode(render_json.findings { ledger = {}, findings = results[1].findings }))
+      assert.is_nil(written.counts)
+      assert.equal(21, #written.findings)
+      assert.same(checked.findings, written.findings) -- no busId, no place
+      assert.is_nil(text:find('"busId"', 1, true))
     end)
   end)
 

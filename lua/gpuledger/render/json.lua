@@ -139,10 +139,17 @@ function M.rules(listing)
   return json.encode(listing) .. "\n"
 end
 
+-- What `rules --check --json` leaves out: each input's counts (the text
+-- report's), and of its findings what check --json's leave out.
+local NOT_IN_RULES_CHECK = { counts = true }
+for key in pairs(NOT_IN_JSON) do
+  NOT_IN_RULES_CHECK[key] = true
+end
+
 -- `rules --check --json` (check: {dir, rules, off, inputs, errors, ok}), pretty,
--- without each input's counts (the text report's).
+-- each input's findings as check --json writes them.
 function M.rules_check(check)
-  return json.encode(check, "  ", { counts = true }) .. "\n"
+  return json.encode(check, "  ", NOT_IN_RULES_CHECK) .. "\n"
 end
 
 return M
