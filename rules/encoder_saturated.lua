@@ -9,7 +9,7 @@ return {
     for _, gpu in ipairs(ledger.entries) do
       local limit, why
       if policy.encoder_max > 0 then
-        limit, why = policy.encoder_max, string.format("--encoder-max %d", policy.encoder_max)
+        limit, why = policy.encoder_max, "the site's encoder_max: --encoder-max or thresholds.lua" -- either sets it
       elseif policy.encoder_max == 0 then
         limit = gl.card(gpu.model).encoder_cap
         why = "the GeForce driver's cap, NVIDIA's support matrix"
