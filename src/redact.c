@@ -21,28 +21,91 @@ static int url_unreserved(unsigned char c)
            c == '.' || c == '_' || c == '~';
 }
 
-/* The ways a secret is escaped that redact_forms knows. */
-enum escape { URL_RESERVED, URL_EVERY_BYTE, JSON_STRING };
-
-/* secret escaped: URL_RESERVED the bytes a URL reserves as %XX, URL_EVERY_BYTE
- * every byte as %XX, JSON_STRING as a JSON string's contents (\/ \" \\ and
- * \u00XX for controls). NULL when memory ran out. */
-static char *escaped(const char *secret, enum escape how)
+/* secret URL-encoded: the bytes a URL reserves as %XX, or every byte when
+ * every_byte. NULL when memory ran out. */
+static char *url_escaped(const char *secret, int every_byte)
 {
     size_t len = strlen(secret);
-    char *out = malloc(len * 6 + 1), *p = out;
+    char *out = malloc(len * 3 + 1), *p = out;
     if (!out)
         return NULL;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)secret[i];
-        if (how == JSON_STRING && (c == '/' || c == '"' || c == '\\'))
-            p += sprintf(p, "\\%c", c);
-        else if (how == JSON_STRING && c < 0x20)
-            p += sprintf(p, "\\u%04x", c);
-        else if (how == URL_EVERY_BYTE || (how == URL_RESERVED && !url_unreserved(c)))
+        if (every_byte || !url_unreserved(c))
             p += sprintf(p, "%%%02X", c);
         else
             *p++ = (char)c;
+    }
+    *p = '\0';
+    return out;
+}
+
+/* The UTF-8 character at s (len bytes left, len > 0): stores its code point
+ * in *cp and returns its length in bytes; a byte that starts no valid
+ * character is one character of its own, U+0000 to U+00FF (as Latin-1). */
+static size_t utf8_char(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    size_t n = s[0] >= 0xf5 ? 1 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 1;
+    uint32_t value = n == 1 ? s[0] : s[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if (i >= len || (s[i] & 0xc0) != 0x80) {
+            *cp = s[0];
+            return 1;
+        }
+        value = value << 6 | (s[i] & 0x3fu);
+    }
+    static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (n > 1 && (value < least[n] || value > 0x10ffff || (value >= 0xd800 && value < 0xe000))) {
+        *cp = s[0];
+        return 1;
+    }
+    *cp = value;
+    return n;
+}
+
+/* Writes code point cp at p as \uXXXX, as a UTF-16 surrogate pair past
+ * U+FFFF; returns the bytes written (6 or 12). */
+static int json_u(char *p, uint32_t cp)
+{
+    if (cp < 0x10000)
+        return sprintf(p, "\\u%04x", (unsigned)cp);
+    cp -= 0x10000;
+    return sprintf(p, "\\u%04x\\u%04x", (unsigned)(0xd800 + (cp >> 10)),
+                   (unsigned)(0xdc00 + (cp & 0x3ff)));
+}
+
+/* The ways of writing a string's contents in JSON that redact_forms knows
+ * (redact.h): JSON_SLASHED as PHP does, JSON_HTML_SAFE as Go does,
+ * JSON_ASCII as Python does, JSON_EVERY_CHAR every character as \uXXXX. */
+enum json_style { JSON_SLASHED, JSON_HTML_SAFE, JSON_ASCII, JSON_EVERY_CHAR };
+
+/* secret as a JSON string's contents written in style (json_style), read
+ * as UTF-8 (utf8_char). NULL when memory ran out. */
+static char *json_escaped(const char *secret, enum json_style style)
+{
+    static const char short_escape[] = "\bb\ff\nn\rr\tt";
+    size_t len = strlen(secret);
+    char *out = malloc(len * 6 + 1), *p = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0, n; i < len; i += n) {
+        uint32_t cp;
+        n = utf8_char((const unsigned char *)secret + i, len - i, &cp);
+        const char *named = cp && cp < 0x20 ? memchr(short_escape, (int)cp, 10) : NULL;
+        if (style == JSON_EVERY_CHAR || (style == JSON_ASCII && cp >= 0x80) ||
+            (style == JSON_HTML_SAFE &&
+             (cp == '&' || cp == '<' || cp == '>' || cp == 0x2028 || cp == 0x2029)))
+            p += json_u(p, cp);
+        else if (cp == '"' || cp == '\\' || (style == JSON_SLASHED && cp == '/'))
+            p += sprintf(p, "\\%c", (char)cp);
+        else if (named && style != JSON_SLASHED)
+            p += sprintf(p, "\\%c", named[1]);
+        else if (cp < 0x20)
+            p += json_u(p, cp);
+        else {
+            memcpy(p, secret + i, n);
+            p += n;
+        }
     }
     *p = '\0';
     return out;
@@ -82,6 +145,23 @@ static char *copy_of(const char *s, size_t len)
     return out;
 }
 
+/* Frees the forms that repeat an earlier one, keeping the others in order;
+ * returns how many are kept. */
+static int distinct(char *forms[REDACT_FORMS_MAX], int n)
+{
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        int seen = 0;
+        for (int j = 0; j < kept && !seen; j++)
+            seen = strcmp(forms[j], forms[i]) == 0;
+        if (seen)
+            free(forms[i]);
+        else
+            forms[kept++] = forms[i];
+    }
+    return kept;
+}
+
 /* As redact.h says. */
 int redact_forms(const char *secret, char *forms[REDACT_FORMS_MAX])
 {
@@ -94,9 +174,10 @@ int redact_forms(const char *secret, char *forms[REDACT_FORMS_MAX])
         return 0;
     int n = 0;
     forms[n++] = copy_of(secret, len);
-    forms[n++] = escaped(secret, URL_RESERVED);
-    forms[n++] = escaped(secret, URL_EVERY_BYTE);
-    forms[n++] = escaped(secret, JSON_STRING);
+    forms[n++] = url_escaped(secret, 0);
+    forms[n++] = url_escaped(secret, 1);
+    for (enum json_style style = JSON_SLASHED; style <= JSON_EVERY_CHAR; style++)
+        forms[n++] = json_escaped(secret, style);
     for (size_t skip = 0; skip < 3; skip++) {
         forms[n++] = base64_core(secret, skip, standard);
         forms[n++] = base64_core(secret, skip, url_safe);
@@ -110,7 +191,7 @@ int redact_forms(const char *secret, char *forms[REDACT_FORMS_MAX])
             redact_forms_free(forms, n);
             return -1;
         }
-    return n;
+    return distinct(forms, n);
 }
 
 /* As redact.h says. */

@@ -10,18 +10,25 @@
 
 #define TOKEN "8f14e45f-ceea/467a+9575\"3f0b2c1d7a68"
 
-/* What redact_text makes of a C string ("" when it changed nothing). */
-static const char *redacted(const char *text)
+/* What redact_text makes of a C string with secret ("" when it changed
+ * nothing). */
+static const char *redacted_of(const char *text, const char *secret)
 {
     static char result[4096];
     char *out;
     size_t out_len;
-    CHECK_INT(redact_text(text, strlen(text), TOKEN, &out, &out_len), 0);
+    CHECK_INT(redact_text(text, strlen(text), secret, &out, &out_len), 0);
     snprintf(result, sizeof result, "%s", out ? out : "");
     if (out)
         CHECK_INT((long)out_len, (long)strlen(out));
     free(out);
     return result;
+}
+
+/* What redact_text makes of a C string with TOKEN (redacted_of). */
+static const char *redacted(const char *text)
+{
+    return redacted_of(text, TOKEN);
 }
 
 /* base64 of a C string (standard alphabet, padded). */
@@ -78,6 +85,69 @@ static void test_forms(void)
               "first <redacted> then <redacted> done");
 }
 
+/* Each character of s as \u00XX, hex digits in upper case when upper. */
+static void every_char_escaped(const char *s, int upper, char *out)
+{
+    for (; *s; s++)
+        out += sprintf(out, upper ? "\\u%04X" : "\\u%04x", (unsigned char)*s);
+}
+
+static void test_json_forms(void)
+{
+    /* HTML-safe, as Go writes it: & < > as \u00XX, / as it is */
+    CHECK_STR(redacted_of("{\"Node\":\"pa\\u0026ss\\u003cw0rd\\u003e\"}", "pa&ss<w0rd>"),
+              "{\"Node\":\"<redacted>\"}");
+    CHECK_STR(redacted_of("auth for pa\\u0026SS\\u003Cw0rd\\u003E failed", "pa&ss<w0rd>"),
+              "auth for <redacted> failed");
+    CHECK_STR(redacted("{\"token\":\"8f14e45f-ceea/467a+9575\\\"3f0b2c1d7a68\"}"),
+              "{\"token\":\"<redacted>\"}");
+    CHECK_STR(redacted_of("[\"line\\u2028sep\\u2029end\"]", "line\xe2\x80\xa8sep\xe2\x80\xa9"
+                                                            "end"),
+              "[\"<redacted>\"]");
+    /* controls: \t and the like short, others as \u00XX */
+    CHECK_STR(redacted_of("\"tab\\tand\\u0001one\"", "tab\tand\x01one"), "\"<redacted>\"");
+    /* every byte of an ASCII secret as \u00XX, hex digits in either case */
+    char body[512] = "{\"error\":\"bad token ";
+    every_char_escaped(TOKEN, 0, body + strlen(body));
+    strcat(body, "\"}");
+    CHECK_STR(redacted(body), "{\"error\":\"bad token <redacted>\"}");
+    strcpy(body, "token ");
+    every_char_escaped(TOKEN, 1, body + strlen(body));
+    CHECK_STR(redacted(body), "token <redacted>");
+    /* past ASCII as UTF-16 escapes, as Python writes it; and every character */
+    static const char umlauts[] = "p\xc3\xa4ssw\xc3\xb6rt-\xc3\xbc";
+    CHECK_STR(redacted_of("\"p\\u00e4ssw\\u00F6rt-\\u00fc\"", umlauts), "\"<redacted>\"");
+    CHECK_STR(redacted_of("\\u0070\\u00e4\\u0073\\u0073\\u0077\\u00f6\\u0072\\u0074\\u002d\\u00fc",
+                          umlauts),
+              "<redacted>");
+    CHECK_STR(redacted_of("key: \"k3y-\\ud83d\\uDD11-x\"", "k3y-\xf0\x9f\x94\x91-x"),
+              "key: \"<redacted>\"");
+    /* a byte that starts no UTF-8 character stands for itself, as Latin-1 */
+    static const char invalid[] = "bad\xf8\x80\x80\xc3-byte";
+    CHECK_STR(redacted_of("\"bad\\u00f8\\u0080\\u0080\\u00c3-byte\"", invalid), "\"<redacted>\"");
+    CHECK_STR(redacted_of("\"bad\xf8\x80\x80\xc3-byte\"", invalid), "\"<redacted>\"");
+}
+
+static void test_distinct(void)
+{
+    /* forms that come out the same are searched for once */
+    static const char *const secrets[] = {TOKEN, "plainsecret0123456789", "pa&ss<w0rd>"};
+    for (size_t s = 0; s < sizeof secrets / sizeof secrets[0]; s++) {
+        char *forms[REDACT_FORMS_MAX];
+        int n = redact_forms(secrets[s], forms);
+        CHECK(n > 0 && n <= REDACT_FORMS_MAX);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < i; j++)
+                CHECK(strcmp(forms[i], forms[j]) != 0);
+        redact_forms_free(forms, n);
+    }
+    char *forms[REDACT_FORMS_MAX];
+    int n = redact_forms("plainsecret0123456789", forms);
+    /* as sent, every byte as %XX and as \u00XX, 3 base64, 2 halves */
+    CHECK_INT(n, 8);
+    redact_forms_free(forms, n);
+}
+
 static void test_base64(void)
 {
     /* the token base64-encoded at every offset inside a longer text */
@@ -122,6 +192,8 @@ static void test_untouched(void)
 int main(void)
 {
     test_forms();
+    test_json_forms();
+    test_distinct();
     test_base64();
     test_untouched();
     return check_finish();

@@ -239,6 +239,27 @@ nomad_error "500 echoing the token in every form" \
 expect_no_token "500 echoing the token: check" "$ODD_TOKEN" "$out$err"
 expect_not_in "500 echoing the token: check, JSON-escaped" "$out$err" 's3cr\\/et'
 expect_no_token "500 echoing the token: ls --json" "$ODD_TOKEN" "$ls_out"
+# A token with & < > in a 500's JSON message, echoed as Go, Python and a
+# server that writes every character as \uXXXX escape it: the message is
+# decoded after redaction, so each escaped form must be masked too.
+HTML_TOKEN='pa&ss<w0rd>/"-4c1d-9e2b-7a6f0e8d'
+python3 - "$BASE" "$HTML_TOKEN" "$TOKEN" >"$WORK/html-echo.json" <<'PY'
+import json, sys
+base, html, known = sys.argv[1:]
+config = json.load(open(base))
+config["tokens"][html] = config["tokens"][known]
+echo = "{token_json_go} {token_json_ascii} {token_json_u}"
+config["faults"] = {"allocations": {"status": 500, "body": '{"message": "No cluster leader for %s"}' % echo}}
+print(json.dumps(config))
+PY
+nomad_up "$WORK/html-echo.json"
+MY_TOKEN=$HTML_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+nomad_error "500 echoing the token in JSON \\u escapes" \
+    'm:find("No cluster leader for <redacted> <redacted> <redacted>", 1, true)'
+expect_no_token "500 echoing the token in \\u escapes: check" "$HTML_TOKEN" "$out$err"
+expect_no_token "500 echoing the token in \\u escapes: ls --json" "$HTML_TOKEN" "$ls_out"
+expect_not_in "500 echoing the token in \\u escapes: not decoded into the check" "$out$err" 'pa&ss<w0rd>'
+expect_not_in "500 echoing the token in \\u escapes: not decoded into ls --json" "$ls_out" 'pa&ss<w0rd>'
 
 # --- 500, not JSON, a server-only agent, a hang ---------------------------------------------
 variant alloc-500 '{"faults": {"allocations": {"status": 500, "body": "No cluster leader"}}}'

@@ -25,10 +25,29 @@ def token_splits(token):
     return "; ".join("%s %s" % (token[:cut], token[cut:]) for cut in cuts if 0 < cut < len(token))
 
 
+def json_go(text):
+    """text as a JSON string's contents the way Go's encoding/json writes it:
+    HTML-safe, & < > U+2028 U+2029 as \\uXXXX."""
+    escaped = json.dumps(text, ensure_ascii=False)[1:-1]
+    for char in "&<>\u2028\u2029":
+        escaped = escaped.replace(char, "\\u%04x" % ord(char))
+    return escaped
+
+
+def json_every_char(text):
+    """text as a JSON string's contents with every character as \\uXXXX (a
+    UTF-16 surrogate pair past U+FFFF), hex digits in upper case."""
+    units = text.encode("utf-16-be")
+    return "".join("\\u%02X%02X" % (units[i], units[i + 1]) for i in range(0, len(units), 2))
+
+
 def echo_token(template, token):
     """template with the token a server echoes put in: {token} as sent, and the
     forms a server may echo it in ({token_upper}, {token_url}: every byte as %XX,
-    {token_json}: a JSON string's escapes, {token_b64}: base64 of "user:<token>",
+    {token_json}: a JSON string's escapes with / as \\/, {token_json_go}: as Go
+    writes it, & < > U+2028 U+2029 as \\uXXXX, {token_json_ascii}: as Python
+    writes it, past ASCII as \\uXXXX, {token_json_u}: every character as
+    \\uXXXX, {token_b64}: base64 of "user:<token>",
     {token_half1} and {token_half2}: its two halves, {token_splits}: it cut in
     two at several points, token_splits)."""
     half = len(token) // 2
@@ -36,6 +55,9 @@ def echo_token(template, token):
         "{token_upper}": token.upper(),
         "{token_url}": "".join("%%%02X" % b for b in token.encode("utf-8")),
         "{token_json}": json.dumps(token)[1:-1].replace("/", "\\/"),
+        "{token_json_go}": json_go(token),
+        "{token_json_ascii}": json.dumps(token)[1:-1],
+        "{token_json_u}": json_every_char(token),
         "{token_b64}": base64.b64encode(("user:" + token).encode("utf-8")).decode("ascii"),
         "{token_half1}": token[:half],
         "{token_half2}": token[half:],
