@@ -48,15 +48,17 @@ describe("gpuledger.sources.prometheus", function()
     return got
   end
 
-  it("samples: metric and value; NaN and Inf left out", function()
+  it("samples: metric and value, a decimal number as text", function()
     local got = samples(200, answer {
       { metric = { node = "a", state = "held" }, value = { 1755681164.5, "3600" } },
-      { metric = { node = "a", state = "free" }, value = { 1755681164.5, "NaN" } },
-      { metric = { node = "a", state = "free" }, value = { 1755681164.5, "+Inf" } },
       { metric = { node = "b", state = "free" }, value = { 1755681164.5, "1.5e-07" } },
+      { metric = { node = "c", state = "free" }, value = { 1755681164.5, "0.25" } },
+      { metric = { node = "d", state = "free" }, value = { 1755681164.5, "1E+3" } },
     }, "application/json")
     assert.same({ { metric = { node = "a", state = "held" }, value = 3600 },
-                  { metric = { node = "b", state = "free" }, value = 1.5e-07 } }, got)
+                  { metric = { node = "b", state = "free" }, value = 1.5e-07 },
+                  { metric = { node = "c", state = "free" }, value = 0.25 },
+                  { metric = { node = "d", state = "free" }, value = 1000.0 } }, got)
     assert.same({}, samples(200, answer(json.array()), "application/json"))
   end)
 
@@ -72,8 +74,19 @@ describe("gpuledger.sources.prometheus", function()
     local series = 'HTTP 200: data.result[2] {namespace="video", nomad_job="worker", use="idle"}: '
     assert.equal(series .. "the value is -36000, want a number from 0 to 9007199254740992", why("-36000"))
     assert.equal(series .. "the value is 1e+308, want a number from 0 to 9007199254740992", why("1e308"))
-    assert.equal(series .. 'the value is "x", want a number as text', why("x"))
-    assert.equal(series .. "the value is a number, want a number as text", why(5))
+    assert.equal(series .. 'the value is "x", want a decimal number of GPU-seconds such as "3600"', why("x"))
+    for _, odd in ipairs { "0x10", " 16", "16 ", "1.2.3", ".", "1e", "Inf", "nan", "" } do
+      assert.equal(series .. string.format('the value is %q, want a decimal number of GPU-seconds such as "3600"', odd),
+        why(odd))
+    end
+    assert.equal(series .. "the value is NaN, want a finite number of GPU-seconds (increase() of a counter is NaN "
+      .. "only when one of its samples is)", why("NaN"))
+    for _, infinite in ipairs { "+Inf", "-Inf" } do
+      assert.equal(series .. "the value is " .. infinite .. ", want a finite number of GPU-seconds (increase() of a "
+        .. "counter is infinite only when one of its samples is)", why(infinite))
+    end
+    assert.equal(series .. 'the value is the JSON number 5, want it as a JSON string such as "3600" (Prometheus '
+      .. "writes each sample value as text)", why(5))
     assert.equal("HTTP 200: data.result[2].metric.node is a number, want a string", why("1", { node = 5 }))
   end)
 
@@ -130,8 +143,9 @@ describe("gpuledger.sources.prometheus", function()
     assert.equal("HTTP 200: data.result[2] is null, want an object", why("null"))
     assert.equal("HTTP 200: data.result[2].value is missing, want a list", why('{"metric":{}}'))
     assert.equal("HTTP 200: data.result[2].metric is a string, want an object", why('{"metric":"x","value":[1,"1"]}'))
-    assert.equal("HTTP 200: data.result[2] {}: the value is null, want a number as text", why('{"value":[1]}'))
-    assert.equal("HTTP 200: data.result[2] {}: the value is a boolean, want a number as text", why('{"value":[1,true]}'))
+    local want = ', want it as a JSON string such as "3600" (Prometheus writes each sample value as text)'
+    assert.equal("HTTP 200: data.result[2] {}: the value is null" .. want, why('{"value":[1]}'))
+    assert.equal("HTTP 200: data.result[2] {}: the value is a boolean" .. want, why('{"value":[1,true]}'))
     assert.truthy(why('{"value":[1,"1"],"x":"\\uD800"}'):find("^HTTP 200: data.result%[2%] is no JSON: "))
   end)
 

@@ -60,7 +60,7 @@ expect_in "report: the most idle job first" "$(printf '%s\n' "$out" | sed -n 4p)
 expect_in "report: worker's hours" "$out" "│ video/worker     │ 10.0           │ 2.0        │ 8.0        │ 80%  │"
 expect_in "report: restreamer's hours" "$out" "│ video/restreamer │ 10.0           │ 10.0       │ 0.0        │ 0%   │"
 expect_in "report: the node table" "$out" "GPU-hours per node and state"
-expect_in "report: gpud's states (NaN left out)" "$out" "│ gpud │ 12.0 │ 8.0           │ 0.0         │ 0.0  │"
+expect_in "report: gpud's states" "$out" "│ gpud │ 12.0 │ 8.0           │ 0.0         │ 0.0  │"
 expect_in "report: gpue free 4.25 h" "$out" "│ gpue │ 0.0  │ 0.0           │ 0.0         │ 4.2  │"
 expect_in "report: the header counts the hours used without a reservation" "$out" \
     "8.0 idle (40%) · 3.1 GPU-hours used without a reservation"
@@ -196,10 +196,23 @@ if [ "${#out}" -lt 20000 ]; then pass "a 3 MB namespace label: a few KB printed 
     fail "a 3 MB namespace label: a few KB printed" "${#out} characters"; fi
 hostile text "[{\"metric\": $JOB, \"value\": \"12 hours\"}]"
 run report --prometheus "$PROM/ok"
-expect_failure "a value that is no number" "HTTP 200: $SERIES: the value is \"12 hours\", want a number as text"
+expect_failure "a value that is no number" "HTTP 200: $SERIES: the value is \"12 hours\", want a decimal number of GPU-seconds such as \"3600\""
+hostile hex "[{\"metric\": $JOB, \"value\": \"0x10\"}]"
+run report --prometheus "$PROM/ok"
+expect_failure "a value in hex" "HTTP 200: $SERIES: the value is \"0x10\", want a decimal number of GPU-seconds such as \"3600\""
 hostile number "[{\"metric\": $JOB, \"value\": 3600}]"
 run report --prometheus "$PROM/ok"
-expect_failure "a value of the wrong type" "HTTP 200: $SERIES: the value is a number, want a number as text"
+expect_failure "a value of the wrong type" "HTTP 200: $SERIES: the value is the JSON number 3600, want it as a JSON string such as \"3600\" (Prometheus writes each sample value as text)"
+# increase() of a counter is NaN or infinite only when a sample of it is: a
+# job's hours that are not known fail the report, never leave the job out.
+for infinite in NaN +Inf -Inf; do
+    hostile "not-finite$infinite" "[{\"metric\": ${JOB/idle/held}, \"value\": \"3600\"}, {\"metric\": $JOB, \"value\": \"$infinite\"}]"
+    run report --prometheus "$PROM/ok"
+    expect_failure "a value of $infinite" "HTTP 200: data.result[2] {namespace=\"video\", nomad_job=\"worker\", use=\"idle\"}: the value is $infinite, want a finite number of GPU-seconds"
+done
+hostile all-nan "[{\"metric\": $JOB, \"value\": \"NaN\"}]"
+run report --prometheus "$PROM/ok" --json
+expect_failure "every value NaN: a failure, not \"no counters\"" "HTTP 200: $SERIES: the value is NaN"
 hostile label_type '[{"metric": {"namespace": ["video"], "nomad_job": "worker", "use": "held"}, "value": "1"}]'
 run report --prometheus "$PROM/ok"
 expect_failure "a label of the wrong type" "HTTP 200: data.result[1].metric.namespace is a table, want a string"

@@ -73,8 +73,37 @@ local SERIES = { metric = { map = "string" }, value = shape.required { list = "a
 -- carries exactly (no GPU was held for 10^300 seconds).
 local SECONDS = shape.number(0, shape.MAX_WHOLE)
 
--- How Prometheus writes a value that is no finite number.
+-- How Prometheus writes a value that is no finite number: never the
+-- increase() of a counter all of whose samples are finite, as gpuledger's are.
 local NOT_FINITE = { NaN = true, ["+Inf"] = true, ["-Inf"] = true }
+
+-- The number a sample's value (raw, as decoded) writes, when it is text of
+-- a decimal number as Prometheus and the servers of its API write one
+-- ("3600", "0.5", "1.5e-07"); nil for anything else ("0x10", " 1", "NaN",
+-- a JSON number).
+local function decimal(raw)
+  if type(raw) ~= "string" then
+    return nil
+  end
+  local digits = raw:match("^%-?([%d.]+)[eE][-+]?%d+$") or raw:match("^%-?([%d.]+)$")
+  if digits and (digits:match("^%d+%.?%d*$") or digits:match("^%.%d+$")) then
+    return tonumber(raw)
+  end
+  return nil
+end
+
+-- Why raw, a sample's value, is not text of a decimal number (decimal).
+local function not_decimal(raw)
+  if NOT_FINITE[raw] then
+    return string.format("the value is %s, want a finite number of GPU-seconds "
+      .. "(increase() of a counter is %s only when one of its samples is)", raw, raw == "NaN" and "NaN" or "infinite")
+  elseif type(raw) == "string" then
+    return string.format('the value is %q, want a decimal number of GPU-seconds such as "3600"', text.cut(raw, 64))
+  end
+  local what = type(raw) == "number" and string.format("the JSON number %.14g", raw) or shape.what_is(raw, "null")
+  return string.format('the value is %s, want it as a JSON string such as "3600" '
+    .. "(Prometheus writes each sample value as text)", what)
+end
 
 -- A series' labels as PromQL writes them ({node="a", state="held"}), cut.
 local function labels(metric)
@@ -89,10 +118,10 @@ local function labels(metric)
   return text.cut("{" .. table.concat(parts, ", ") .. "}", text.NAME_MAX)
 end
 
--- The sample of the i-th series of a result, its text (a JSON value), or
--- nil when Prometheus wrote its value as no finite number ("NaN", "+Inf":
--- left out); or nil and why it is wrong (no JSON, not of SERIES' shape, a
--- negative or absurd value, 1e999 too, a value that is no number).
+-- The sample of the i-th series of a result, its text (a JSON value); or
+-- nil and why it is wrong (no JSON, not of SERIES' shape, a value that is
+-- not text of a decimal number, "NaN" and "+Inf" too, a negative or absurd
+-- one, 1e999 too).
 local function sample_of(element, i)
   if element == "null" then
     return nil, string.format("data.result[%d] is null, want an object", i)
@@ -107,12 +136,9 @@ local function sample_of(element, i)
   end
   local metric = text.cut_strings(series.metric ~= json.NULL and series.metric or {}, text.NAME_MAX, json.NULL)
   local raw = series.value[2]
-  local value = type(raw) == "string" and tonumber(raw)
-  if NOT_FINITE[raw] then
-    return nil
-  elseif not value then
-    return nil, string.format("data.result[%d] %s: the value is %s, want a number as text", i, labels(metric),
-      type(raw) == "string" and string.format("%q", text.cut(raw, 64)) or shape.what_is(raw, "null"))
+  local value = decimal(raw)
+  if not value then
+    return nil, string.format("data.result[%d] %s: %s", i, labels(metric), not_decimal(raw))
   end
   why = shape.check(value, SECONDS, "the value")
   if why then
@@ -142,14 +168,14 @@ end
 -- M.MAX_ENVELOPE bytes) is decoded and checked first, then each series is
 -- decoded alone and its sample ({metric = {label = value}, value =
 -- number}, every label value cut to text.NAME_MAX) given to add(sample)
--- before the next is read; values that are not finite numbers ("NaN",
--- "+Inf") are left out. Returns the number of series, or nil and why
+-- before the next is read. Returns the number of series, or nil and why
 -- (without the source prefix): Prometheus' own error, an answer that is
 -- not its JSON (an HTML page, a proxy's text, a text cut short or with
 -- garbage in it: the byte named), one of more than M.MAX_SERIES series
 -- (refused before any is decoded), a result that is not a vector, or a
 -- series that is wrong (named by its place and labels: a value that is
--- negative, absurd or no number; a label that is no text).
+-- negative, absurd, not finite or no decimal number; a label that is no
+-- text).
 function M.read(core, status, body, content_type, add)
   body = body or ""
   local open, close, count = core.json_array(body, "data", "result")
@@ -185,9 +211,7 @@ function M.read(core, status, body, content_type, add)
     if problem then
       return nil, string.format("HTTP %d: %s", status, problem)
     end
-    if sample then
-      add(sample)
-    end
+    add(sample)
     at = last
   end
   return count
