@@ -557,9 +557,19 @@ describe("gpuledger.options", function()
     end)
 
     it("a site directory is named by its flag or its variable, not by its default", function()
-      assert.is_false(config({ "ls" }).site.rules_named)
-      assert.is_true(config({ "ls", "--rules", "/r" }).site.rules_named)
-      assert.is_true(config({ "ls" }, { GPULEDGER_SCRIPTS = "/s" }).site.scripts_named)
+      assert.is_nil(config({ "ls" }).site.rules_named)
+      assert.equal("--rules /r", config({ "ls", "--rules", "/r" }).site.rules_named)
+      assert.equal("GPULEDGER_SCRIPTS=/s", config({ "ls" }, { GPULEDGER_SCRIPTS = "/s" }).site.scripts_named)
+    end)
+
+    it("a site directory's variable binds only the commands that read it, and an error names the variable", function()
+      for _, args in ipairs { { "version" }, { "help" }, { "help", "ls" }, { "report", "--prometheus", "http://p:9090" } } do
+        local site = config(args, { GPULEDGER_RULES = "relative", GPULEDGER_SCRIPTS = "/nonexistent" }).site
+        assert.same({ nil, nil }, { site.rules_named, site.scripts_named }, table.concat(args, " "))
+      end
+      assert.equal("GPULEDGER_RULES=relative: want an absolute path",
+        usage_error({ "check" }, { GPULEDGER_RULES = "relative" }))
+      assert.equal("--rules relative: want an absolute path", usage_error({ "check", "--rules", "relative" }))
     end)
   end)
 end)

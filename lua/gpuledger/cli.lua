@@ -17,8 +17,9 @@ end
 -- A site directory given on the command line or in the environment must
 -- exist; the built-in default may be missing (no site files).
 local function check_site_dir(site, name)
-  if site[name .. "_named"] and core.stat(site[name]) ~= "dir" then
-    return string.format("--%s %s: no such directory", name, site[name])
+  local named = site[name .. "_named"]
+  if named and core.stat(site[name]) ~= "dir" then
+    return named .. ": no such directory"
   end
 end
 

@@ -303,6 +303,17 @@ function M.parse_cgroup_parents(list)
   return parents
 end
 
+-- How the value of flag name was given, for a message about it: `--name
+-- value` from the command line, else `VARIABLE=value` from the flag's
+-- environment variable, else `--name value` (its default).
+function M.given_as(opts, name)
+  local flag = BY_NAME[name]
+  if not opts.set[name] and flag.env then
+    return string.format("%s=%s", flag.env, tostring(opts[name]))
+  end
+  return string.format("--%s %s", name, tostring(opts[name]))
+end
+
 local function validate(opts)
   local parents, parents_problem = M.parse_cgroup_parents(opts["cgroup-parent"])
   if not parents then
@@ -323,8 +334,8 @@ local function validate(opts)
   end
   for _, name in ipairs { "rules", "scripts" } do
     local dir = opts[name]
-    if dir ~= "" and dir:sub(1, 1) ~= "/" then
-      return string.format("--%s %s: want an absolute path", name, dir)
+    if BY_NAME[name].commands[opts.command] and dir ~= "" and dir:sub(1, 1) ~= "/" then
+      return string.format("%s: want an absolute path", M.given_as(opts, name))
     end
   end
   if opts.demo and opts.replay ~= "" and not opts.check then
@@ -610,8 +621,13 @@ end
 -- and NO_COLOR; terminal_columns, the width of the terminal standard output
 -- is, or nil.
 function M.config(opts, getenv, terminal_columns)
+  -- How a site directory was named (M.given_as), for a command that reads
+  -- it; nil when it is the default or the command does not read it.
   local function named(flag, variable)
-    return opts.set[flag] == true or (getenv(variable) or "") ~= ""
+    if BY_NAME[flag].commands[opts.command] and (opts.set[flag] == true or (getenv(variable) or "") ~= "") then
+      return M.given_as(opts, flag)
+    end
+    return nil
   end
   local asks_engines = not opts["no-docker"]
   return {

@@ -108,6 +108,13 @@ expect_lua "GPULEDGER_RULES: the same as --rules" "$out" \
     "for _, r in ipairs(j.rules) do if r.code == 'gpu-busy' then return r.origin == '$site/gpu_busy.lua' end end; return false"
 GPULEDGER_RULES=$WORK/missing run rules
 expect_rc "GPULEDGER_RULES naming a missing directory: usage error" 2
+expect_eq "the usage error names the variable, not a flag never typed" "$err" \
+    "gpuledger: GPULEDGER_RULES=$WORK/missing: no such directory"
+for command in version help "help ls"; do
+    # shellcheck disable=SC2086 # "help ls" is two words
+    GPULEDGER_RULES=relative GPULEDGER_SCRIPTS=$WORK/missing run $command
+    expect_rc "$command reads no site directory: their variables do not stop it" 0
+done
 run rules --rules relative/rules.d
 expect_rc "--rules relative: usage error" 2
 
