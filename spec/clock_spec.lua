@@ -11,6 +11,15 @@ describe("gpuledger.clock", function()
       assert.equal(0, clock.parse_duration("0"))
     end)
 
+    it("refuses a duration longer than Go's longest, about 292 years, and one of hundreds of digits", function()
+      assert.equal(2562047 * 3600, clock.parse_duration("2562047h"))
+      for _, long in ipairs { "2562048h", "99999999999999h", ("9"):rep(400) .. "s", "-" .. ("9"):rep(400) .. "s" } do
+        local value, err = clock.parse_duration(long)
+        assert.is_nil(value, long)
+        assert.matches("longer than the longest, about 292 years", err)
+      end
+    end)
+
     it("reads a negative duration", function()
       assert.equal(-5, clock.parse_duration("-5s"))
     end)

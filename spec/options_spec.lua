@@ -221,6 +221,12 @@ describe("gpuledger.options", function()
     describe("int", function()
       it("may be negative, as a separate value or after =", function()
         assert.equal(-1, assert(parse({ "check", "--encoder-max", "-1" }))["encoder-max"])
+        for _, odd in ipairs { "1e3", "0x10", "8.0" } do
+          assert.equal(string.format('invalid value "%s" for flag --encoder-max: want an integer', odd),
+            usage_error({ "check", "--encoder-max", odd }))
+        end
+        local long = usage_error({ "serve", "--interval", "99999999999999h" })
+        assert.matches("^invalid value \"99999999999999h\" for flag %-%-interval: invalid duration .*292 years", long)
         assert.equal(-1, assert(parse({ "check", "--encoder-max=-1" }))["encoder-max"])
       end)
 

@@ -8,6 +8,10 @@ local UNIT_SECONDS = {
 }
 local LONG_UNIT_SECONDS = { d = 86400, w = 7 * 86400, y = 365 * 86400 }
 
+-- The longest duration Go's time.Duration holds (2^63 - 1 ns, about 292
+-- years): past it Go refuses a duration, and so does parse_duration.
+M.MAX_DURATION_SECONDS = 9223372036.854775807
+
 -- Parses a Go duration ("1m30s", "500ms", "-5s"; with long_units also d, w
 -- and y). Returns seconds (a float), or nil and why.
 function M.parse_duration(s, long_units)
@@ -30,6 +34,9 @@ function M.parse_duration(s, long_units)
     end
     total = total + tonumber(number) * seconds_per
     pos = next_pos
+  end
+  if total > M.MAX_DURATION_SECONDS then -- inf too, from a number of hundreds of digits
+    return nil, string.format("invalid duration %q: longer than the longest, about 292 years", s)
   end
   return sign == "-" and -total or total
 end

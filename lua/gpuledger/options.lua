@@ -242,7 +242,7 @@ local function convert(flag, raw)
     return value
   elseif flag.kind == "int" then
     local value = math.tointeger(tonumber(raw))
-    if not value or not raw:match("^[+-]?%w+$") then
+    if not value or not raw:match("^[+-]?%d+$") then -- 1e3 and 0x10 are no integers a user means
       return nil, string.format("invalid value %q for flag --%s: want an integer", raw, flag.name)
     end
     return value
