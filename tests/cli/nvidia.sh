@@ -136,7 +136,7 @@ expect_lua "geforce check: unmanaged-tenant the only BAD" "$out" 'local bad = {}
 expect_lua "geforce check: persistence-off WARN, the one health finding" "$out" 'local n = 0; for _, f in ipairs(j.findings) do if f.level == "WARN" then n = n + 1; if f.code ~= "persistence-off" then return false end end end; return n == 1'
 expect_lua "geforce check: message" "$out" 'j.findings[1].message == "host process [ffmpeg ffmpeg] holds this GPU outside any container — 600 MiB, pids [5268 5267]"'
 smi "$GEFORCE" check --json --encoder-max 2
-expect_lua "geforce --encoder-max 2: encoder-saturated WARN citing the flag" "$out" 'local n = 0; for _, f in ipairs(j.findings) do if f.code == "encoder-saturated" and f.level == "WARN" and f.message:find("--encoder-max 2", 1, true) and f.message:find("107 fps", 1, true) then n = n + 1 end end; return n == 1'
+expect_lua "geforce --encoder-max 2: encoder-saturated WARN naming the site's limit of 2" "$out" 'local n = 0; for _, f in ipairs(j.findings) do if f.code == "encoder-saturated" and f.level == "WARN" and f.message:find("at the limit of 2 (the site", 1, true) and f.message:find("encoder_max: --encoder-max or thresholds.lua)", 1, true) and f.message:find("107 fps", 1, true) then n = n + 1 end end; return n == 1'
 
 smi "$GEFORCE/idle" ls --json
 expect_in "geforce idle: tenants is []" "$out" '"tenants":[]'
