@@ -222,16 +222,22 @@ expect_no_token "403 echoing the token: check" "$UNKNOWN_TOKEN" "$out$err"
 expect_no_token "403 echoing the token: ls --json" "$UNKNOWN_TOKEN" "$ls_out"
 MY_TOKEN=$UNKNOWN_TOKEN gl ls --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
 expect_no_token "403 echoing the token: ls's table and stderr" "$UNKNOWN_TOKEN" "$out$err"
-# A token with a slash and a quote, echoed JSON-escaped too, in a 500's body.
-ODD_TOKEN='s3cr/et"-4c1d-9e2b-7a6f0e8d5c3b'
-python3 - "$BASE" "$ODD_TOKEN" "$TOKEN" "$ECHO_ALL" >"$WORK/odd-echo.json" <<'PY'
+# echoing_500 FILE TOKEN BODY: writes FILE, the base fake's config with TOKEN
+# known as $TOKEN is and the allocations answering 500 with BODY (its
+# {token…} forms echo the token the request carried).
+echoing_500() {
+    python3 - "$BASE" "$2" "$TOKEN" "$3" >"$1" <<'PY'
 import json, sys
-base, odd, known, echo = sys.argv[1:]
+base, token, known, body = sys.argv[1:]
 config = json.load(open(base))
-config["tokens"][odd] = config["tokens"][known]
-config["faults"] = {"allocations": {"status": 500, "body": "No cluster leader for " + echo}}
+config["tokens"][token] = config["tokens"][known]
+config["faults"] = {"allocations": {"status": 500, "body": body}}
 print(json.dumps(config))
 PY
+}
+# A token with a slash and a quote, echoed JSON-escaped too, in a 500's body.
+ODD_TOKEN='s3cr/et"-4c1d-9e2b-7a6f0e8d5c3b'
+echoing_500 "$WORK/odd-echo.json" "$ODD_TOKEN" "No cluster leader for $ECHO_ALL"
 nomad_up "$WORK/odd-echo.json"
 MY_TOKEN=$ODD_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
 nomad_error "500 echoing the token in every form" \
@@ -243,15 +249,7 @@ expect_no_token "500 echoing the token: ls --json" "$ODD_TOKEN" "$ls_out"
 # server that writes every character as \uXXXX escape it: the message is
 # decoded after redaction, so each escaped form must be masked too.
 HTML_TOKEN='pa&ss<w0rd>/"-4c1d-9e2b-7a6f0e8d'
-python3 - "$BASE" "$HTML_TOKEN" "$TOKEN" >"$WORK/html-echo.json" <<'PY'
-import json, sys
-base, html, known = sys.argv[1:]
-config = json.load(open(base))
-config["tokens"][html] = config["tokens"][known]
-echo = "{token_json_go} {token_json_ascii} {token_json_u}"
-config["faults"] = {"allocations": {"status": 500, "body": '{"message": "No cluster leader for %s"}' % echo}}
-print(json.dumps(config))
-PY
+echoing_500 "$WORK/html-echo.json" "$HTML_TOKEN" '{"message": "No cluster leader for {token_json_go} {token_json_ascii} {token_json_u}"}'
 nomad_up "$WORK/html-echo.json"
 MY_TOKEN=$HTML_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
 nomad_error "500 echoing the token in JSON \\u escapes" \
