@@ -5,8 +5,10 @@
 local H = require "helper"
 local fleet = require "gpuledger.fleet"
 local json = require "gpuledger.json"
+local fleet_cmd = require "gpuledger.cmd.fleet"
 local judge = require "gpuledger.judge"
 local render_json = require "gpuledger.render.json"
+local ruleset = require "gpuledger.ruleset"
 local snapshot = require "gpuledger.snapshot"
 local node_ledger = require "gpuledger.sources.node_ledger"
 local table_render = require "gpuledger.render.table"
@@ -319,6 +321,63 @@ describe("fleet", function()
       "OK idle gpue", "OK held gpud",
     }, lines)
     assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", found[1].message)
+  end)
+
+  it("tells apart nodes at two addresses that report one name: rows, findings, places and a WARN", function()
+    local _, wire = H.fleet_rows()
+    local function rows()
+      return {
+        fleet.node_row({ node = "10.0.0.4", url = "http://10.0.0.4:9877" }, wire.gpud),
+        fleet.node_row({ node = "10.0.0.6", url = "http://10.0.0.6:9877" }, wire.gpud),
+        fleet.node_row({ node = "10.0.0.5", url = "http://10.0.0.5:9877" }, wire.gpue),
+      }
+    end
+    local function judged(keep)
+      local summary = fleet.summarise(rows())
+      local ledgers = {}
+      for _, row in ipairs(summary.nodes) do
+        ledgers[row] = judge.ledger_of(wire[row.reported or row.node])
+      end
+      return summary, H.judge_fleet(ruleset.read(H.core, ""), summary, ledgers, nil, keep)
+    end
+    local summary, report = judged()
+    local names = {}
+    for i, row in ipairs(summary.nodes) do
+      names[i] = row.node
+    end
+    table.sort(names)
+    assert.same({ "gpud (http://10.0.0.4:9877)", "gpud (http://10.0.0.6:9877)", "gpue" }, names)
+    assert.equal(6, summary.total.gpus)
+    local shared, held = {}, {}
+    for _, f in ipairs(report.findings) do
+      if f.code == "node-name-shared" then
+        shared[#shared + 1] = f
+      elseif f.code == "held" then
+        held[#held + 1] = f.node
+      end
+    end
+    assert.same({ { level = "WARN", code = "node-name-shared", node = "fleet",
+      message = '2 nodes report the name "gpud" (http://10.0.0.4:9877, http://10.0.0.6:9877): '
+        .. 'each is listed as "gpud (<address>)"; give each node its own name' } }, shared)
+    assert.same({ "gpud (http://10.0.0.4:9877)", "gpud (http://10.0.0.6:9877)" }, held)
+    local held_group
+    for _, group in ipairs(fleet.group_findings(report.findings)) do
+      held_group = group.code == "held" and group or held_group
+    end
+    assert.same({ 2, 2 }, { #held_group.nodes, held_group.gpus })
+    local served, kept = judged(fleet_cmd.keep_for_serving)
+    local groups = fleet.group_kept(served, kept.kept, kept.fleet_kept, 100)
+    for _, group in ipairs(groups) do
+      held_group = group.code == "held" and group or held_group
+    end
+    assert.same({ "gpud (http://10.0.0.4:9877)", "gpud (http://10.0.0.6:9877)" }, held_group.nodes)
+    assert.equal(2, held_group.gpus)
+    local where = {}
+    for i, f in ipairs(held_group.findings) do
+      where[i] = f.node
+    end
+    table.sort(where)
+    assert.same({ "gpud (http://10.0.0.4:9877)", "gpud (http://10.0.0.6:9877)" }, where)
   end)
 
   it("groups the findings by level and code, worst first: how many, on how many GPUs of which nodes", function()

@@ -474,6 +474,8 @@ describe("gpuledger.options", function()
 
       it("keeps https", function()
         assert.same({ { node = "gpud:9877", url = "https://gpud:9877" } }, assert(options.parse_targets("https://gpud:9877")))
+        assert.same({ { node = "gpud:9877", url = "http://gpud:9877" }, { node = "gpud:9877", url = "https://gpud:9877" } },
+          assert(options.parse_targets("gpud:9877,http://gpud:9877/,https://gpud:9877")), "each address read once")
       end)
 
       it("are validated at parse time and kept on the options", function()

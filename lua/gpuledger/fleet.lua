@@ -287,11 +287,60 @@ function M.sort_rows(rows)
   return sort_stably(rows, by_name)
 end
 
+-- Names each row that shares its node name with a row read from another
+-- address "<name> (<url>)", its reported name kept as reported, so that
+-- every row, link and finding is told apart by where it was read. Returns
+-- the names shared, in the rows' order: {name, urls (in the rows' order)}.
+local function name_by_address(rows)
+  local urls_of, shared = {}, {}
+  for _, row in ipairs(rows) do
+    local urls = urls_of[row.node]
+    if not urls then
+      urls = { seen = {} }
+      urls_of[row.node] = urls
+    end
+    if not urls.seen[row.url] then
+      urls.seen[row.url] = true
+      urls[#urls + 1] = row.url
+      if #urls == 2 then
+        shared[#shared + 1] = { name = row.node, urls = urls }
+      end
+    end
+  end
+  for _, row in ipairs(rows) do
+    if #urls_of[row.node] > 1 then
+      row.reported = row.node
+      row.node = string.format("%s (%s)", row.node, row.url)
+    end
+  end
+  for _, name in ipairs(shared) do
+    name.urls.seen = nil
+  end
+  return shared
+end
+
+-- The WARN of each node name that nodes at more than one address report
+-- (summary.shared), about the fleet.
+function M.shared_name_findings(summary)
+  local found = {}
+  for i, name in ipairs(summary.shared or {}) do
+    found[i] = {
+      level = "WARN", code = "node-name-shared", node = "fleet",
+      message = string.format("%d nodes report the name %q (%s): each is listed as \"%s (<address>)\"; "
+        .. "give each node its own name", #name.urls, name.name, table.concat(name.urls, ", "), name.name),
+    }
+  end
+  return found
+end
+
 -- The fleet's summary from the rows of every node (read or not): {schema,
 -- nodes (sorted by name), jobs (sorted by namespace, job), total (node
--- "fleet", unreachable = how many could not be read)}. The rows keep their
--- url and jobs; the JSON renderer shows only the contract's fields.
+-- "fleet", unreachable = how many could not be read), shared (the node
+-- names reported at more than one address: name_by_address)}. The rows
+-- keep their url and jobs; the JSON renderer shows only the contract's
+-- fields.
 function M.summarise(rows)
+  local shared = name_by_address(rows)
   M.sort_rows(rows)
   local total = { node = "fleet", schema = M.SCHEMA, unreachable = 0 }
   for _, counter in ipairs(COUNTERS) do
@@ -321,7 +370,7 @@ function M.summarise(rows)
     end
   end
   table.sort(job_list, by_namespace_job)
-  return { schema = M.SCHEMA, nodes = json.array(rows), jobs = job_list, total = total }
+  return { schema = M.SCHEMA, nodes = json.array(rows), jobs = job_list, total = total, shared = shared }
 end
 
 -- The contract's fields of a summary row (docs/json.md): unreachable only
@@ -372,9 +421,16 @@ function M.unreachable_finding(row)
 end
 
 -- A row's findings: its own (node_findings: row → its findings), or the
--- ERROR of a node that could not be read.
+-- ERROR of a node that could not be read; on a row whose name nodes at
+-- other addresses report too, each names the node as its row does.
 function M.findings_of(row, node_findings)
-  return row.error and { M.unreachable_finding(row) } or node_findings[row] or {}
+  local list = row.error and { M.unreachable_finding(row) } or node_findings[row] or {}
+  if row.reported then
+    for _, finding in ipairs(list) do
+      finding.node = row.node
+    end
+  end
+  return list
 end
 
 -- Sorts the rows, each with its verdict (worst, badFindings,
@@ -453,13 +509,14 @@ local function group_of(groups, by_key, key, level, code)
   return group
 end
 
--- Counts node (a name) among group's nodes and gpu (a name unique in the
--- fleet: the node's and the GPU's; nil for a finding about no GPU) among
--- its GPUs, each once.
-local function count_place(group, node, gpu)
-  if not group.seen_nodes[node] then
-    group.seen_nodes[node] = true
-    group.nodes[#group.nodes + 1] = node
+-- Counts the node at place (its address, or a name where there is none:
+-- "fleet") among group's nodes, shown by label, and gpu (a name unique in
+-- the fleet: the place's and the GPU's; nil for a finding about no GPU)
+-- among its GPUs, each once.
+local function count_place(group, place, label, gpu)
+  if not group.seen_nodes[place] then
+    group.seen_nodes[place] = true
+    group.nodes[#group.nodes + 1] = label
   end
   if gpu and not group.seen_gpus[gpu] then
     group.seen_gpus[gpu] = true
@@ -467,12 +524,10 @@ local function count_place(group, node, gpu)
   end
 end
 
--- Where a finding is, as group_findings counts it: its node's name, and
--- its GPU's, unique in the fleet (node and uuid), or nil for a finding
--- about no GPU.
-local function place_of(finding)
-  local node = finding.node or ""
-  return node, finding.index ~= nil and (node .. "\0" .. tostring(finding.uuid or finding.gpu)) or nil
+-- The GPU a finding at place is about, unique in the fleet (place and
+-- uuid), or nil for a finding about no GPU.
+local function gpu_of(place, finding)
+  return finding.index ~= nil and (place .. "\0" .. tostring(finding.uuid or finding.gpu)) or nil
 end
 
 -- The fleet's findings (worst first, as merge_findings gives them) grouped
@@ -486,26 +541,28 @@ function M.group_findings(findings)
     local group = group_of(groups, by_key, finding.level .. " " .. finding.code, finding.level, finding.code)
     group.count = group.count + 1
     group.findings[#group.findings + 1] = finding
-    count_place(group, place_of(finding))
+    local node = finding.node or "" -- unique by address: findings_of
+    count_place(group, node, node, gpu_of(node, finding))
   end
   return in_group_order(groups)
 end
 
--- A place in a digest's places (string.pack): the group's key, the node,
--- 1 when about a GPU (else 0), the GPU.
+-- A place in a digest's places (string.pack): the group's key, the node's
+-- address (or "fleet"), 1 when about a GPU (else 0), the GPU.
 local PLACE = "s4s4Bs4"
 
--- What group_kept needs of a node's findings (a list, worst first) when
--- they are kept as text: {count = "<level> <code>" → how many, places =
--- the distinct places of each group (place_of), PLACE-packed, in one
--- string}. A node's findings are then two small values, not a table each,
--- while the fleet is read.
-function M.digest(list)
+-- What group_kept needs of the findings of row (a list, worst first; row
+-- nil for the fleet rules') when they are kept as text: {count = "<level>
+-- <code>" → how many, places = the distinct places of each group (the
+-- row's url, gpu_of), PLACE-packed, in one string}. A node's findings are
+-- then two small values, not a table each, while the fleet is read.
+function M.digest(list, row)
   local count, places, seen = {}, {}, {}
   for _, finding in ipairs(list) do
     local key = finding.level .. " " .. finding.code
     count[key] = (count[key] or 0) + 1
-    local node, gpu = place_of(finding)
+    local node = row and row.url or finding.node or ""
+    local gpu = gpu_of(node, finding)
     local place = string.pack(PLACE, key, node, gpu and 1 or 0, gpu or "")
     if not seen[place] then
       seen[place] = true
@@ -524,9 +581,10 @@ end
 -- text, its count every one of them: a page lists no more.
 function M.group_kept(summary, kept, fleet_kept, shown)
   local groups, by_key = json.array(), {}
-  local digests = { fleet_kept }
+  local digests, rows, label_of = { fleet_kept }, { false }, {}
   for _, row in ipairs(summary.nodes) do
-    digests[#digests + 1] = kept[row]
+    digests[#digests + 1], rows[#rows + 1] = kept[row], row
+    label_of[row.url] = row.node
   end
   local counts = { OK = 0, WARN = 0, BAD = 0, ERROR = 0 }
   for _, digest in ipairs(digests) do
@@ -540,7 +598,7 @@ function M.group_kept(summary, kept, fleet_kept, shown)
     while at <= #places do
       local key, node, about_gpu, gpu
       key, node, about_gpu, gpu, at = string.unpack(PLACE, places, at)
-      count_place(by_key[key], node, about_gpu == 1 and gpu or nil)
+      count_place(by_key[key], node, label_of[node] or node, about_gpu == 1 and gpu or nil)
     end
   end
   for _, level in ipairs(rule_schema.WORST_FIRST) do
@@ -550,13 +608,14 @@ function M.group_kept(summary, kept, fleet_kept, shown)
         wanting = wanting + math.min(group.count, shown)
       end
     end
-    for _, digest in ipairs(digests) do
+    for i, digest in ipairs(digests) do
       if wanting == 0 then
         break
       end
       local written = digest.levels[level]
       for _, finding in ipairs(written and json.decode("[" .. written .. "]") or {}) do
         local group = by_key[level .. " " .. finding.code]
+        finding.node = rows[i] and rows[i].node or finding.node -- as its row is named
         if #group.findings < shown then
           group.findings[#group.findings + 1] = finding
           wanting = wanting - 1

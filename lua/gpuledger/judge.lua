@@ -363,7 +363,8 @@ end
 -- at once, and what keep says is kept of its findings: "findings" (the
 -- default), the findings in order; "verdicts" (`fleet ls`), only its row's
 -- verdict (worst, badFindings, errorFindings), its findings not even put
--- in order; a function, what it returns of the findings in order (`fleet
+-- in order; a function of the findings in order and the row (nil for the
+-- fleet rules'), what it returns of them (`fleet
 -- check --json` and `fleet serve` keep their text: holding 38,000 findings
 -- as tables for the answer made the collector walk them again at every
 -- cycle), the row given its verdict. With site files the ledger is kept
@@ -388,7 +389,7 @@ function M.fleet_judging(core, sources, given, keep)
     else
       local list = findings.ordered(found, ledger)
       give_verdict(row, findings.counts(list))
-      judging.node_findings[row] = keep(list)
+      judging.node_findings[row] = keep(list, row)
     end
   end
   return judging
@@ -413,13 +414,17 @@ function M.fleet(judging, summary, extra_errors)
   for i, row in ipairs(kept.rows) do
     node_findings[row] = found[i]
   end
+  fleet_found = fleet_found or json.array()
+  for _, finding in ipairs(fleet.shared_name_findings(summary)) do
+    fleet_found[#fleet_found + 1] = finding
+  end
   local rules = { loaded = #set.rules, errors = #set.errors }
   if keep ~= "findings" then
     for _, row in ipairs(summary.nodes) do
       if not row.worst then -- unreachable, or judged by the site files too
         local list = fleet.findings_of(row, node_findings)
         give_verdict(row, findings.counts(list))
-        node_findings[row] = keep ~= "verdicts" and keep(list) or nil
+        node_findings[row] = keep ~= "verdicts" and keep(list, row) or nil
       end
     end
     fleet.sort_worst_first(summary.nodes)

@@ -255,9 +255,9 @@ local function convert(flag, raw)
 end
 
 -- Validates a --targets list. Returns the targets {node, url}, each named
--- host:port until its ledger names it, or nil, why.
+-- host:port until its ledger names it and each address once, or nil, why.
 function M.parse_targets(list)
-  local targets = {}
+  local targets, seen = {}, {}
   for raw in (list .. ","):gmatch("([^,]*),") do
     local item = raw:gsub("^%s+", ""):gsub("%s+$", "")
     if item ~= "" then
@@ -269,7 +269,11 @@ function M.parse_targets(list)
       if not scheme or host == "" then
         return nil, string.format("target %q: want host:port or http(s)://host:port", item)
       end
-      targets[#targets + 1] = { node = host .. ":" .. port, url = scheme .. "://" .. host .. ":" .. port }
+      url = scheme .. "://" .. host .. ":" .. port
+      if not seen[url] then
+        seen[url] = true
+        targets[#targets + 1] = { node = host .. ":" .. port, url = url }
+      end
     end
   end
   if #targets == 0 then

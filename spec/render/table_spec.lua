@@ -364,7 +364,7 @@ describe("render.table: fleet ls", function()
   -- The summary of gpum (H.mig_node_row: MIG slices) and gpup (one free GPU, no slices).
   local function mig_summary()
     local plain = H.wire_ledger(H.ledger({ H.gpu { index = 0 } }, { node = "gpup" }))
-    local summary = fleet.summarise { H.mig_node_row(), fleet.node_row({ node = "gpup" }, plain) }
+    local summary = fleet.summarise { H.mig_node_row(), fleet.node_row({ node = "gpup", url = "http://gpup:9877" }, plain) }
     judge.fleet_verdicts(summary, {})
     return summary
   end

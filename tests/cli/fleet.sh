@@ -200,6 +200,20 @@ else
     skip "tmux, 80 columns: fleet ls and fleet check" "tmux is not installed"
 fi
 
+# ---- two addresses, one node name ---------------------------------------------
+# A second node serving the Go node's ledger reports the name gpu-go too: each
+# row, error and finding is the node at its own address, and a WARN says so.
+node twin file 127.0.0.8 "$TESTDATA/fleet/go-ledger.json"; TWIN=$NODE
+run fleet ls --targets "$GO,$TWIN,$TWIN"
+expect_in "two rows, each named by its address" "$(row "gpu-go (http://$GO)")" "│ gpu-go (http://$GO) │ WARN │ 0 │ 0 │ 3 │"
+expect_in "the twin's row" "$(row "gpu-go (http://$TWIN)")" "│ gpu-go (http://$TWIN) │ WARN │ 0 │ 0 │ 3 │"
+expect_in "a target given twice is read once: 2 nodes, 6 GPUs" "$out" "gpuledger fleet · 2 node(s) · 6 GPU(s)"
+run fleet check --targets "$GO,$TWIN"
+expect_in "a WARN names the shared name and both addresses" "$out" \
+    "2 nodes report the name \"gpu-go\" (http://$GO, http://$TWIN): each is listed as \"gpu-go (<address>)\"; give each node its own name"
+expect_eq "each node's findings name it by its address" \
+    "$(printf '%s\n' "$out" | grep -c "reserved-idle  *gpu-go (http://\($GO\|$TWIN\))")" 2
+
 # ---- a site rule that sees the fleet (rules/examples/fleet_reserved_idle.lua) ----
 mkdir "$WORK/site"
 cp "$SRC/rules/examples/fleet_reserved_idle.lua" "$WORK/site/"

@@ -87,12 +87,12 @@ function M.keep_text(list)
   return { levels = render_json.finding_levels(list) }
 end
 
--- What `fleet serve` keeps of a node's findings: M.keep_text's, and what its
--- page and /metrics count them by (fleet.digest). Holding the fleet's
--- findings as tables until the poll is rendered doubled the heap the
--- collector walks at each of its cycles.
-function M.keep_for_serving(list)
-  local kept = fleet.digest(list)
+-- What `fleet serve` keeps of the findings of row (nil for the fleet
+-- rules'): M.keep_text's, and what its page and /metrics count them by
+-- (fleet.digest). Holding the fleet's findings as tables until the poll is
+-- rendered doubled the heap the collector walks at each of its cycles.
+function M.keep_for_serving(list, row)
+  local kept = fleet.digest(list, row)
   kept.levels = render_json.finding_levels(list)
   return kept
 end
