@@ -1,7 +1,11 @@
 /* Many HTTP GETs at once in one thread (fleet reads every node's /ledger):
  * libcurl's multi interface driven by curl_multi_socket_action and epoll,
  * so the cost of a step does not grow with the number of requests still
- * running. Each request is set up exactly as http_get sets it up
+ * running. At most as many run at once as the process has descriptors for
+ * (fd_budget_transfers, counted once at the start): the others wait in the
+ * queue, and the time the queue waits for a descriptor to come free does
+ * not count against the run's deadline, so a request that waited still
+ * has its own timeout from its start. Each request is set up exactly as http_get sets it up
  * (http_transfer_new), when it starts. Requests start in order, as many at
  * once as the start window allows: at most START_WINDOW of the running ones
  * may be younger than YOUNG_MS. A fleet of nodes that answer at once then
@@ -24,6 +28,7 @@
 
 #include "cause.h"
 #include "clock.h"
+#include "fd_budget.h"
 
 #define EVENTS_PER_WAIT 256
 #define START_WINDOW    128
@@ -42,6 +47,10 @@ struct http_many {
     size_t next;                      /* the next request to start */
     size_t oldest_young;              /* requests before it are not young */
     size_t young;                     /* running requests from oldest_young on */
+    size_t running;                   /* requests with a transfer */
+    size_t most_running;              /* what the descriptors allow */
+    long long full_since; /* monotonic_ms since the queue waits on most_running; < 0: not */
+    long long full_ms;    /* the time it waited so, before full_since */
     http_each_fn each;
     void *context;
     int stop;           /* what the each call that stopped the run returned */
@@ -113,6 +122,7 @@ static void hear_finished(struct http_many *run)
         run->transfers[index] = NULL;
         if (index >= run->oldest_young)
             run->young--;
+        run->running--;
         hear(run, index, failed ? NULL : &response, failed ? cause : NULL);
         http_response_free(&response);
     }
@@ -128,13 +138,25 @@ static void age(struct http_many *run, long long now)
     }
 }
 
-/* Starts requests in order while the start window has room; a request
- * that cannot be set up is heard at once with its cause. */
+/* The time the queue has waited for a descriptor by now, in ms. */
+static long long waited_full(const struct http_many *run, long long now)
+{
+    return run->full_ms + (run->full_since >= 0 ? now - run->full_since : 0);
+}
+
+/* Starts requests in order while the start window and the descriptors have
+ * room; a request that cannot be set up is heard at once with its cause.
+ * Notes when the queue begins and ends waiting on the descriptors. */
 static void start_more(struct http_many *run)
 {
     long long now = monotonic_ms();
     age(run, now);
-    while (run->next < run->count && run->young < START_WINDOW && !run->stop) {
+    if (run->full_since >= 0 && run->running < run->most_running) {
+        run->full_ms += now - run->full_since;
+        run->full_since = -1;
+    }
+    while (run->next < run->count && run->young < START_WINDOW &&
+           run->running < run->most_running && !run->stop) {
         size_t i = run->next++;
         run->started_at[i] = now;
         char cause[512];
@@ -154,13 +176,18 @@ static void start_more(struct http_many *run)
         }
         run->transfers[i] = transfer;
         run->young++;
+        run->running++;
     }
+    if (run->next < run->count && run->running >= run->most_running && run->full_since < 0)
+        run->full_since = now;
 }
 
 /* Drives the transfers until every request was heard, the deadline
  * (monotonic_ms) passes, or each stops the run. The time spent in each
  * calls moves the deadline on: it bounds the wait for answers, and reading
- * the answers that came (a fleet's thousands of ledgers) is not waiting. */
+ * the answers that came (a fleet's thousands of ledgers) is not waiting.
+ * So does the time the queue waits for a descriptor: every transfer then
+ * running ends by its own timeout, so that wait is bounded too. */
 static void drive(struct http_many *run, long long deadline)
 {
     int running = 0;
@@ -173,18 +200,22 @@ static void drive(struct http_many *run, long long deadline)
         if (run->stop || (running == 0 && run->next == run->count))
             return;
         long long now = monotonic_ms();
-        long long until = deadline + run->heard_ns / 1000000;
+        long long until = deadline + run->heard_ns / 1000000 + waited_full(run, now);
         if (now >= until)
             return;
         long long wait = until - now;
         if (run->timer_at >= 0 && run->timer_at - now < wait)
             wait = run->timer_at > now ? run->timer_at - now : 0;
-        if (run->next < run->count && run->young < START_WINDOW)
-            wait = 0; /* each added a request: start it now */
-        else if (run->next < run->count) {
-            long long ages_at = run->started_at[run->oldest_young] + YOUNG_MS;
-            if (ages_at - now < wait)
-                wait = ages_at > now ? ages_at - now : 0;
+        /* with every descriptor taken, one comes free when a transfer
+         * ends, which curl's events and timer tell */
+        if (run->next < run->count && run->running < run->most_running) {
+            if (run->young < START_WINDOW) {
+                wait = 0; /* each added a request: start it now */
+            } else {
+                long long ages_at = run->started_at[run->oldest_young] + YOUNG_MS;
+                if (ages_at - now < wait)
+                    wait = ages_at > now ? ages_at - now : 0;
+            }
         }
         int ready = epoll_wait(run->epoll_fd, events, EVENTS_PER_WAIT, (int)wait);
         if (ready < 0 && errno != EINTR)
@@ -251,7 +282,12 @@ int http_get_many(const struct http_request *requests, size_t count, long deadli
     if (deadline_ms <= 0)
         return cause_set(cause, cause_cap, "deadline must be > 0");
     long long deadline = monotonic_ms() + deadline_ms;
-    struct http_many run = {.epoll_fd = -1, .timer_at = -1, .each = each, .context = context};
+    struct http_many run = {.epoll_fd = -1,
+                            .timer_at = -1,
+                            .full_since = -1,
+                            .most_running = fd_budget_transfers(),
+                            .each = each,
+                            .context = context};
     int room = make_room(&run, count);
     for (size_t i = 0; room == 0 && i < count; i++)
         run.requests[run.count++] = &requests[i];

@@ -17,13 +17,18 @@ typedef int (*http_each_fn)(void *context, struct http_many *run, size_t index,
                             struct http_response *response, const char *cause);
 
 /* Runs every GET of requests together, in this thread, with libcurl's multi
- * interface; each keeps its own timeout and byte cap, and the whole run ends
- * by deadline_ms (> 0) from the start, not counting the time spent in each
- * calls: a request still running (or never started) then fails with "no
- * answer within the deadline of N ms".
+ * interface; each keeps its own timeout (from when its transfer starts) and
+ * byte cap, and the whole run ends by deadline_ms (> 0) from the start, not
+ * counting the time spent in each calls nor the time requests waited for a
+ * descriptor: a request still running (or never started) then fails with
+ * "no answer within the deadline of N ms".
  * Requests start in order, a window of them at a time; one that has run
  * for a few tens of milliseconds leaves the window, so nodes that are slow
- * never hold back the others by more than that (http_multi.c). each hears every request
+ * never hold back the others by more than that (http_multi.c). At most
+ * fd_budget_transfers() run at once; the others wait their turn, so a run
+ * of more requests than the process has descriptors for never fails one
+ * for lack of a descriptor, and takes at most about its share of waves of
+ * the longest timeout. each hears every request
  * exactly once, in the order the outcomes come. Returns 0; the non-zero value
  * an each call returned (the others are then abandoned unheard); or -1 with
  * a cause in cause when the machinery itself could not start. */

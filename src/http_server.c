@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,9 +32,10 @@
 
 #include "cause.h"
 #include "clock.h"
+#include "fd_budget.h"
 
 #define THREADS          2
-#define CONNECTION_LIMIT 1024u /* lowered to fit RLIMIT_NOFILE */
+#define CONNECTION_LIMIT 1024u /* lowered to fit RLIMIT_NOFILE: fd_budget.h */
 #define PER_IP_LIMIT     64u   /* one flooding client cannot take every slot */
 #define IDLE_TIMEOUT_S   10u   /* a connection silent this long is closed */
 /* libmicrohttpd's default pool: a request head larger than this gets its own
@@ -361,6 +361,7 @@ struct http_server {
     struct head_watch *watches;
     int stopping;
     pthread_t watchdog;
+    unsigned connections; /* the connection limit, reserved (fd_budget.h) */
 };
 
 /* The watch of connection (NULL when none could be made). */
@@ -647,16 +648,6 @@ static void free_error_responses(struct http_server *server)
             MHD_destroy_response(responses[i]);
 }
 
-/* How many connections fit in the descriptors this process may open. */
-static unsigned connection_limit(void)
-{
-    struct rlimit limit;
-    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
-        return CONNECTION_LIMIT;
-    rlim_t room = limit.rlim_cur > 64 ? limit.rlim_cur - 64 : 16;
-    return room < CONNECTION_LIMIT ? (unsigned)room : CONNECTION_LIMIT;
-}
-
 /* Copies access into server. Returns 0, or -1 when out of memory (what was
  * copied is freed by free_access). */
 static int copy_access(struct http_server *server, const struct http_access *access)
@@ -721,6 +712,7 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set,
     }
     pthread_mutex_init(&server->lock, NULL);
     server->current = set;
+    server->connections = fd_budget_reserve_server(CONNECTION_LIMIT);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
     if (server->cert_pem)
         flags |= MHD_USE_TLS;
@@ -731,7 +723,7 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set,
         flags, 0, NULL, NULL, on_request, server, MHD_OPTION_ARRAY,
         server->cert_pem ? tls : tls + 2, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_CONNECTION_LIMIT,
-        connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
+        server->connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_LIMIT,
         MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)MEMORY_PER_CONNECTION, MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, server, MHD_OPTION_NOTIFY_COMPLETED,
@@ -742,6 +734,7 @@ struct http_server *http_server_start(int listen_fd, struct http_set *set,
                       ? "serve: libmicrohttpd could not start TLS on the listening "
                         "socket (is the key the certificate's?)"
                       : "serve: libmicrohttpd could not start on the listening socket");
+        fd_budget_release_server(server->connections);
         pthread_mutex_destroy(&server->lock);
         watchdog_stop(server);
         watchdog_destroy(server);
@@ -776,6 +769,7 @@ void http_server_stop(struct http_server *server)
         return;
     watchdog_stop(server);
     MHD_stop_daemon(server->daemon); /* joins the threads, closes the listening socket */
+    fd_budget_release_server(server->connections);
     watchdog_destroy(server);
     http_set_release(server->current);
     free_error_responses(server);
