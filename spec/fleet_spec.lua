@@ -255,7 +255,7 @@ describe("fleet", function()
     local url = "http://10.0.0.4:9877"
     local ledger = assert(fleet.answer_ledger(url, { status = 200, body = fixture("go-ledger.json") }))
     assert.equal("gpu-go", ledger.node)
-    assert.same({ nil, "Couldn't connect to server: Connection refused" },
+    assert.same({ nil, "http://10.0.0.4:9877/ledger: Couldn't connect to server: Connection refused" },
       { fleet.answer_ledger(url, { error = "Couldn't connect to server: Connection refused" }) })
     assert.same({ nil, "http://10.0.0.4:9877/ledger: HTTP 302" }, { fleet.answer_ledger(url, { status = 302, body = "" }) })
     local _, html = fleet.answer_ledger(url, { status = 200, body = "<!DOCTYPE html>", content_type = "text/html" })
@@ -321,6 +321,10 @@ describe("fleet", function()
       "OK idle gpue", "OK held gpud",
     }, lines)
     assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", found[1].message)
+    local consul_down = fleet.unreachable_row({ node = "consul", url = "http://127.0.0.1:8500", discovery = true },
+      "consul http://127.0.0.1:8500: GET /v1/health/service/gpuledger?passing=true: Connection refused")
+    assert.equal("the fleet's nodes could not be listed: consul http://127.0.0.1:8500: "
+      .. "GET /v1/health/service/gpuledger?passing=true: Connection refused", fleet.unreachable_finding(consul_down).message)
   end)
 
   it("tells apart nodes at two addresses that report one name: rows, findings, places and a WARN", function()

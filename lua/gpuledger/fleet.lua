@@ -164,14 +164,15 @@ end
 
 -- The ledger in one node's answer (core.http_get_many's result for
 -- <url>/ledger): shaped for the summary, or with for_rules readable for
--- the rules; or nil and why, in the contract's words: a transport error as the
--- HTTP client gives it, "<url>/ledger: HTTP N", "<url>/ledger: the answer
+-- the rules; or nil and why, in the contract's words, each naming the
+-- address: "<url>/ledger: " and a transport error as the HTTP client gives
+-- it, "<url>/ledger: HTTP N", "<url>/ledger: the answer
 -- (<type>) is not JSON: …", "<url>/ledger: the answer is not a gpuledger
 -- ledger …", "<url>/ledger: unexpected answer: ledger.entries[1].index is
 -- a string, want …".
 function M.answer_ledger(url, result, for_rules)
   if result.error then
-    return nil, result.error
+    return nil, string.format("%s/ledger: %s", url, result.error)
   end
   if result.status ~= 200 then
     return nil, string.format("%s/ledger: HTTP %d", url, result.status)
@@ -245,9 +246,11 @@ function M.node_row(target, ledger)
   return row
 end
 
--- The summary row of a node that could not be read.
+-- The summary row of a node that could not be read (or of a failed
+-- discovery: target.discovery).
 function M.unreachable_row(target, err)
-  return { node = target.node, url = target.url, schema = 0, error = err, unreachable = 1, jobs = {} }
+  return { node = target.node, url = target.url, discovery = target.discovery, schema = 0, error = err,
+    unreachable = 1, jobs = {} }
 end
 
 local function by_namespace_job(a, b)
@@ -412,12 +415,13 @@ function M.view(summary)
   return { schema = summary.schema, nodes = nodes, jobs = jobs, total = contract_row(summary.total) }
 end
 
--- The ERROR finding of a node that could not be read.
+-- The ERROR finding of a node that could not be read, or of a discovery
+-- that failed (row.discovery: its error names Consul or Nomad and where
+-- it was asked).
 function M.unreachable_finding(row)
-  return {
-    level = "ERROR", code = "source-unavailable", node = row.node,
-    message = string.format("gpuledger at %s could not be read: %s", row.url, row.error),
-  }
+  local message = row.discovery and ("the fleet's nodes could not be listed: " .. row.error)
+    or string.format("gpuledger at %s could not be read: %s", row.url, row.error)
+  return { level = "ERROR", code = "source-unavailable", node = row.node, message = message }
 end
 
 -- A row's findings: its own (node_findings: row → its findings), or the

@@ -1,6 +1,7 @@
 -- Discovery's pure parts (docs/contract.md#fleet): Consul's address and health
 -- answer, Nomad's service registrations, --targets.
 local consul = require "gpuledger.sources.consul"
+local json = require "gpuledger.json"
 local nomad = require "gpuledger.sources.nomad"
 local options = require "gpuledger.options"
 local text = require "gpuledger.text"
@@ -22,7 +23,7 @@ describe("sources.consul", function()
   end)
 
   it("takes passing entries' service address, else the node's, IPv6 in brackets, sorted by node", function()
-    local targets = consul.targets({
+    local targets = consul.targets(json.array {
       { Node = { Node = "gpu-b", Address = "10.0.0.2" }, Service = { Address = "", Port = 9877 } },
       { Node = { Node = "gpu-a", Address = "10.0.0.1" }, Service = { Address = "10.1.0.1", Port = 9877 } },
       { Node = { Node = "gpu-c", Address = "fd00::3" }, Service = { Port = 9877 } },
@@ -36,12 +37,18 @@ describe("sources.consul", function()
       { node = "gpu-d", url = "http://[fd00::4]:9877" },
       { node = "gpu-e", url = "http://gpu-e.node.dc1.consul.:1" },
     }, targets)
-    assert.same({}, consul.targets(nil, BASE))
+    assert.same({}, consul.targets(json.array(), BASE))
+    for _, wrong in ipairs { { "{}", "a JSON object" }, { '"gpu-a"', "a JSON string" }, { "42", "a JSON number" } } do
+      assert.same({ nil, "consul " .. BASE .. ": unexpected answer: the answer is " .. wrong[2]
+        .. ", want an array of service instances" }, { consul.targets(json.decode(wrong[1]), BASE) })
+    end
+    assert.same({ nil, "nomad http://127.0.0.1:4646: unexpected answer: the answer is a JSON object, want an array of service registrations" },
+      { nomad.service_targets(json.decode('{"Services":[]}'), "http://127.0.0.1:4646") })
   end)
 
   it("takes only a host and a port from a registration: anything else is that entry's error", function()
     local function why(service)
-      local targets = consul.targets({ { Node = { Node = "gpu-x", Address = "10.0.0.9" }, Service = service } }, BASE)
+      local targets = consul.targets(json.array { { Node = { Node = "gpu-x", Address = "10.0.0.9" }, Service = service } }, BASE)
       assert.same({ "gpu-x", BASE }, { targets[1].node, targets[1].url })
       return targets[1].error
     end
@@ -57,12 +64,12 @@ describe("sources.consul", function()
     assert.equal(prefix .. "Service.Port is 9877.5, want a port from 1 to 65535", why { Address = "10.0.0.9", Port = 9877.5 })
     assert.equal(prefix .. "Service.Port is a string, want a port from 1 to 65535", why { Address = "10.0.0.9", Port = "9877" })
     assert.equal(prefix .. "Service.Port is missing, want a port from 1 to 65535", why { Address = "10.0.0.9" })
-    local no_host = consul.targets({ { Node = { Node = "gpu-y" }, Service = { Port = 9877 } } }, BASE)
+    local no_host = consul.targets(json.array { { Node = { Node = "gpu-y" }, Service = { Port = 9877 } } }, BASE)
     assert.equal(prefix .. "Node.Address is missing, want a host name or an IP address", no_host[1].error)
   end)
 
   it("cuts a node's name like every name", function()
-    local targets = consul.targets({ { Node = { Node = ("n"):rep(3 * 1024 * 1024) }, Service = { Address = "10.0.0.1", Port = 9877 } } }, BASE)
+    local targets = consul.targets(json.array { { Node = { Node = ("n"):rep(3 * 1024 * 1024) }, Service = { Address = "10.0.0.1", Port = 9877 } } }, BASE)
     assert.equal(text.NAME_MAX + #text.CUT_MARK, #targets[1].node)
   end)
 
@@ -74,7 +81,7 @@ describe("sources.consul", function()
     entries[3001] = { Node = { Node = "gpu-a2", Address = "10.0.0.1" }, Service = { Address = "10.0.0.1", Port = 9877 } }
     entries[3002] = { Node = { Node = "gpu-b" }, Service = { Address = "x/y", Port = 9877 } }
     entries[3003] = { Node = { Node = "gpu-b" }, Service = { Address = "x/y", Port = 9877 } }
-    local targets = consul.targets(entries, BASE)
+    local targets = consul.targets(json.array(entries), BASE)
     assert.same({ "gpu-a", "gpu-b" }, { targets[1].node, targets[2].node })
     assert.equal(2, #targets)
   end)
@@ -91,7 +98,7 @@ describe("sources.nomad service registrations", function()
     assert.same({
       { node = "10.0.0.7:9877", url = "http://10.0.0.7:9877" },
       { node = "[fd00::1]:9877", url = "http://[fd00::1]:9877" },
-    }, nomad.service_targets({
+    }, nomad.service_targets(json.array {
       { ServiceName = "gpuledger", Address = "fd00::1", Port = 9877, Tags = nil },
       { ServiceName = "gpuledger", Address = "10.0.0.7", Port = 9877 },
       { ServiceName = "gpuledger", Address = "10.0.0.7", Port = 9877 },
@@ -99,7 +106,7 @@ describe("sources.nomad service registrations", function()
   end)
 
   it("takes only a host and a port from a registration: anything else is that entry's error", function()
-    local targets = nomad.service_targets({
+    local targets = nomad.service_targets(json.array {
       { ServiceName = "gpuledger", Address = "127.0.0.2/latest/meta-data/?", Port = 9877 },
       { ServiceName = "gpuledger", Address = "", Port = 9877 },
       { ServiceName = "gpuledger", Address = "10.0.0.8", Port = -1 },

@@ -70,6 +70,8 @@ expect_in "passing instances only, one dead: 3 nodes, 1 unreachable" "$out" "gpu
 expect_in "the service address wins over the node's" "$out" "│ gpu-ci-02 "
 expect_in "the dead instance is named by Consul's node name" "$out" "│ consul-dead │ ERROR │ 0   │ 1     │ -"
 expect_not_in "a critical instance is left out" "$out" "consul-sick"
+expect_in "the dead instance's error line names its address and the cause" "$out" \
+    "consul-dead: unreachable: http://127.0.0.1:$DEAD_PORT/ledger: Couldn't connect"
 no_secret "Consul"
 log=$(cat "$WORK/plain.log")
 expect_in "asks the health API for passing instances" "$log" '"path": "/v1/health/service/gpuledger", "query": ["passing"]'
@@ -88,14 +90,31 @@ expect_lua "a refused token: one pseudo-node consul with the 403" "$out" \
 expect_no_token "a refused token echoed in its 403" "$REFUSED" "$out$err"
 
 run fleet ls --json --consul "$PLAIN" --consul-token-env NO_SUCH_VARIABLE
-expect_lua "no token: Consul shows nothing, which is said" "$out" \
-    'return j.summary.nodes[1].node == "consul" and j.summary.nodes[1].error:find("no passing instance of service \"gpuledger\"", 1, true) ~= nil'
+expect_lua "no token: Consul shows nothing, which is said, naming Consul's address" "$out" \
+    'return j.summary.nodes[1].node == "consul" and j.summary.nodes[1].error == "consul http://'"$PLAIN"': no passing instance of service \"gpuledger\""'
 
 run fleet ls --consul "127.0.0.1:$DEAD_PORT"
 expect_rc "Consul down: fleet ls still exits 0" 0
 expect_in "Consul down: one unreachable pseudo-node named consul" "$out" "│ consul │ ERROR │ 0   │ 1     │ -"
 expect_in "Consul down: the error names consul and the cause" "$out" "consul http://127.0.0.1:$DEAD_PORT: GET /v1/health/service/gpuledger?passing=true: Couldn't connect"
 expect_no_crash "Consul down"
+run fleet check --consul "127.0.0.1:$DEAD_PORT"
+expect_in "Consul down: the finding names Consul, its address and the cause, not a gpuledger" "$out" \
+    "the fleet's nodes could not be listed: consul http://127.0.0.1:$DEAD_PORT: GET /v1/health/service/gpuledger?passing=true: Couldn't connect"
+expect_not_in "Consul down: no \"gpuledger at\"" "$out" "gpuledger at"
+
+# A Consul answering JSON of another type: said, not "no passing instance".
+printf '{"Node": "gpu-a"}' >"$WORK/object.json"
+if fake_start "$WORK/object.stderr" "$WORK/object.port" python3 "$FAKES/fake_node.py" --mode file \
+    --file "$WORK/object.json" --port-file "$WORK/object.port" --max-seconds 120; then
+    OBJECT=127.0.0.1:$(cat "$WORK/object.port")
+    run fleet ls --consul "$OBJECT"
+    expect_in "a JSON object from Consul: the error names Consul, its address and the type" "$out" \
+        "consul: unreachable: consul http://$OBJECT: unexpected answer: the answer is a JSON object, want an array of service instances"
+    expect_not_in "a JSON object from Consul is not \"no passing instance\"" "$out" "no passing instance"
+else
+    fail "fake Consul answering an object starts" "$(cat "$WORK/object.stderr")"
+fi
 
 # HTTPS with a client certificate, flags and the Consul CLI's variables.
 MY_CONSUL=$SECRET run fleet ls --json --consul "https://$TLS" --consul-token-env MY_CONSUL \
@@ -139,7 +158,7 @@ expect_in "asks /v1/service/gpuledger with the namespace, the token in X-Nomad-T
     '"path": "/v1/service/gpuledger", "query_keys": ["namespace"]'
 MY_NOMAD=$NOMAD_SECRET run fleet ls --json --nomad-service gpuledger --nomad-addr "$NOMAD" --nomad-token-env MY_NOMAD
 expect_lua "no registration in namespace default: said, as a pseudo-node nomad" "$out" \
-    'return j.summary.nodes[1].node == "nomad" and j.summary.nodes[1].error == "Nomad has no registration of service \"gpuledger\" in namespace \"default\""'
+    'return j.summary.nodes[1].node == "nomad" and j.summary.nodes[1].error == "nomad '"$NOMAD"': no registration of service \"gpuledger\" in namespace \"default\""'
 run fleet check --json --nomad-service gpuledger --nomad-namespace gpu --nomad-addr "$NOMAD" --nomad-token-env NO_SUCH
 expect_lua "no token: 403 naming read-job on the namespace" "$out" \
     'return j.worst == "ERROR" and j.findings[1].node == "nomad" and j.findings[1].message:find("read-job on namespace \"gpu\"", 1, true) ~= nil'

@@ -86,7 +86,7 @@ start_serving down fleet serve --targets "$DEAD" --listen 127.0.0.1:0 --interval
     { fail "fleet serve (all down) starts" "$(cat "$SERVE_LOG")"; finish; }
 http GET "$URL/healthz"
 expect_eq "/healthz 503 when no node was read" "$status" 503
-expect_in "/healthz names the node and its error" "$body" "$DEAD: Couldn't connect to server"
+expect_in "/healthz names the node and its error" "$body" "$DEAD: http://$DEAD/ledger: Couldn't connect to server"
 http GET "$URL/metrics"
 expect_in "fleet up 0 when no node was read" "$body" $'\ngpuledger_fleet_up 0\n'
 stop_serve TERM

@@ -15,9 +15,10 @@ local M = {}
 M.MAX_BYTES = 8 * 1024 * 1024
 M.DEADLINE_MARGIN_MS = 1000
 
--- The one pseudo-node of a failed discovery.
+-- The one pseudo-node of a failed discovery; why names the source and
+-- its address ("consul http://…: …").
 local function failed(source, address, why)
-  return { { node = source, url = address, error = why } }
+  return { { node = source, url = address, error = why, discovery = true } }
 end
 
 -- Nomad's registrations of the service in its namespace (config.fleet),
@@ -41,10 +42,12 @@ local function from_nomad(core, fleet, nomad_config)
   if not registrations then
     return failed("nomad", address, err)
   end
-  local targets = nomad_parse.service_targets(registrations, address)
-  if #targets == 0 then
+  local targets, wrong = nomad_parse.service_targets(registrations, address)
+  if not targets then
+    return failed("nomad", address, wrong)
+  elseif #targets == 0 then
     return failed("nomad", address,
-      string.format("Nomad has no registration of service %q in namespace %q", service, namespace))
+      string.format("nomad %s: no registration of service %q in namespace %q", address, service, namespace))
   end
   return targets
 end
@@ -69,9 +72,11 @@ local function from_consul(core, settings)
   if not entries then
     return failed("consul", base, err)
   end
-  local targets = consul.targets(entries, base)
-  if #targets == 0 then
-    return failed("consul", base, string.format("Consul has no passing instance of service %q", settings.service))
+  local targets, wrong = consul.targets(entries, base)
+  if not targets then
+    return failed("consul", base, wrong)
+  elseif #targets == 0 then
+    return failed("consul", base, string.format("consul %s: no passing instance of service %q", base, settings.service))
   end
   return targets
 end

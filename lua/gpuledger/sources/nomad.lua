@@ -109,10 +109,15 @@ end
 -- the registration's address:port until its ledger names it, url http://address:port (an IPv6 address in
 -- brackets), one per url, sorted by node (consul.distinct); a registration
 -- whose address is no host or port no port is a target with its error
--- (consul.target).
+-- (consul.target); nil and why when the answer is no array
+-- (consul.not_a_list).
 function M.service_targets(registrations, address)
   local targets, from = {}, { source = "nomad " .. address, address = address }
-  for i, registration in ipairs(type(registrations) == "table" and registrations or {}) do
+  local wrong = consul.not_a_list(registrations, from.source, "service registrations")
+  if wrong then
+    return nil, wrong
+  end
+  for i, registration in ipairs(registrations) do
     registration = type(registration) == "table" and registration or {}
     local host = registration.Address
     targets[#targets + 1] = consul.target({
