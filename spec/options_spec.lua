@@ -117,9 +117,11 @@ describe("gpuledger.options", function()
 
     it("fleet check takes --summary, fleet ls and serve refuse it; help fleet lists it", function()
       assert.is_true(options.config(assert(parse({ "fleet", "check", "--summary", "--targets", "a:1" })), function() end).fleet.summary)
-      assert.equal("--summary is a flag of fleet check, not of fleet ls", usage_error({ "fleet", "--summary", "--targets", "a:1" }))
+      assert.equal("--summary is not a flag of fleet ls: fleet check takes it", usage_error({ "fleet", "--summary", "--targets", "a:1" }))
+      assert.equal("--summary is not a flag of fleet serve: fleet check takes it",
+        usage_error({ "fleet", "serve", "--summary", "--targets", "a:1" }))
       assert.matches("--summary is not a flag of check", usage_error({ "check", "--summary" }), 1, true)
-      assert.truthy(options.usage(ALL, "fleet"):find("fleet flags:\n  fleet check --summary:", 1, true))
+      assert.truthy(options.usage(ALL, "fleet"):find("fleet check flags:\n  fleet check --summary:", 1, true))
       assert.truthy(options.usage(ALL):find("rules flags:\n  rules --check", 1, true))
       assert.is_nil(options.usage(ALL, "ls"):find("--summary", 1, true))
     end)
@@ -183,11 +185,36 @@ describe("gpuledger.options", function()
     end)
 
     it("rejects a flag the command does not read, naming those that do", function()
-      assert.equal("--exit-on is not a flag of ls: check and fleet take it", usage_error({ "ls", "--exit-on", "bad" }))
+      assert.equal("--exit-on is not a flag of ls: check and fleet check take it", usage_error({ "ls", "--exit-on", "bad" }))
       assert.equal("--since is not a flag of ls: report takes it", usage_error({ "ls", "--since", "1d" }))
       assert.equal("--demo is not a flag of fleet serve: ls, check, serve, snapshot and rules take it",
         usage_error({ "fleet", "serve", "--demo" }))
       assert.is_truthy(parse({ "rules", "--check", "--demo" }))
+    end)
+
+    it("gives each fleet sub-command its own flags, naming the sub-command that refuses one", function()
+      assert.equal("--exit-on is not a flag of fleet ls: check and fleet check take it",
+        usage_error({ "fleet", "ls", "--exit-on", "bad", "--targets", "a:1" }))
+      assert.equal("--exit-on is not a flag of fleet ls: check and fleet check take it",
+        usage_error({ "fleet", "--exit-on", "bad", "--targets", "a:1" }))
+      assert.equal("--exit-on is not a flag of fleet serve: check and fleet check take it",
+        usage_error({ "fleet", "serve", "--exit-on", "bad", "--targets", "a:1" }))
+      assert.equal("--listen is not a flag of fleet check: serve and fleet serve take it",
+        usage_error({ "fleet", "check", "--listen", ":1", "--targets", "a:1" }))
+      assert.equal("--interval is not a flag of fleet ls: serve and fleet serve take it",
+        usage_error({ "fleet", "ls", "--interval", "5s", "--targets", "a:1" }))
+      assert.equal("--grafana-url is not a flag of fleet check: serve and fleet serve take it",
+        usage_error({ "fleet", "check", "--grafana-url", "https://g", "--targets", "a:1" }))
+      assert.equal("--json is not a flag of fleet serve: ls, check, fleet ls, fleet check, report and rules take it",
+        usage_error({ "fleet", "serve", "--json", "--targets", "a:1" }))
+      assert.equal("--wide is not a flag of fleet serve: ls, check, fleet ls and fleet check take it",
+        usage_error({ "fleet", "serve", "--wide", "--targets", "a:1" }))
+      -- what every sub-command reads is named as fleet's
+      assert.equal("--targets is not a flag of ls: fleet takes it", usage_error({ "ls", "--targets", "a:1" }))
+      assert.is_truthy(parse({ "fleet", "check", "--exit-on", "bad", "--wide", "--json", "--targets", "a:1" }))
+      assert.is_truthy(parse({ "fleet", "ls", "--wide", "--json", "--allow-unmanaged", "--targets", "a:1" }))
+      assert.is_truthy(parse({ "fleet", "serve", "--listen", ":1", "--interval", "5s", "--grafana-url", "https://g",
+        "--targets", "a:1" }))
     end)
 
     it("offers the closest command for an unknown one", function()

@@ -26,7 +26,7 @@ local FLAGS = {
   { "cgroup-parent", "string", "", nil, "cgroups (comma-separated) besides the system's own where only Nomad or an engine creates cgroups: a custom Nomad cgroup_parent or cgroup_v2_override, Docker's cgroup-parent" },
   { "node", "string", "", nil, "node name in the ledger (default: hostname)" },
   { "json", "bool", false, nil, "JSON output" },
-  { "wide", "bool", false, nil, "ls: the full table, check and fleet check: one line per finding, even on a narrower terminal" },
+  { "wide", "bool", false, nil, "ls and fleet ls: the full table, check and fleet check: one line per finding, even on a narrower terminal" },
   { "exit-on", "string", "", nil, "check's exit status: warn, bad or error" },
   { "encoder-max", "int", 0, nil, "encoder sessions limit: 0 the card's cap, N every card, -1 off" },
   { "temp-max", "int", 85, nil, "°C when the driver reports no thermal margin; 0 off" },
@@ -68,26 +68,36 @@ local FLAGS = {
   { "replay", "string", "", nil, "run on a snapshot file saved by `gpuledger snapshot`" },
 }
 
--- The commands that read each flag: `help COMMAND` shows a command's own,
--- and `help` only the flags of the commands this version has.
+-- The commands that read each flag, a sub-command of fleet by its two words
+-- (`fleet check`): `help COMMAND` shows a command's own, and `help` only the
+-- flags of the commands this version has.
 local NODE = { "ls", "check", "serve", "snapshot" } -- the commands that read a node
-local POLICY = { "check", "serve", "rules", "fleet" } -- the commands that judge
+local FLEET_SUBCOMMANDS = { "ls", "check", "serve" } -- fleet's, fleet ls the default
+local FLEET, IS_FLEET = {}, {} -- they as flags are read by (`fleet ls`, …), in order and as a set
+for i, subcommand in ipairs(FLEET_SUBCOMMANDS) do
+  FLEET[i] = "fleet " .. subcommand
+  IS_FLEET[FLEET[i]] = true
+end
+local POLICY = { "check", "serve", "rules", FLEET } -- the commands that judge
 local FLAG_COMMANDS = {
-  ["nomad-addr"] = { NODE, "fleet" }, ["nomad-token-env"] = { NODE, "fleet" }, ["nomad-node-id"] = { NODE },
-  ["nomad-ca-cert"] = { NODE, "fleet" }, ["nomad-ca-path"] = { NODE, "fleet" },
-  ["nomad-client-cert"] = { NODE, "fleet" }, ["nomad-client-key"] = { NODE, "fleet" },
-  ["nomad-tls-server-name"] = { NODE, "fleet" },
+  ["nomad-addr"] = { NODE, FLEET }, ["nomad-token-env"] = { NODE, FLEET }, ["nomad-node-id"] = { NODE },
+  ["nomad-ca-cert"] = { NODE, FLEET }, ["nomad-ca-path"] = { NODE, FLEET },
+  ["nomad-client-cert"] = { NODE, FLEET }, ["nomad-client-key"] = { NODE, FLEET },
+  ["nomad-tls-server-name"] = { NODE, FLEET },
   docker = { NODE }, podman = { NODE }, ["nvidia-smi"] = { NODE }, proc = { NODE }, ["cgroup-parent"] = { NODE },
   node = { NODE },
   ["no-nomad"] = { NODE }, ["no-docker"] = { NODE }, ["no-health"] = { NODE }, ["kernel-log"] = { NODE },
-  ["grafana-url"] = { "serve", "fleet" }, ["nomad-ui-url"] = { "serve", "fleet" }, ["web.config.file"] = { "serve", "fleet" },
-  json = { "ls", "check", "rules", "fleet", "report" }, wide = { "ls", "check", "fleet" }, ["exit-on"] = { "check", "fleet" },
+  ["grafana-url"] = { "serve", "fleet serve" }, ["nomad-ui-url"] = { "serve", "fleet serve" },
+  ["web.config.file"] = { "serve", "fleet serve" },
+  json = { "ls", "check", "rules", "fleet ls", "fleet check", "report" },
+  wide = { "ls", "check", "fleet ls", "fleet check" }, ["exit-on"] = { "check", "fleet check" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
-  listen = { "serve", "fleet" }, interval = { "serve", "fleet" }, history = { "ls", "check", "serve" },
-  targets = { "fleet" }, ["fleet-ca-cert"] = { "fleet" }, ["fleet-basic-auth-file"] = { "fleet" }, ["nomad-service"] = { "fleet" }, ["nomad-namespace"] = { "fleet" },
-  consul = { "fleet" }, ["consul-service"] = { "fleet" }, ["consul-token-env"] = { "fleet" },
-  ["consul-ca-cert"] = { "fleet" }, ["consul-ca-path"] = { "fleet" }, ["consul-client-cert"] = { "fleet" },
-  ["consul-client-key"] = { "fleet" }, ["consul-tls-server-name"] = { "fleet" }, timeout = { "fleet", "report" },
+  listen = { "serve", "fleet serve" }, interval = { "serve", "fleet serve" }, history = { "ls", "check", "serve" },
+  targets = { FLEET }, ["fleet-ca-cert"] = { FLEET }, ["fleet-basic-auth-file"] = { FLEET },
+  ["nomad-service"] = { FLEET }, ["nomad-namespace"] = { FLEET },
+  consul = { FLEET }, ["consul-service"] = { FLEET }, ["consul-token-env"] = { FLEET },
+  ["consul-ca-cert"] = { FLEET }, ["consul-ca-path"] = { FLEET }, ["consul-client-cert"] = { FLEET },
+  ["consul-client-key"] = { FLEET }, ["consul-tls-server-name"] = { FLEET }, timeout = { FLEET, "report" },
   prometheus = { "report" }, ["prometheus-token-env"] = { "report" }, since = { "report" },
   ["prometheus-ca-cert"] = { "report" }, ["prometheus-ca-path"] = { "report" },
   ["prometheus-client-cert"] = { "report" }, ["prometheus-client-key"] = { "report" },
@@ -97,12 +107,14 @@ local FLAG_COMMANDS = {
   rules = { POLICY, NODE }, scripts = { NODE, POLICY }, demo = { NODE, "rules" }, replay = { NODE, "rules" },
 }
 
--- The set of commands in a FLAG_COMMANDS entry (its groups flattened).
-local function command_set(entry)
-  local set = {}
+-- Adds to set the commands of a FLAG_COMMANDS entry (its groups flattened);
+-- returns set.
+local function command_set(entry, set)
   for _, item in ipairs(entry) do
-    for _, command in ipairs(type(item) == "table" and item or { item }) do
-      set[command] = true
+    if type(item) == "table" then
+      command_set(item, set)
+    else
+      set[item] = true
     end
   end
   return set
@@ -112,7 +124,7 @@ local BY_NAME = {}
 for _, flag in ipairs(FLAGS) do
   BY_NAME[flag[1]] = {
     name = flag[1], kind = flag[2], default = flag[3], env = flag[4], help = flag[5],
-    commands = command_set(assert(FLAG_COMMANDS[flag[1]], flag[1])),
+    commands = command_set(assert(FLAG_COMMANDS[flag[1]], flag[1]), {}),
   }
 end
 
@@ -125,13 +137,13 @@ local COMMAND_FLAGS = {
     prometheus = { name = "prometheus", kind = "bool", default = false,
                    help = "rules --prometheus: print a Prometheus rule group, one alert per finding code" },
   },
-  fleet = {
+  ["fleet check"] = {
     summary = { name = "summary", kind = "bool", default = false,
                 help = "fleet check --summary: the findings grouped by level and code, worst first: how many GPUs on how many nodes, and which" },
   },
 }
 -- The order the help lists each command's own flags in.
-local COMMAND_FLAG_ORDER = { rules = { "check", "prometheus" }, fleet = { "summary" } }
+local COMMAND_FLAG_ORDER = { rules = { "check", "prometheus" }, ["fleet check"] = { "summary" } }
 
 -- The commands, in the order the help lists them, each with what it does.
 local COMMAND_LIST = {
@@ -152,7 +164,21 @@ for i, command in ipairs(COMMAND_LIST) do
   M.COMMANDS[command[1]] = command[2]
   COMMAND_ORDER[i] = command[1]
 end
-local FLEET_SUBCOMMANDS = { ls = true, check = true, serve = true }
+
+-- What reads the flags of a command: fleet's sub-commands, or the command.
+local function readers_of(command)
+  return command == "fleet" and FLEET or { command }
+end
+
+-- The command of a reader (readers_of): fleet for `fleet check`.
+local function command_of(reader)
+  return (reader:match("^%S+"))
+end
+
+-- Whether reader (readers_of) takes --name.
+local function reads(reader, name)
+  return (COMMAND_FLAGS[reader] or {})[name] ~= nil or (BY_NAME[name] ~= nil and BY_NAME[name].commands[reader] == true)
+end
 local EXIT_ON = { [""] = true, warn = true, bad = true, error = true }
 local BOOL_VALUES = {
   ["1"] = true, t = true, T = true, ["true"] = true, TRUE = true, True = true,
@@ -186,8 +212,15 @@ end
 -- The usage text (help, -h, --help: on stdout). available: the set of
 -- commands this version has (the others, and the flags only they read,
 -- are left out). command: nil for the whole usage, or a command whose
--- flags alone are shown (`help ls`, `ls -h`).
+-- flags alone are shown (`help ls`, `ls -h`; for fleet, those of each of
+-- its sub-commands).
 function M.usage(available, command)
+  local function shown(reader)
+    if command == nil then
+      return available[command_of(reader)] == true
+    end
+    return command_of(reader) == command
+  end
   local lines = {
     "gpuledger: who is on each NVIDIA GPU of this Nomad node, and should they be.",
     "",
@@ -207,23 +240,25 @@ function M.usage(available, command)
     end
     lines[#lines + 1] = "`gpuledger help COMMAND` shows a command's flags only."
   end
-  for _, owner in ipairs(COMMAND_ORDER) do
-    local own = {}
-    for _, name in ipairs(COMMAND_FLAG_ORDER[owner] or {}) do
-      if command == owner or (command == nil and available[owner]) then
-        own[#own + 1] = "  " .. COMMAND_FLAGS[owner][name].help
+  for _, owning in ipairs(COMMAND_ORDER) do
+    for _, owner in ipairs(readers_of(owning)) do
+      local own = {}
+      for _, name in ipairs(COMMAND_FLAG_ORDER[owner] or {}) do
+        if shown(owner) then
+          own[#own + 1] = "  " .. COMMAND_FLAGS[owner][name].help
+        end
       end
+      add_section(lines, owner .. " flags", own)
     end
-    add_section(lines, owner .. " flags", own)
   end
   local flags = {}
   for _, flag in ipairs(FLAGS) do
     local f = BY_NAME[flag[1]]
-    local shown = false
-    for name in pairs(f.commands) do
-      shown = shown or (command == nil and available[name]) or name == command
+    local any = false
+    for reader in pairs(f.commands) do
+      any = any or shown(reader)
     end
-    if shown then
+    if any then
       flags[#flags + 1] = flag_lines(f)
     end
   end
@@ -338,7 +373,7 @@ local function validate(opts)
   end
   for _, name in ipairs { "rules", "scripts" } do
     local dir = opts[name]
-    if BY_NAME[name].commands[opts.command] and dir ~= "" and dir:sub(1, 1) ~= "/" then
+    if reads(opts.reader, name) and dir ~= "" and dir:sub(1, 1) ~= "/" then
       return string.format("%s: want an absolute path", M.given_as(opts, name))
     end
   end
@@ -358,9 +393,6 @@ local function validate(opts)
     if opts.check_dir and opts.check_dir:sub(1, 1) ~= "/" then
       return string.format("rules --check %s: want an absolute path (in CI: \"$PWD/%s\")", opts.check_dir, opts.check_dir)
     end
-  end
-  if opts.command == "fleet" and opts.summary and opts.subcommand ~= "check" then
-    return string.format("--summary is a flag of fleet check, not of fleet %s", opts.subcommand)
   end
   if opts.targets ~= "" then
     local targets, why = M.parse_targets(opts.targets)
@@ -434,15 +466,15 @@ function M.closest(word, candidates)
 end
 
 -- The usage error for --name, a flag no command has: the closest flag of
--- command (else of any command) offered.
-local function unknown_flag(command, name)
+-- reader (readers_of; else of any command) offered.
+local function unknown_flag(reader, name)
   local own, all = {}, {}
-  for flag_name in pairs(COMMAND_FLAGS[command] or {}) do
+  for flag_name in pairs(COMMAND_FLAGS[reader] or {}) do
     own[#own + 1] = flag_name
   end
   for _, flag in ipairs(FLAGS) do
     all[#all + 1] = flag[1]
-    if BY_NAME[flag[1]].commands[command] then
+    if BY_NAME[flag[1]].commands[reader] then
       own[#own + 1] = flag[1]
     end
   end
@@ -461,19 +493,26 @@ local function another_commands_flag(name)
   return false
 end
 
--- The usage error for --name given to a command that does not read it,
--- naming the commands that do.
-local function not_read_by(command, subcommand, name)
+-- The usage error for --name given to a reader (readers_of) that does not
+-- read it, naming those that do (fleet for all of its sub-commands).
+local function not_read_by(reader, name)
   local takers = {}
-  for _, taker in ipairs(COMMAND_ORDER) do
-    if (BY_NAME[name] and BY_NAME[name].commands[taker]) or (COMMAND_FLAGS[taker] or {})[name] then
-      takers[#takers + 1] = taker
+  for _, command in ipairs(COMMAND_ORDER) do
+    local readers, taking = readers_of(command), {}
+    for _, taker in ipairs(readers) do
+      if reads(taker, name) then
+        taking[#taking + 1] = taker
+      end
+    end
+    if #readers > 1 and #taking == #readers then
+      takers[#takers + 1] = command
+    else
+      table.move(taking, 1, #taking, #takers + 1, takers)
     end
   end
-  local shown = command == "fleet" and ("fleet " .. subcommand) or command
   local last = table.remove(takers)
   local names = #takers > 0 and (table.concat(takers, ", ") .. " and " .. last) or last
-  return string.format("--%s is not a flag of %s: %s %s it", name, shown, names, #takers > 0 and "take" or "takes")
+  return string.format("--%s is not a flag of %s: %s %s it", name, reader, names, #takers > 0 and "take" or "takes")
 end
 
 function M.parse(args, getenv)
@@ -506,9 +545,6 @@ function M.parse(args, getenv)
     return nil, { message = string.format("unknown command %q%s: `gpuledger help` lists the commands", opts.command,
       closest and string.format(" (did you mean %s?)", closest) or "") }
   end
-  for name, flag in pairs(COMMAND_FLAGS[opts.command] or {}) do
-    opts[name] = flag.default
-  end
   opts.replays = {}
   if opts.command == "fleet" then
     opts.subcommand = "ls"
@@ -516,6 +552,13 @@ function M.parse(args, getenv)
       opts.subcommand = args[i]
       i = i + 1
     end
+    if not IS_FLEET["fleet " .. opts.subcommand] then
+      return nil, { message = string.format("fleet %q: want fleet ls, fleet check or fleet serve", opts.subcommand) }
+    end
+  end
+  opts.reader = opts.subcommand and (opts.command .. " " .. opts.subcommand) or opts.command
+  for name, flag in pairs(COMMAND_FLAGS[opts.reader] or {}) do
+    opts[name] = flag.default
   end
 
   while i <= #args do
@@ -542,12 +585,12 @@ function M.parse(args, getenv)
     if name == "v" or name == "version" then
       return nil, { version = true }
     end
-    local flag = (COMMAND_FLAGS[opts.command] or {})[name] or BY_NAME[name]
+    local flag = (COMMAND_FLAGS[opts.reader] or {})[name] or BY_NAME[name]
     if not flag and not another_commands_flag(name) then
-      return nil, { message = unknown_flag(opts.command, name) }
+      return nil, { message = unknown_flag(opts.reader, name) }
     end
-    if not (COMMAND_FLAGS[opts.command] or {})[name] and not (flag and flag.commands[opts.command]) then
-      local why = not_read_by(opts.command, opts.subcommand, name)
+    if not reads(opts.reader, name) then
+      local why = not_read_by(opts.reader, name)
       if not opts.command_given then -- `gpuledger --exit-on bad check`: ls is only the default
         why = why .. " (the command comes first, then its flags)"
       end
@@ -576,9 +619,6 @@ function M.parse(args, getenv)
     return nil, { message = string.format("unexpected argument %q: the command comes first, then its flags", args[i]) }
   end
 
-  if opts.command == "fleet" and not FLEET_SUBCOMMANDS[opts.subcommand] then
-    return nil, { message = string.format("fleet %q: want fleet ls, fleet check or fleet serve", opts.subcommand) }
-  end
   local why = validate(opts)
   if why then
     return nil, { message = why }
@@ -628,7 +668,7 @@ function M.config(opts, getenv, terminal_columns)
   -- How a site directory was named (M.given_as), for a command that reads
   -- it; nil when it is the default or the command does not read it.
   local function named(flag, variable)
-    if BY_NAME[flag].commands[opts.command] and (opts.set[flag] == true or (getenv(variable) or "") ~= "") then
+    if reads(opts.reader, flag) and (opts.set[flag] == true or (getenv(variable) or "") ~= "") then
       return M.given_as(opts, flag)
     end
     return nil
@@ -670,7 +710,7 @@ function M.config(opts, getenv, terminal_columns)
     },
     rules = { check = opts.check, check_dir = opts.check_dir, prometheus = opts.command == "rules" and opts.prometheus },
     fleet = {
-      summary = opts.command == "fleet" and opts.summary, targets = opts.target_list, nomad_service = opts["nomad-service"], nomad_namespace = opts["nomad-namespace"],
+      summary = opts.summary == true, targets = opts.target_list, nomad_service = opts["nomad-service"], nomad_namespace = opts["nomad-namespace"],
       timeout = opts.timeout,
       ca_cert = opts["fleet-ca-cert"] ~= "" and opts["fleet-ca-cert"] or nil,
       basic_auth_file = opts["fleet-basic-auth-file"] ~= "" and opts["fleet-basic-auth-file"] or nil,

@@ -144,7 +144,7 @@ expect_lua "--summary --json: {at, groups, schema, worst}, each group with its f
      and #j.groups[1].nodes == 2'
 run fleet ls --summary --targets "$DEMO"
 expect_rc "fleet ls --summary is a usage error" 2
-expect_in "it names where --summary goes" "$err" "--summary is a flag of fleet check, not of fleet ls"
+expect_in "it names where --summary goes" "$err" "--summary is not a flag of fleet ls: fleet check takes it"
 
 run fleet check --targets "$DEMO" --allow-unmanaged --no-idle --temp-max 0 --encoder-max -1
 expect_in "the policy flags apply to every node: unmanaged is WARN" "$out" "WARN  unmanaged-tenant            gpua"

@@ -133,9 +133,9 @@ expect_eq "... offered with two dashes too" "$err" "gpuledger: unknown flag --js
 usage_error "a misspelt command" chek --demo
 expect_in "a misspelt command: the closest offered" "$err" 'unknown command "chek" (did you mean check?)'
 usage_error "a flag the command does not read" ls --demo --exit-on bad
-expect_eq "... names the commands that take it" "$err" "gpuledger: --exit-on is not a flag of ls: check and fleet take it"
+expect_eq "... names the commands that take it" "$err" "gpuledger: --exit-on is not a flag of ls: check and fleet check take it"
 usage_error "version takes no --json" version --json
-expect_in "... and says who does" "$err" "--json is not a flag of version: ls, check, fleet, report and rules take it"
+expect_in "... and says who does" "$err" "--json is not a flag of version: ls, check, fleet ls, fleet check, report and rules take it"
 usage_error "unknown flag, single dash" check -nope
 usage_error "flags before the command" --json check
 expect_in "flags before the command: says the command comes first" "$err" "the command comes first"
@@ -161,8 +161,10 @@ expect_in "--json=false: text output" "$out" "findings:"
 run check --demo --encoder-max -1 --json
 expect_rc "negative int value" 0
 expect_not_in "--encoder-max -1: no encoder finding" "$out" "encoder-saturated"
-run fleet ls --targets 127.0.0.1:1 --interval=1m30s --timeout 500ms
-expect_rc "durations 1m30s and 500ms accepted" 0
+run fleet ls --targets 127.0.0.1:1 --timeout=1m30s
+expect_rc "duration 1m30s accepted" 0
+run fleet ls --targets 127.0.0.1:1 --timeout 500ms
+expect_rc "duration 500ms accepted" 0
 
 # --- validation -------------------------------------------------------------
 for value in Bad fatal WARN; do
@@ -201,6 +203,19 @@ usage_error "fleet ls with nothing to discover" fleet ls
 usage_error "fleet rm" fleet rm --targets a:1
 expect_in "fleet rm: names the sub-command" "$err" "rm"
 usage_error "fleet ls x" fleet ls x --targets a:1
+# Each fleet sub-command takes its own flags only, as each command does.
+usage_error "fleet ls --exit-on" fleet ls --exit-on bad --targets a:1
+expect_eq "... names the flag, the sub-command and who takes it" "$err" \
+    "gpuledger: --exit-on is not a flag of fleet ls: check and fleet check take it"
+usage_error "fleet check --listen" fleet check --listen :1 --targets a:1
+expect_eq "... names the flag, the sub-command and who takes it" "$err" \
+    "gpuledger: --listen is not a flag of fleet check: serve and fleet serve take it"
+usage_error "fleet serve --json" fleet serve --json --targets a:1
+expect_eq "... names the flag, the sub-command and who takes it" "$err" \
+    "gpuledger: --json is not a flag of fleet serve: ls, check, fleet ls, fleet check, report and rules take it"
+usage_error "serve --exit-on" serve --exit-on bad
+expect_eq "... as a command refuses another's" "$err" \
+    "gpuledger: --exit-on is not a flag of serve: check and fleet check take it"
 usage_error "fleet --timeout 0" fleet --targets a:1 --timeout 0
 for target in "" " , " gpud ftp://gpud:1; do
     usage_error "fleet --targets '$target'" fleet --targets "$target"
