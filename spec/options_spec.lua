@@ -534,6 +534,44 @@ describe("gpuledger.options", function()
     end)
   end)
 
+  describe("--listen", function()
+    -- The cases the C side (http_split_listen) is tested on too.
+    local cases = {}
+    for line in io.lines(os.getenv("GPULEDGER_SOURCE_DIR") .. "/testdata/listen.txt") do
+      local verdict, value = line:match("^(%a+) ?(.*)$")
+      if verdict then
+        cases[#cases + 1] = { ok = verdict == "ok", value = value }
+      end
+    end
+
+    it("reads the shared cases", function()
+      assert.is_true(#cases > 30)
+    end)
+
+    for _, case in ipairs(cases) do
+      if case.ok then
+        it(string.format("takes %q, as the C side does", case.value), function()
+          assert.is_true(options.check_listen(case.value))
+          assert.equal(case.value, assert(parse({ "serve", "--listen", case.value })).listen)
+        end)
+      else
+        it(string.format("refuses %q at parse time, as the C side does", case.value), function()
+          assert.equal(string.format("--listen %q: want :PORT, HOST:PORT or [IPV6]:PORT", case.value),
+            usage_error({ "serve", "--listen", case.value }))
+          assert.is_nil(options.check_listen(case.value))
+          usage_error({ "fleet", "serve", "--targets", "a:1", "--listen", case.value })
+        end)
+      end
+    end
+
+    it("takes a host of 255 bytes, not one of 256, bracketed or not", function()
+      for _, shape in ipairs { "%s:80", "[%s]:80" } do
+        assert.is_true(options.check_listen(shape:format(("h"):rep(255))))
+        assert.is_nil(options.check_listen(shape:format(("h"):rep(256))))
+      end
+    end)
+  end)
+
   describe("report", function()
     it("needs --prometheus", function()
       assert.matches("prometheus", usage_error({ "report" }))

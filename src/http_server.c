@@ -221,10 +221,8 @@ void http_set_release(struct http_set *set)
 
 /* ---- the listening socket ----------------------------------------------- */
 
-/* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" into host (possibly "") and
- * port. Returns 0, or -1 when the text has another shape. */
-static int split_listen(const char *listen, char *host, size_t host_cap, char *port,
-                        size_t port_cap)
+/* As http_server.h says. */
+int http_split_listen(const char *listen, char *host, size_t host_cap, char *port, size_t port_cap)
 {
     const char *colon;
     size_t host_len;
@@ -294,8 +292,8 @@ static int bound_port(int fd)
 /* As http_server.h says. */
 int http_listen(const char *listen, int *port, char *cause, size_t cause_cap)
 {
-    char host[256], port_text[8];
-    if (split_listen(listen, host, sizeof host, port_text, sizeof port_text) != 0) {
+    char host[HTTP_LISTEN_HOST_CAP], port_text[HTTP_LISTEN_PORT_CAP];
+    if (http_split_listen(listen, host, sizeof host, port_text, sizeof port_text) != 0) {
         return cause_set(cause, cause_cap, "listen %s: want :PORT, HOST:PORT or [IPV6]:PORT",
                          listen);
     }

@@ -50,6 +50,17 @@ void http_set_release(struct http_set *set);
  * "listen tcp 127.0.0.1:80: bind: Permission denied" in cause. */
 int http_listen(const char *listen, int *port, char *cause, size_t cause_cap);
 
+/* The room http_listen gives the host (its NUL included) and the port
+ * (digits and NUL): a longer one is refused. */
+enum { HTTP_LISTEN_HOST_CAP = 256, HTTP_LISTEN_PORT_CAP = 8 };
+
+/* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" into host (possibly "") and
+ * port, PORT decimal digits of at most 65535. Returns 0, or -1 when the
+ * text has another shape or does not fit host_cap or port_cap. --listen is
+ * checked by the same rule at parse time (options.lua's check_listen); the
+ * cases of testdata/listen.txt hold both to it. */
+int http_split_listen(const char *listen, char *host, size_t host_cap, char *port, size_t port_cap);
+
 /* ---- the server --------------------------------------------------------- */
 
 /* Who may ask, and over what: TLS with this certificate chain and key

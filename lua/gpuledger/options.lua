@@ -317,6 +317,24 @@ function M.parse_targets(list)
   return targets
 end
 
+-- Checks a --listen address by the C side's rule (http_split_listen in
+-- src/http_server.c; testdata/listen.txt holds both to the same cases):
+-- ":PORT", "HOST:PORT" (HOST without a colon) or "[IPV6]:PORT", HOST under
+-- 256 bytes, PORT 1 to 7 decimal digits of at most 65535. Returns true, or
+-- nil, why.
+function M.check_listen(listen)
+  local host, port
+  if listen:sub(1, 1) == "[" then
+    host, port = listen:match("^%[([^%]]*)%]:(.*)$")
+  else
+    host, port = listen:match("^([^:]*):(.*)$")
+  end
+  if not host or #host >= 256 or not port:match("^%d+$") or #port >= 8 or tonumber(port) > 65535 then
+    return nil, string.format("--listen %q: want :PORT, HOST:PORT or [IPV6]:PORT", listen)
+  end
+  return true
+end
+
 -- The most --cgroup-parent paths (the C core's bound).
 M.CGROUP_PARENTS_MAX = 16
 
@@ -370,6 +388,10 @@ local function validate(opts)
   end
   if opts.timeout <= 0 then
     return string.format("--timeout %s: must be more than 0", clock.format_duration(opts.timeout))
+  end
+  local listen_ok, listen_problem = M.check_listen(opts.listen)
+  if not listen_ok then
+    return listen_problem
   end
   for _, name in ipairs { "rules", "scripts" } do
     local dir = opts[name]

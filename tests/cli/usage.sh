@@ -176,6 +176,18 @@ for value in 0 -5s 0s; do
     usage_error "fleet serve --interval $value" fleet serve --targets 127.0.0.1:1 --interval "$value"
 done
 usage_error "--timeout 0" fleet ls --targets 127.0.0.1:1 --timeout 0
+# A --listen of a shape serve cannot listen on, refused before anything
+# starts: every such case of the list the C side is tested on.
+while IFS= read -r line; do
+    case $line in
+        bad | "bad "*) listen=${line#bad} listen=${listen# } ;;
+        *) continue ;;
+    esac
+    usage_error "serve --listen '$listen'" serve --demo --listen "$listen"
+    expect_eq "serve --listen '$listen': says the shapes it takes" "$err" \
+        "gpuledger: --listen \"$listen\": want :PORT, HOST:PORT or [IPV6]:PORT"
+    usage_error "fleet serve --listen '$listen'" fleet serve --targets a:1 --listen "$listen"
+done <"$SRC/testdata/listen.txt"
 usage_error "--rules relative/dir" check --demo --rules relative/dir
 expect_in "--rules relative: names it" "$err" "relative/dir"
 usage_error "--scripts relative" check --demo --scripts lua
