@@ -490,7 +490,7 @@ describe("gpuledger.options", function()
     end)
 
     describe("--targets", function()
-      it("reads host:port, a URL with a path, and a bracketed IPv6 address, each named host:port", function()
+      it("reads host:port, a URL of the root (/), and a bracketed IPv6 address, each named host:port", function()
         local targets = assert(options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877"))
         assert.same({
           { node = "gpud:9877", url = "http://gpud:9877" },
@@ -519,13 +519,22 @@ describe("gpuledger.options", function()
         assert.equal("no targets", err)
       end)
 
-      for _, bad in ipairs { "gpud", "ftp://gpud:1", "http://:9877", "gpud:" } do
+      for _, bad in ipairs { "gpud", "ftp://gpud:1", "http://:9877", "gpud:", ":9877", "gpud:99999", "gpud:65536",
+        "gpud:0", "gpud:+1", "gpud:0x50", "gpud:9877/ledger", "gpud:9877//", "gpud:9877x", "gpud:9877:1", "junk gpud:9877",
+        "xhttp://gpud:9877", "user@gpud:9877", "[fd00::1]:9877]", "[fd00::1]", "fd00::1:9877", "[gpud]:9877", "[]:9877", "999.0.0.1:9877", "gpu..d:9877" } do
         it("rejects " .. bad, function()
           local targets, err = options.parse_targets(bad)
           assert.is_nil(targets)
-          assert.matches("want host:port or http%(s%)://host:port", err)
+          assert.equal(string.format("target %q: want host:port or http(s)://host:port, the port 1 to 65535", bad), err)
         end)
       end
+
+      it("takes the ports 1 and 65535, and names with dots, dashes and underscores", function()
+        assert.same({
+          { node = "gpu-1.example:1", url = "http://gpu-1.example:1" },
+          { node = "gpu_2:65535", url = "https://gpu_2:65535" },
+        }, assert(options.parse_targets("gpu-1.example:1,https://gpu_2:65535")))
+      end)
 
       it("a bad target is a usage error of fleet", function()
         assert.matches("gpud", usage_error({ "fleet", "--targets", "gpud" }))

@@ -4,6 +4,7 @@
 -- validation. parse() never prints and never exits: it returns the options,
 -- or an error for the caller to report with exit status 2.
 local clock = require "gpuledger.clock"
+local consul = require "gpuledger.sources.consul"
 
 local M = {}
 
@@ -289,20 +290,23 @@ local function convert(flag, raw)
   return seconds
 end
 
--- Validates a --targets list. Returns the targets {node, url}, each named
--- host:port until its ledger names it and each address once, or nil, why.
+-- Validates a --targets list: each entry host:port or http(s)://host:port
+-- and nothing more (but the root's "/"), the host one a registration may
+-- name (an IPv6 address in brackets), the port 1 to 65535. Returns the
+-- targets {node, url}, each named host:port until its ledger names it and
+-- each address once, or nil, why.
 function M.parse_targets(list)
   local targets, seen = {}, {}
   for raw in (list .. ","):gmatch("([^,]*),") do
     local item = raw:gsub("^%s+", ""):gsub("%s+$", "")
     if item ~= "" then
       local url = item:find("://", 1, true) and item or ("http://" .. item)
-      local scheme, host, port = url:match("^(https?)://(%[[^%]]+%]):(%d+)")
+      local scheme, host, port = url:match("^(https?)://(%[[^%]]*%]):(%d+)/?$")
       if not scheme then
-        scheme, host, port = url:match("^(https?)://([^/:%[%]]+):(%d+)")
+        scheme, host, port = url:match("^(https?)://([^/:]*):(%d+)/?$")
       end
-      if not scheme or host == "" then
-        return nil, string.format("target %q: want host:port or http(s)://host:port", item)
+      if not scheme or not consul.is_host(host) or #port > 5 or tonumber(port) < 1 or tonumber(port) > 65535 then
+        return nil, string.format("target %q: want host:port or http(s)://host:port, the port 1 to 65535", item)
       end
       url = scheme .. "://" .. host .. ":" .. port
       if not seen[url] then

@@ -122,13 +122,17 @@ describe("sources.nomad service registrations", function()
 end)
 
 describe("--targets", function()
-  it("accepts host:port, http(s) URLs and bracketed IPv6, dropping paths, each named host:port", function()
+  it("accepts host:port, http(s) URLs of the root and bracketed IPv6, each named host:port", function()
     assert.same({
       { node = "gpud:9877", url = "http://gpud:9877" },
       { node = "10.0.0.5:9877", url = "http://10.0.0.5:9877" },
       { node = "[fd00::1]:9877", url = "http://[fd00::1]:9877" },
       { node = "gpue:443", url = "https://gpue:443" },
-    }, options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877,https://gpue:443/x"))
+    }, options.parse_targets("gpud:9877, http://10.0.0.5:9877/ ,[fd00::1]:9877,https://gpue:443"))
+  end)
+
+  it("refuses a path, as it refuses any other text after the port", function()
+    assert.is_nil(options.parse_targets("https://gpue:443/x"))
   end)
 
   it("refuses what is not host:port", function()

@@ -232,6 +232,13 @@ usage_error "fleet --timeout 0" fleet --targets a:1 --timeout 0
 for target in "" " , " gpud ftp://gpud:1; do
     usage_error "fleet --targets '$target'" fleet --targets "$target"
 done
+# Each entry whole: host:port or http(s)://host:port and nothing around it,
+# the port 1 to 65535.
+for target in host:99999 host: :80 host:0 "junk host:80" host:80/ledger host:80x xhttp://host:80; do
+    usage_error "fleet --targets '$target'" fleet --targets "a:1,$target"
+    expect_eq "fleet --targets '$target': names the entry and the shape" "$err" \
+        "gpuledger: target \"$target\": want host:port or http(s)://host:port, the port 1 to 65535"
+done
 usage_error "report without --prometheus" report
 
 finish

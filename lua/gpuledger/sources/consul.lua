@@ -80,11 +80,11 @@ local function is_ipv6(host)
   return head and count < 8 or count == 8
 end
 
--- True when host is a host a registration may name: a DNS name (labels of
--- letters, digits, "-" and "_"), an IPv4 address, or an IPv6 address,
--- bracketed or not. Nothing else reaches a URL: not a path, a query, a
--- user, a port or a zone.
-local function is_host(host)
+-- True when host is a host a registration (or a --targets entry) may name:
+-- a DNS name (labels of letters, digits, "-" and "_"), an IPv4 address, or
+-- an IPv6 address, bracketed or not. Nothing else reaches a URL: not a path,
+-- a query, a user, a port or a zone.
+function M.is_host(host)
   local v6 = host:match("^%[(.*)%]$") or (host:find(":", 1, true) and host)
   if v6 then
     return is_ipv6(v6)
@@ -111,7 +111,7 @@ function M.target(registration, from)
   local host, port = registration.host, type(registration.port) == "number" and math.tointeger(registration.port)
   local node = text.cut(registration.node, text.NAME_MAX)
   local why
-  if type(host) ~= "string" or not is_host(host) then
+  if type(host) ~= "string" or not M.is_host(host) then
     why = string.format("%s is %s, want a host name or an IP address", registration.host_at,
       type(host) == "string" and string.format("%q", text.cut(host, text.NAME_MAX)) or shape.what_is(host, "missing"))
   elseif not port or port < 1 or port > 65535 then
