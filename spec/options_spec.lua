@@ -192,6 +192,15 @@ describe("gpuledger.options", function()
       assert.is_truthy(parse({ "rules", "--check", "--demo" }))
     end)
 
+    it("takes rules --demo and --replay with --check only", function()
+      assert.equal("rules --demo needs --check: only rules --check runs the rules on a node", usage_error({ "rules", "--demo" }))
+      assert.equal("rules --replay needs --check: only rules --check runs the rules on a node",
+        usage_error({ "rules", "--json", "--replay", "/n.json" }))
+      assert.equal("rules --demo needs --check: only rules --check runs the rules on a node",
+        usage_error({ "rules", "--demo", "--replay", "/n.json" }))
+      assert.equal(2, #assert(parse({ "rules", "--check", "--replay", "/a.json", "--replay", "/b.json" })).replays)
+    end)
+
     it("gives each fleet sub-command its own flags, naming the sub-command that refuses one", function()
       assert.equal("--exit-on is not a flag of fleet ls: check and fleet check take it",
         usage_error({ "fleet", "ls", "--exit-on", "bad", "--targets", "a:1" }))

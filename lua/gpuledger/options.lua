@@ -403,6 +403,11 @@ local function validate(opts)
       return string.format("%s: want an absolute path", M.given_as(opts, name))
     end
   end
+  for _, name in ipairs { "demo", "replay" } do
+    if opts.command == "rules" and opts.set[name] and not opts.check then
+      return string.format("rules --%s needs --check: only rules --check runs the rules on a node", name)
+    end
+  end
   if opts.demo and opts.replay ~= "" and not opts.check then
     return "--demo and --replay go one at a time"
   end

@@ -196,6 +196,13 @@ expect_in "--rules /nonexistent: names the directory" "$err" "/nonexistent"
 usage_error "--rules names a file" check --demo --rules /etc/hostname
 GPULEDGER_RULES=/nonexistent usage_error "GPULEDGER_RULES=/nonexistent" check --demo
 usage_error "--demo with --replay" ls --demo --replay /dev/null
+# rules runs the rules on a node only with --check.
+usage_error "rules --demo without --check" rules --demo
+expect_eq "rules --demo: says it needs --check" "$err" \
+    "gpuledger: rules --demo needs --check: only rules --check runs the rules on a node"
+usage_error "rules --replay without --check" rules --replay /dev/null
+expect_eq "rules --replay: says it needs --check" "$err" \
+    "gpuledger: rules --replay needs --check: only rules --check runs the rules on a node"
 
 # The default site directory may be missing: no site rules, no error.
 if [ -e /etc/gpuledger/rules.d ]; then
