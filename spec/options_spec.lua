@@ -273,11 +273,17 @@ describe("gpuledger.options", function()
     end)
 
     describe("--exit-on", function()
-      for _, value in ipairs { "", "warn", "bad", "error" } do
-        it("accepts " .. string.format("%q", value), function()
+      for _, value in ipairs { "warn", "bad", "error" } do
+        it("accepts " .. value, function()
           assert.equal(value, assert(parse({ "check", "--exit-on", value }))["exit-on"])
         end)
       end
+
+      it("refuses an empty value: given, it is warn, bad or error", function()
+        assert.equal('--exit-on "": want warn, bad or error', usage_error({ "check", "--exit-on", "" }))
+        assert.equal('--exit-on "": want warn, bad or error', usage_error({ "check", "--exit-on=" }))
+        assert.equal("", assert(parse({ "check" }))["exit-on"])
+      end)
 
       for _, value in ipairs { "Bad", "fatal", "WARN" } do
         it("rejects " .. value .. " (case-sensitive)", function()

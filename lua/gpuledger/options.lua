@@ -180,7 +180,7 @@ end
 local function reads(reader, name)
   return (COMMAND_FLAGS[reader] or {})[name] ~= nil or (BY_NAME[name] ~= nil and BY_NAME[name].commands[reader] == true)
 end
-local EXIT_ON = { [""] = true, warn = true, bad = true, error = true }
+local EXIT_ON = { warn = true, bad = true, error = true } -- given; without it, "" (exit 0)
 local BOOL_VALUES = {
   ["1"] = true, t = true, T = true, ["true"] = true, TRUE = true, True = true,
   ["0"] = false, f = false, F = false, ["false"] = false, FALSE = false, False = false,
@@ -381,7 +381,7 @@ local function validate(opts)
     return parents_problem
   end
   opts.cgroup_parents = parents
-  if not EXIT_ON[opts["exit-on"]] then
+  if opts.set["exit-on"] and not EXIT_ON[opts["exit-on"]] then
     return string.format("--exit-on %q: want warn, bad or error", opts["exit-on"])
   end
   if opts["kernel-log"] == "" then

@@ -171,6 +171,9 @@ for value in Bad fatal WARN; do
     usage_error "--exit-on $value" check --exit-on "$value"
     expect_in "--exit-on $value: names the value" "$err" "$value"
 done
+usage_error "--exit-on ''" check --demo --exit-on ""
+expect_eq "--exit-on '': says what it wants" "$err" 'gpuledger: --exit-on "": want warn, bad or error'
+usage_error "fleet check --exit-on=" fleet check --targets a:1 --exit-on=
 for value in 0 -5s 0s; do
     usage_error "serve --interval $value" serve --interval "$value"
     usage_error "fleet serve --interval $value" fleet serve --targets 127.0.0.1:1 --interval "$value"
