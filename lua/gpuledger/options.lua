@@ -1,5 +1,6 @@
--- The command line (docs/contract.md#command-line): one flag set shared by every command, parsed
--- the way Go's flag package does (-x or --x, --x=v or --x v, bools take no
+-- The command line (docs/contract.md#command-line): one flag set, each flag
+-- taken only by the commands that read it (FLAG_COMMANDS), parsed the way
+-- Go's flag package does (-x or --x, --x=v or --x v, bools take no
 -- value, parsing stops at the first non-flag), with environment defaults and
 -- validation. parse() never prints and never exits: it returns the options,
 -- or an error for the caller to report with exit status 2.
