@@ -2,8 +2,8 @@
 # The man page gpuledger(1) from the help text: its first line is the NAME,
 # the usage line the SYNOPSIS, each "commands:" or "... flags ...:" line
 # starts a section, each command or flag a tagged paragraph (a flag's
-# description is on the lines below it), and the FILES the package installs
-# close it.
+# description is on the lines below it), any other line at the margin a
+# paragraph of its own, and the FILES the package installs close it.
 function roff(text) {
     gsub(/\\/, "\\e", text)
     gsub(/-/, "\\-", text)
@@ -19,6 +19,7 @@ NR == 1 {
 /^$/ { next }
 /^usage: / { sub(/^usage: /, ""); printf ".SH SYNOPSIS\n%s\n", roff($0); next }
 /^[^ ].*:$/ { sub(/:$/, ""); printf ".SH \"%s\"\n", roff(toupper($0)); next }
+/^[^ ]/ { printf ".PP\n%s\n", roff($0); next }
 /^  -/ { sub(/^ +/, ""); printf ".TP\n.B %s\n", roff($0); next }
 /^  [a-z]+  +/ {
     name = $1

@@ -63,6 +63,15 @@ for args in "-v" "--version"; do
     expect_eq "$args: nothing on stderr" "$err" ""
 done
 
+# The man page is made from the help (cmake/manpage.awk): a line at the
+# margin is a paragraph of its own, not more of the entry above it.
+manpage=$(printf '%s' "$usage_text" | awk -v version=test -f "$SRC/cmake/manpage.awk")
+expect_in "man page: the help entry holds its own text only" "$manpage" "
+.B help
+print this help
+.PP
+\`gpuledger help COMMAND\`"
+
 # help COMMAND, and COMMAND -h: that command's flags only.
 run help ls
 expect_rc "help ls: exit 0" 0
