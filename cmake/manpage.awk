@@ -1,6 +1,6 @@
 # gpuledger help | awk -v version=V -f manpage.awk > gpuledger.1
 # The man page gpuledger(1) from the help text: its first line is the NAME,
-# the usage line the SYNOPSIS, each "commands:" or "... flags ...:" line
+# the usage lines the SYNOPSIS (one line each), each "commands:" or "... flags ...:" line
 # starts a section, each command or flag a tagged paragraph (a flag's
 # description is on the lines below it), any other line at the margin a
 # paragraph of its own, and the FILES the package installs close it.
@@ -18,6 +18,7 @@ NR == 1 {
 }
 /^$/ { next }
 /^usage: / { sub(/^usage: /, ""); printf ".SH SYNOPSIS\n%s\n", roff($0); next }
+/^       gpuledger / { sub(/^ +/, ""); printf ".br\n%s\n", roff($0); next }
 /^[^ ].*:$/ { sub(/:$/, ""); printf ".SH \"%s\"\n", roff(toupper($0)); next }
 /^[^ ]/ { printf ".PP\n%s\n", roff($0); next }
 /^  -/ { sub(/^ +/, ""); printf ".TP\n.B %s\n", roff($0); next }

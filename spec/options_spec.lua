@@ -72,12 +72,25 @@ describe("gpuledger.options", function()
         local opts, problem = parse({ "check", "--json", flag })
         assert.is_nil(opts)
         assert.is_true(problem.help)
-        assert.equal("check", problem.command)
+        assert.equal("check", problem.topic)
         local _, alone = parse({ flag })
         assert.is_true(alone.help)
-        assert.is_nil(alone.command)
+        assert.is_nil(alone.topic)
       end)
     end
+
+    it("-h after a fleet sub-command asks about it, after fleet alone about fleet", function()
+      assert.equal("fleet check", select(2, parse({ "fleet", "check", "-h" })).topic)
+      assert.equal("fleet", select(2, parse({ "fleet", "-h" })).topic)
+      assert.is_nil(select(2, parse({ "help", "-h" })).topic)
+      assert.equal("version", select(2, parse({ "help", "version", "-h" })).topic)
+    end)
+
+    it("help fleet SUB-COMMAND names a sub-command whose flags to show", function()
+      assert.equal("fleet check", assert(parse({ "help", "fleet", "check" })).topic)
+      assert.equal("fleet", assert(parse({ "help", "fleet" })).topic)
+      assert.equal('help fleet "rm": want fleet ls, fleet check or fleet serve', usage_error({ "help", "fleet", "rm" }))
+    end)
 
     for _, flag in ipairs { "-v", "--version" } do
       it(flag .. " asks for the version", function()
@@ -124,6 +137,36 @@ describe("gpuledger.options", function()
       assert.truthy(options.usage(ALL, "fleet"):find("fleet check flags:\n  fleet check --summary:", 1, true))
       assert.truthy(options.usage(ALL):find("rules flags:\n  rules --check", 1, true))
       assert.is_nil(options.usage(ALL, "ls"):find("--summary", 1, true))
+    end)
+
+    it("the usage says how to ask for help and the version", function()
+      local usage = options.usage(ALL)
+      assert.truthy(usage:find("\n       gpuledger help [COMMAND] | -h | --help | COMMAND -h\n", 1, true))
+      assert.truthy(usage:find("\n       gpuledger version | -v | --version\n", 1, true))
+      assert.truthy(options.usage(ALL, "version"):find("\nusage: gpuledger version | -v | --version\n", 1, true))
+      assert.truthy(options.usage(ALL, "help"):find("\nusage: gpuledger help [COMMAND] | -h | --help | COMMAND -h\n", 1, true))
+    end)
+
+    it("help fleet names its sub-commands, help fleet check shows that one's flags only", function()
+      local fleet = options.usage(ALL, "fleet")
+      assert.truthy(fleet:find("\nusage: gpuledger fleet ls|check|serve [flags]\n", 1, true))
+      assert.truthy(fleet:find("\nsub-commands:\n  ls ", 1, true))
+      for _, flag in ipairs { "--exit-on", "--listen", "--json", "--summary", "--targets" } do
+        assert.truthy(fleet:find(flag, 1, true), flag)
+      end
+      local check = options.usage(ALL, "fleet check")
+      assert.truthy(check:find("\nusage: gpuledger fleet check [flags]\n", 1, true))
+      assert.truthy(check:find("\nfleet check: every node's findings", 1, true))
+      for _, flag in ipairs { "--exit-on", "--summary", "--json", "--wide", "--targets" } do
+        assert.truthy(check:find(flag, 1, true), flag)
+      end
+      for _, flag in ipairs { "--listen", "--interval", "--grafana-url" } do
+        assert.is_nil(check:find(flag, 1, true), flag)
+      end
+      local serve = options.usage(ALL, "fleet serve")
+      assert.truthy(serve:find("--listen", 1, true))
+      assert.is_nil(serve:find("--exit-on", 1, true))
+      assert.is_nil(serve:find("--json", 1, true))
     end)
 
     it("help COMMAND shows that command's flags only", function()

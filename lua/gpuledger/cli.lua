@@ -42,7 +42,7 @@ function M.main(args)
   local opts, problem = options.parse(args, core.getenv)
   if not opts then
     if problem.help then
-      return run("help", { topic = problem.command ~= "help" and options.COMMANDS[problem.command] and problem.command or nil })
+      return run("help", { topic = problem.topic })
     elseif problem.version then
       return run("version", {})
     end

@@ -74,12 +74,26 @@ local FLAGS = {
 -- (`fleet check`): `help COMMAND` shows a command's own, and `help` only the
 -- flags of the commands this version has.
 local NODE = { "ls", "check", "serve", "snapshot" } -- the commands that read a node
-local FLEET_SUBCOMMANDS = { "ls", "check", "serve" } -- fleet's, fleet ls the default
-local FLEET, IS_FLEET = {}, {} -- they as flags are read by (`fleet ls`, …), in order and as a set
+-- fleet's sub-commands, fleet ls the default, each with what it does.
+local FLEET_SUBCOMMANDS = {
+  { "ls", "one row per node with its verdict, worst first, the totals and the jobs (the default)" },
+  { "check", "every node's findings judged by one rule set, with a node column; exit status per --exit-on" },
+  { "serve", "serve the fleet's page, /fleet, /metrics and /healthz on --listen" },
+}
+-- They as flags are read by (`fleet ls`, …), in order, and what each does
+-- by that name.
+local FLEET, FLEET_ABOUT, fleet_words = {}, {}, {}
 for i, subcommand in ipairs(FLEET_SUBCOMMANDS) do
-  FLEET[i] = "fleet " .. subcommand
-  IS_FLEET[FLEET[i]] = true
+  FLEET[i] = "fleet " .. subcommand[1]
+  FLEET_ABOUT[FLEET[i]] = subcommand[2]
+  fleet_words[i] = subcommand[1]
 end
+-- How the usage writes the commands that are no "NAME [flags]".
+local SYNOPSIS = {
+  fleet = "fleet " .. table.concat(fleet_words, "|") .. " [flags]",
+  help = "help [COMMAND] | -h | --help | COMMAND -h",
+  version = "version | -v | --version",
+}
 local POLICY = { "check", "serve", "rules", FLEET } -- the commands that judge
 local FLAG_COMMANDS = {
   ["nomad-addr"] = { NODE, FLEET }, ["nomad-token-env"] = { NODE, FLEET }, ["nomad-node-id"] = { NODE },
@@ -213,26 +227,39 @@ end
 
 -- The usage text (help, -h, --help: on stdout). available: the set of
 -- commands this version has (the others, and the flags only they read,
--- are left out). command: nil for the whole usage, or a command whose
--- flags alone are shown (`help ls`, `ls -h`; for fleet, those of each of
--- its sub-commands).
-function M.usage(available, command)
+-- are left out). topic: nil for the whole usage, or a command or fleet
+-- sub-command whose flags alone are shown (`help ls`, `ls -h`, `help fleet
+-- check`; for fleet, those of each of its sub-commands).
+function M.usage(available, topic)
   local function shown(reader)
-    if command == nil then
+    if topic == nil then
       return available[command_of(reader)] == true
     end
-    return command_of(reader) == command
+    return reader == topic or command_of(reader) == topic
   end
   local lines = {
     "gpuledger: who is on each NVIDIA GPU of this Nomad node, and should they be.",
     "",
   }
-  if command then
-    lines[#lines + 1] = string.format("usage: gpuledger %s [flags]", command)
+  if topic then
+    lines[#lines + 1] = "usage: gpuledger " .. (SYNOPSIS[topic] or (topic .. " [flags]"))
     lines[#lines + 1] = ""
-    lines[#lines + 1] = string.format("%s: %s", command, M.COMMANDS[command])
+    lines[#lines + 1] = string.format("%s: %s", topic, M.COMMANDS[topic] or FLEET_ABOUT[topic])
+    if topic == "fleet" then
+      local subcommands = {}
+      for i, subcommand in ipairs(FLEET_SUBCOMMANDS) do
+        subcommands[i] = string.format("  %-9s %s", subcommand[1], subcommand[2])
+      end
+      add_section(lines, "sub-commands", subcommands)
+      lines[#lines + 1] = "`gpuledger help fleet SUB-COMMAND` shows a sub-command's flags only."
+    end
   else
     lines[#lines + 1] = "usage: gpuledger [command] [flags]   (the command comes first, then its flags)"
+    for _, name in ipairs { "help", "version" } do
+      if available[name] then
+        lines[#lines + 1] = "       gpuledger " .. SYNOPSIS[name]
+      end
+    end
     lines[#lines + 1] = ""
     lines[#lines + 1] = "commands:"
     for _, name in ipairs(COMMAND_ORDER) do
@@ -240,7 +267,7 @@ function M.usage(available, command)
         lines[#lines + 1] = string.format("  %-9s %s", name, M.COMMANDS[name])
       end
     end
-    lines[#lines + 1] = "`gpuledger help COMMAND` shows a command's flags only."
+    lines[#lines + 1] = "`gpuledger help COMMAND` shows a command's flags only (`help fleet check`: a sub-command's)."
   end
   for _, owning in ipairs(COMMAND_ORDER) do
     for _, owner in ipairs(readers_of(owning)) do
@@ -459,12 +486,6 @@ local function validate(opts)
   end
 end
 
--- Parses args (argv without the program name). getenv reads the
--- environment. Returns opts (opts.topic: the command of `help COMMAND`), or
--- nil plus {help=true, command=…} when -h or --help asked for help (about
--- the command given before it, if any), {version=true} for -v or
--- --version, or {message=…} for a usage error.
--- opts.set[name] is true for every flag given on the command line.
 -- The number of single-character edits (insert, delete, replace) that
 -- make a into b.
 local function edit_distance(a, b)
@@ -547,6 +568,21 @@ local function not_read_by(reader, name)
   return string.format("--%s is not a flag of %s: %s %s it", name, reader, names, #takers > 0 and "take" or "takes")
 end
 
+-- The usage error for `words SUBCOMMAND` (words: fleet, or help fleet)
+-- when fleet has no such sub-command.
+local function not_a_fleet_subcommand(words, subcommand)
+  return string.format("%s %q: want %s or %s", words, subcommand, table.concat(FLEET, ", ", 1, #FLEET - 1), FLEET[#FLEET])
+end
+
+-- Parses args (argv without the program name). getenv reads the
+-- environment. Returns opts (opts.topic: the command of `help COMMAND`, or
+-- the fleet sub-command of `help fleet SUB-COMMAND`, as `fleet check`), or
+-- nil plus {help=true, topic=…} when -h or --help asked for help (about
+-- the command or fleet sub-command given before it, if any),
+-- {version=true} for -v or --version, or {message=…} for a usage error.
+-- opts.set[name] is true for every flag given on the command line;
+-- opts.reader is the command, or the fleet sub-command (`fleet check`), that
+-- reads them.
 function M.parse(args, getenv)
   local opts = { set = {}, command = "ls" }
   for name, flag in pairs(BY_NAME) do
@@ -571,6 +607,13 @@ function M.parse(args, getenv)
       return nil, { message = string.format("help %q: no such command: `gpuledger help` lists them", opts.topic) }
     end
     i = i + 1
+    if opts.topic == "fleet" and args[i] and args[i]:sub(1, 1) ~= "-" then -- help fleet SUB-COMMAND
+      if not FLEET_ABOUT["fleet " .. args[i]] then
+        return nil, { message = not_a_fleet_subcommand("help fleet", args[i]) }
+      end
+      opts.topic = "fleet " .. args[i]
+      i = i + 1
+    end
   end
   if not M.COMMANDS[opts.command] then
     local closest = M.closest(opts.command, COMMAND_ORDER)
@@ -582,10 +625,11 @@ function M.parse(args, getenv)
     opts.subcommand = "ls"
     if args[i] and args[i]:sub(1, 1) ~= "-" then
       opts.subcommand = args[i]
+      opts.subcommand_given = true
       i = i + 1
     end
-    if not IS_FLEET["fleet " .. opts.subcommand] then
-      return nil, { message = string.format("fleet %q: want fleet ls, fleet check or fleet serve", opts.subcommand) }
+    if not FLEET_ABOUT["fleet " .. opts.subcommand] then
+      return nil, { message = not_a_fleet_subcommand("fleet", opts.subcommand) }
     end
   end
   opts.reader = opts.subcommand and (opts.command .. " " .. opts.subcommand) or opts.command
@@ -612,7 +656,8 @@ function M.parse(args, getenv)
       name = arg:match("^%-%-?(.+)$")
     end
     if name == "h" or name == "help" then
-      return nil, { help = true, command = opts.command_given and opts.command or nil }
+      local about = opts.subcommand_given and opts.reader or opts.command
+      return nil, { help = true, topic = opts.topic or (opts.command_given and opts.command ~= "help" and about or nil) }
     end
     if name == "v" or name == "version" then
       return nil, { version = true }

@@ -48,6 +48,12 @@ expect_in "help: usage on stdout" "$out" "usage: gpuledger"
 expect_in "help: lists the commands" "$out" "snapshot"
 expect_in "help: lists the flags" "$out" "--exit-on"
 expect_eq "help: nothing on stderr" "$err" ""
+expect_in "help: how to ask for help" "$out" "
+       gpuledger help [COMMAND] | -h | --help | COMMAND -h
+"
+expect_in "help: how to ask for the version" "$out" "
+       gpuledger version | -v | --version
+"
 usage_text=$out
 
 for args in "-h" "--help" "-help"; do
@@ -71,6 +77,12 @@ expect_in "man page: the help entry holds its own text only" "$manpage" "
 print this help
 .PP
 \`gpuledger help COMMAND\`"
+expect_in "man page: each usage line of the SYNOPSIS a line of its own" "$manpage" '
+.br
+gpuledger help [COMMAND] | \-h | \-\-help | COMMAND \-h
+.br
+gpuledger version | \-v | \-\-version
+'
 
 # help COMMAND, and COMMAND -h: that command's flags only.
 run help ls
@@ -96,6 +108,35 @@ expect_not_in "help check: not --listen" "$out" "  --listen"
 run help serve
 expect_in "help serve: --listen and --interval" "$out" "  --interval"
 usage_error "help of a command that does not exist" help nope
+run help version
+expect_in "help version: its usage line" "$out" "
+usage: gpuledger version | -v | --version
+"
+run help fleet
+expect_in "help fleet: its usage line names the sub-commands" "$out" "
+usage: gpuledger fleet ls|check|serve [flags]
+"
+for flag in --exit-on --listen --json; do
+    expect_in "help fleet: its sub-commands' $flag" "$out" "  $flag"
+done
+expect_in "help fleet: fleet check's own --summary" "$out" "  fleet check --summary:"
+run help fleet check
+expect_rc "help fleet check: exit 0" 0
+help_fleet_check=$out
+expect_in "help fleet check: its usage line" "$help_fleet_check" "
+usage: gpuledger fleet check [flags]
+"
+for flag in --exit-on --wide --targets; do
+    expect_in "help fleet check: its $flag" "$help_fleet_check" "  $flag"
+done
+expect_in "help fleet check: its own --summary" "$help_fleet_check" "  fleet check --summary:"
+for flag in --listen --interval --grafana-url; do
+    expect_not_in "help fleet check: not $flag, which fleet check does not read" "$help_fleet_check" "  $flag"
+done
+run fleet check -h
+expect_eq "fleet check -h: help fleet check" "$out" "$help_fleet_check"
+usage_error "help of a fleet sub-command that does not exist" help fleet rm
+expect_eq "... names the sub-commands" "$err" 'gpuledger: help fleet "rm": want fleet ls, fleet check or fleet serve'
 
 # help shows only what this version has: fleet is not in it yet, so
 # neither are the flags only it reads (they appear with the command);

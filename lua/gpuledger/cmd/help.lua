@@ -5,7 +5,8 @@ local options = require "gpuledger.options"
 
 local M = {}
 
--- config.topic: the command asked about, or nil; commands: the set of
+-- config.topic: the command (or fleet sub-command, `fleet check`) asked
+-- about, or nil; commands: the set of
 -- commands this version has (cli.lua).
 function M.run(_, config, commands)
   cmd.say(io.stdout, options.usage(commands, config.topic))
