@@ -54,7 +54,7 @@ struct node {
     int whole;   /* NODE_RANGE: whole numbers only */
     int has_max; /* NODE_LIST: of at most max items */
     lua_Integer max;
-    int first_field; /* NODE_OBJECT: its fields, in the shape table's next() order */
+    int first_field; /* NODE_OBJECT: its fields, in the order of their keys (push_sorted_keys) */
     int field_count;
     int index; /* NODE_OBJECT of MANY_FIELDS: refs of a table key → field number (1 on) */
 };
@@ -157,19 +157,57 @@ static unsigned types_named(lua_State *L, int name)
     return types;
 }
 
+/* Whether key a (at index a) comes before key b in the order of
+ * push_sorted_keys: by type (as lua_type numbers them: booleans, numbers,
+ * strings, tables, …), numbers and strings by their value; other keys of
+ * one type are equal. */
+static int key_before(lua_State *L, int a, int b)
+{
+    int type_a = lua_type(L, a), type_b = lua_type(L, b);
+    if (type_a != type_b)
+        return type_a < type_b;
+    return (type_a == LUA_TNUMBER || type_a == LUA_TSTRING) && lua_compare(L, a, b, LUA_OPLT);
+}
+
+/* Pushes a new table of the keys of the table at index t, 1 to n, sorted
+ * (key_before; keys equal there in next()'s order), and returns n: the
+ * order every process walks a table in, whatever its string hashes. An
+ * insertion sort: shapes and the maps an error is looked for in are
+ * small. */
+static int push_sorted_keys(lua_State *L, int t)
+{
+    luaL_checkstack(L, 4, "shape: nested too deep");
+    lua_newtable(L);
+    int keys = lua_gettop(L), n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        lua_pop(L, 1);
+        int j = n++;
+        for (; j > 0; j--) {
+            lua_rawgeti(L, keys, j);
+            int before = key_before(L, -2, -1);
+            if (!before) {
+                lua_pop(L, 1);
+                break;
+            }
+            lua_rawseti(L, keys, j + 1);
+        }
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, keys, j + 1);
+    }
+    return n;
+}
+
 static int compile_node(lua_State *L, struct compiled *c, int refs, int shape, int depth);
 
 /* Compiles the fields of the object shape table at index shape into node
- * n: their places first, then each field's shape (whose own fields come
- * after). */
+ * n, in the order of their keys (push_sorted_keys), so that the field an
+ * error names first is the same in every process: their places first,
+ * then each field's shape (whose own fields come after). */
 static void compile_fields(lua_State *L, struct compiled *c, int refs, int shape, int n, int depth)
 {
-    int count = 0;
-    lua_pushnil(L);
-    while (lua_next(L, shape)) {
-        lua_pop(L, 1);
-        count++;
-    }
+    int count = push_sorted_keys(L, shape);
+    int keys = lua_gettop(L);
     c->fields = grown(L, c->fields, c->field_count, count, &c->field_cap, sizeof *c->fields);
     int first = c->field_count;
     c->field_count += count;
@@ -181,23 +219,23 @@ static void compile_fields(lua_State *L, struct compiled *c, int refs, int shape
         index = lua_gettop(L);
         c->nodes[n].index = add_ref(L, refs, index);
     }
-    int i = first;
-    lua_pushnil(L);
-    while (lua_next(L, shape)) {
+    for (int k = 1; k <= count; k++) {
+        int i = first + k - 1;
+        lua_rawgeti(L, keys, k);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, shape);
         int key = add_ref(L, refs, -2);
         int node = compile_node(L, c, refs, lua_gettop(L), depth + 1);
         c->fields[i].key = key;
         c->fields[i].node = node;
-        i++;
         if (index) {
             lua_pushvalue(L, -2);
-            lua_pushinteger(L, i - first);
+            lua_pushinteger(L, k);
             lua_rawset(L, index);
         }
-        lua_pop(L, 1);
+        lua_pop(L, 2);
     }
-    if (index)
-        lua_pop(L, 1);
+    lua_settop(L, keys - 1);
 }
 
 /* Compiles the shape at index shape (depth shapes below the first) into a
@@ -472,13 +510,28 @@ static int walk_list(lua_State *L, const struct walk *w, int n, int value)
     return 0;
 }
 
-/* The check of a map (walk's) of a table value, in next()'s order of its
- * keys. */
+/* The check of a map (walk's) of a table value: its items in next()'s
+ * order, and once one does not fit, again in the order of their keys
+ * (push_sorted_keys), so that the item named is the first by key in every
+ * process. */
 static int walk_map(lua_State *L, const struct walk *w, int n, int value)
 {
     int items = w->c->nodes[n].inner;
+    int base = lua_gettop(L);
     lua_pushnil(L);
     while (lua_next(L, value)) {
+        if (walk(L, w, items, lua_gettop(L)))
+            break;
+        lua_pop(L, 1);
+    }
+    if (lua_gettop(L) == base)
+        return 0;
+    lua_settop(L, base);
+    int count = push_sorted_keys(L, value);
+    for (int k = 1; k <= count; k++) {
+        lua_rawgeti(L, base + 1, k);
+        lua_pushvalue(L, -1);
+        lua_rawget(L, value);
         int item = lua_gettop(L);
         if (walk(L, w, items, item)) {
             lua_pushliteral(L, ".");
@@ -486,9 +539,9 @@ static int walk_map(lua_State *L, const struct walk *w, int n, int value)
             lua_concat(L, 2);
             return prepended(L);
         }
-        lua_pop(L, 1);
+        lua_pop(L, 2);
     }
-    return 0;
+    return 0; /* (not reached: an item did not fit) */
 }
 
 /* Whether the table value has the object shape of node n (one of

@@ -37,6 +37,28 @@ do
     return length
   end
   -- check of a table value, absent values taken and others refused
+  -- the keys of t as the walk orders them: by type (booleans, numbers,
+  -- strings, tables, …), numbers and strings by value, others in pairs order
+  local TYPE_ORDER = { boolean = 1, number = 3, string = 4, table = 5, ["function"] = 6, userdata = 7, thread = 8 }
+  local function before(a, b)
+    local ta, tb = TYPE_ORDER[type(a)], TYPE_ORDER[type(b)]
+    if ta ~= tb then
+      return ta < tb
+    end
+    return (type(a) == "number" or type(a) == "string") and a < b
+  end
+  local function sorted_keys(t)
+    local keys = {}
+    for key in pairs(t) do
+      local j = #keys
+      while j > 0 and before(key, keys[j]) do
+        keys[j + 1] = keys[j]
+        j = j - 1
+      end
+      keys[j + 1] = key
+    end
+    return keys
+  end
   local function of_tables(want, check)
     return function(value)
       if value == nil or value == NULL then
@@ -84,8 +106,8 @@ do
     elseif s.map then
       local check = compile(s.map)
       return of_tables(want, function(value)
-        for key, item in pairs(value) do
-          local below, what = check(item)
+        for _, key in ipairs(sorted_keys(value)) do
+          local below, what = check(value[key])
           if below then
             return "." .. tostring(key) .. below, what
           end
@@ -93,9 +115,9 @@ do
         return nil
       end)
     end
-    local keys, checks = {}, {}
-    for key, field in pairs(s) do
-      keys[#keys + 1], checks[#checks + 1] = key, compile(field)
+    local keys, checks = sorted_keys(s), {}
+    for i, key in ipairs(keys) do
+      checks[i] = compile(s[key])
     end
     return of_tables(want, function(value)
       for i = 1, #keys do
@@ -185,6 +207,17 @@ describe("sources.shape", function()
   it("calls an object where a list is wanted an object; an empty one is an empty list", function()
     assert.equal("Env is an object, want a list", shape.check({ x = "y" }, { list = "string" }, "Env"))
     assert.is_nil(shape.check({}, { list = "string" }, "Env"))
+  end)
+
+  it("names the first wrong field by name, of an object and of a map, whatever the table's hash order", function()
+    local fields, record = {}, {}
+    for byte = string.byte("z"), string.byte("a"), -1 do
+      fields[string.char(byte)], record[string.char(byte)] = "string", byte
+    end
+    assert.equal("r.a is a number, want a string", shape.check(record, fields, "r"))
+    assert.equal("r.a is a number, want a string", shape.check(record, { map = "string" }, "r"))
+    record.a = "fine"
+    assert.equal("r.b is a number, want a string", shape.check(record, { map = "string" }, "r"))
   end)
 
   it("names a required field that is missing", function()

@@ -41,7 +41,7 @@ end
 
 -- nil when value has the shape (or is absent: nil, or lua-cjson's null),
 -- else what is wrong with the first field that does not (an object's
--- fields tried in the shape table's own pairs order), named by its path
+-- fields, and a map's items, tried in the order of their names), named by its path
 -- from path ("<path>.a[2].b"): "<field> is a <type>, want <what>", or is
 -- missing (a required field), is null (a list's item), is a number out of
 -- range, has too many items, or is an object where a list belongs.
