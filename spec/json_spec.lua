@@ -96,9 +96,15 @@ describe("gpuledger.json", function()
       assert.equal('[[1],{"x":[1]}]', json.encode({ shared, { x = shared } }))
     end)
 
+    it("writes json.NULL, a null a list keeps in its place, as null", function()
+      assert.equal("[1,null,3]", json.encode(json.array { 1, json.NULL, 3 }))
+      local back = json.decode(json.encode(json.array { 1, json.NULL, 3 }))
+      assert.same({ 1, nil, 3 }, { back[1], back[2], back[3] })
+    end)
+
     it("names the type it cannot encode", function()
       assert.equal("json: cannot encode a function", error_of({ f = print }))
-      assert.equal("json: cannot encode a userdata", error_of({ json.NULL }))
+      assert.equal("json: cannot encode a userdata", error_of({ io.stdout }))
       assert.equal("json: cannot encode a thread", error_of(coroutine.create(print)))
     end)
 

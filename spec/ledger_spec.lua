@@ -729,7 +729,7 @@ describe("gpuledger.ledger", function()
         snap.sources.nomad.allocations[2] = 7
         local l = ledger.build(snap)
         assert.same({
-          "nomad: unexpected answer: allocations[2] is a number, want an object",
+          "nomad http://127.0.0.1:4646: unexpected answer: allocations[2] is a number, want an object",
           "docker unix:///var/run/docker.sock: unexpected answer: containers[1] is null, want an object",
           "docker unix:///var/run/docker.sock: unexpected answer: containers[3] is a string, want an object",
         }, l.errors)

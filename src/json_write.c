@@ -369,7 +369,8 @@ static void write_table(lua_State *L, struct writer *w, int idx, int depth)
     lua_settop(L, base);
 }
 
-/* Writes the value at idx: a string, number, boolean, nil (null) or table;
+/* Writes the value at idx: a string, number, boolean, nil or lua-cjson's
+ * null (the light userdata NULL: a null kept in a list) as null, or table;
  * anything else raises "json: cannot encode a <type>". */
 static void write_value(lua_State *L, struct writer *w, int idx, int depth)
 {
@@ -390,6 +391,11 @@ static void write_value(lua_State *L, struct writer *w, int idx, int depth)
         add(L, w, lua_toboolean(L, idx) ? "true" : "false");
         break;
     case LUA_TNIL:
+        add(L, w, "null");
+        break;
+    case LUA_TLIGHTUSERDATA:
+        if (lua_touserdata(L, idx) != NULL)
+            fail(L, "json: cannot encode a %s", luaL_typename(L, idx));
         add(L, w, "null");
         break;
     case LUA_TTABLE:

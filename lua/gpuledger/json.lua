@@ -97,8 +97,8 @@ M.number_text = writer.number_text
 -- level. omit: a set of object keys to leave out (default none). Tables
 -- marked with json.array() are arrays, other tables with only the keys
 -- 1..n (n > 0) arrays, the rest objects, their keys (as tostring writes
--- them) in sorted order, each key's value t[k] or t[tonumber(k)]. NaN and
--- the infinities are null. A table that contains itself, tables nested
+-- them) in sorted order, each key's value t[k] or t[tonumber(k)]. NaN,
+-- the infinities and M.NULL (a null a list keeps in its place) are null. A table that contains itself, tables nested
 -- more than 1000 deep and a value of another type (a function) are errors.
 M.encode = writer.encode
 

@@ -203,6 +203,37 @@ expect_in "403 on allocations: ls says node:read on stderr" "$err" "node:read"
 expect_in "403 on allocations: ls shows the GPUs" "$out" "4 GPU(s)"
 expect_in "403 on allocations: ls shows the task, unjudged" "$out" "nomad:escape/enc (0 MiB)"
 
+# A JSON null among the allocations (the fake's fault answers this body) is
+# named, and the allocations after it still reserve their GPUs (render's
+# pending one reserves gpu2).
+python3 - "$BASE" >"$WORK/null-alloc.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+listed = config["allocations"][:1] + [None] + config["allocations"][1:]
+config["faults"] = {"allocations": {"status": 200, "content_type": "application/json", "body": json.dumps(listed)}}
+print(json.dumps(config))
+PY
+nomad_up "$WORK/null-alloc.json"
+MY_TOKEN=$TOKEN gl ls --json --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+expect_rc "a null allocation: ls exits 0" 0
+expect_lua "a null allocation: the one after it still reserves gpu2" "$out" \
+    'return j.entries[3].reservations[1].jobId == "render" and j.entries[3].state == "reserved-idle" and j.entries[1].reservations[1].jobId == "train"'
+expect_lua "a null allocation: one error naming Nomad, its address and the null" "$out" \
+    'return #j.errors == 1 and j.errors[1] == "nomad http://127.0.0.1:'"$nomad_port"': unexpected answer: allocations[2] is null, want an object"'
+
+# An object where the allocations' list belongs is Nomad's error, naming its address.
+python3 - "$BASE" >"$WORK/object-allocs.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+keyed = {a["ID"]: a for a in config["allocations"]}
+config["faults"] = {"allocations": {"status": 200, "content_type": "application/json", "body": json.dumps(keyed)}}
+print(json.dumps(config))
+PY
+nomad_up "$WORK/object-allocs.json"
+MY_TOKEN=$TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+nomad_error "allocations as an object" \
+    'm == "nomad http://127.0.0.1:'"$nomad_port"': GET /v1/node/'"$NODE_ID"'/allocations: unexpected answer: the answer is an object, want a list"'
+
 variant acl-not-found '{"unknown_token_body": "ACL token not found"}'
 nomad_up "$WORK/acl-not-found.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN

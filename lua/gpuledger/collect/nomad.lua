@@ -5,6 +5,7 @@ local http = require "gpuledger.collect.http"
 local json = require "gpuledger.json"
 local nomad_node = require "gpuledger.sources.nomad_node"
 local parse = require "gpuledger.sources.nomad"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
 
@@ -80,14 +81,16 @@ function M.collect(core, config, deadline_ms)
   if not allocations then
     return failed(err)
   end
-  if type(allocations) ~= "table" then
-    return failed(string.format("nomad %s: GET %s: want a JSON array", address, path))
+  local not_a_list = http.not_a_list("nomad", endpoint, path, allocations)
+  if not_a_list then
+    return failed(not_a_list)
   end
+  -- each in its place, one that is no object (a null too) as it came, for
+  -- the ledger to name (sources/nomad.lua): the others stand
   local reduced = json.array()
-  for _, alloc in ipairs(allocations) do
-    if type(alloc) == "table" then
-      reduced[#reduced + 1] = parse.reduce(alloc)
-    end
+  for i = 1, shape.length(allocations) do
+    local alloc = allocations[i]
+    reduced[i] = type(alloc) == "table" and parse.reduce(alloc) or shape.kept_item(alloc)
   end
   return { ok = true, address = address, node_id = node_id, allocations = reduced }
 end
@@ -95,18 +98,22 @@ end
 -- Reads the GPU devices of node node_id as Nomad fingerprinted them (GET
 -- /v1/node/:id), by deadline_ms (as collect's). Returns
 -- the snapshot source {ok=true, address, node_id, devices, node}
--- (nomad_node.reduce, nomad_node.identity) or {ok=false, address, error}.
+-- (nomad_node.reduce, nomad_node.identity) or {ok=false, address, error}
+-- (a device list that is no list among the causes).
 function M.collect_devices(core, config, node_id, deadline_ms)
   local address = config.address
   local request = assert(M.tls_options(config)) -- collect() refused a bad pair first
   local endpoint = assert(http.endpoint(address))
-  local node, err = get(core, endpoint, "/v1/node/" .. node_id, request, CAPABILITY.node, config, deadline_ms)
+  local path = "/v1/node/" .. node_id
+  local node, err = get(core, endpoint, path, request, CAPABILITY.node, config, deadline_ms)
   if not node then
     return { ok = false, address = address, error = err }
   end
-  return {
-    ok = true, address = address, node_id = node_id, devices = nomad_node.reduce(node), node = nomad_node.identity(node),
-  }
+  local devices, why = nomad_node.reduce(node)
+  if not devices then
+    return { ok = false, address = address, error = shape.unexpected(string.format("nomad %s: GET %s", address, path), why) }
+  end
+  return { ok = true, address = address, node_id = node_id, devices = devices, node = nomad_node.identity(node) }
 end
 
 return M

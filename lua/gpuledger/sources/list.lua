@@ -57,7 +57,7 @@ M.SOURCES = {
   { name = "proc", shape = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } } },
   { name = "docker", engine = true, shape = ENGINE },
   { name = "podman", engine = true, shape = ENGINE },
-  { name = "nomad", shape = { ok = OK, error = "string", node_id = "string", allocations = { list = "any" } } },
+  { name = "nomad", shape = { ok = OK, error = "string", address = "string", node_id = "string", allocations = { list = "any" } } },
   { name = "nomad_devices", shape = {
     ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" },
     node = { ID = "string", Name = "string", NodeClass = "string", NodePool = "string", Datacenter = "string" },

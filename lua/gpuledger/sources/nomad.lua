@@ -99,7 +99,7 @@ function M.read(source)
     ::next_alloc::
   end
   if #problems > 0 then -- the other allocations stand
-    return visible, reservations, shape.unexpected("nomad", table.concat(problems, "; "))
+    return visible, reservations, shape.unexpected("nomad " .. tostring(source.address or ""), table.concat(problems, "; "))
   end
   return visible, reservations, nil
 end

@@ -36,30 +36,40 @@ local function reduce_instance(instance)
   }
 end
 
--- A group's instances, each reduced; keys as they came, so that an object
--- (or a list with a null) stays one for the ledger to report, and so does
--- anything but a table.
+-- A group's instances, each reduced in its place (a null kept as
+-- json.NULL), for the ledger to report what is wrong with one; an object,
+-- and anything but a table, as it came.
 local function reduce_instances(instances)
-  if type(instances) ~= "table" then
+  local length = type(instances) == "table" and shape.length(instances)
+  if not length then
     return instances
   end
-  local reduced = {}
-  for key, instance in pairs(instances) do
-    reduced[key] = reduce_instance(instance)
+  local reduced = json.array()
+  for i = 1, length do
+    reduced[i] = shape.kept_item(reduce_instance(instances[i]))
   end
-  return next(reduced) == nil and json.array() or reduced
+  return reduced
 end
 
 -- Reduces a node answer to its NVIDIA GPU devices, as the snapshot keeps
 -- them: [{Name, Instances = [{ID, Healthy, HealthDescription, PciBusID}]}]
--- (M.GROUP, M.INSTANCE when Nomad answered as it should).
+-- (M.GROUP, M.INSTANCE when Nomad answered as it should); a group that is
+-- no object (a null too) is kept as it came, for the ledger to report.
+-- Returns them, or nil and why NodeResources.Devices is no list.
 function M.reduce(node)
   local groups = json.array()
   local resources = type(node) == "table" and node.NodeResources
-  local devices = type(resources) == "table" and resources.Devices
-  for _, group in ipairs(type(devices) == "table" and devices or {}) do
+  local devices = type(resources) == "table" and resources.Devices or nil
+  local why = shape.check(devices, { list = "any" }, "NodeResources.Devices")
+  if why then
+    return nil, why
+  end
+  for i = 1, devices and shape.length(devices) or 0 do
+    local group = devices[i]
     if is_nvidia_gpu(group) then
       groups[#groups + 1] = { Name = group.Name, Instances = reduce_instances(group.Instances) }
+    elseif type(group) ~= "table" then
+      groups[#groups + 1] = shape.kept_item(group)
     end
   end
   return groups

@@ -86,6 +86,21 @@ function M.items(list, item_shape, path)
   return kept, whys, path_of
 end
 
+-- The length of a table read as a JSON array as decoded (its largest
+-- index: a null is a hole in it, which ipairs would stop at), or nil when
+-- it has another key (an object).
+M.length = walk.length
+
+-- An item of a list as a snapshot keeps it: the item, or lua-cjson's null
+-- (json.NULL) for a JSON null (a hole), so that the ledger names it
+-- (M.items) and the items after it keep their places.
+function M.kept_item(item)
+  if item == nil then
+    return cjson.null
+  end
+  return item
+end
+
 -- Rows of cells as nvidia-smi's queries are kept in a snapshot.
 M.ROWS = { rows = { list = { list = "string" } }, fields = { list = "string" }, error = "string" }
 
