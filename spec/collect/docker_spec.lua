@@ -13,7 +13,9 @@ local function engine_core(listed, inspects)
   function fake.http_get(url, request)
     fake.now = fake.now + 1000
     fake.asked[#fake.asked + 1] = { path = url:match("^http://localhost(.*)$"), timeout_ms = request.timeout_ms }
-    if url:find("/containers/json", 1, true) then
+    if url:find("/containers/json", 1, true) and type(listed) == "string" then -- the list's body as it is
+      return 200, listed, "application/json"
+    elseif url:find("/containers/json", 1, true) then
       local list = {}
       for i, id in ipairs(listed) do
         list[i] = { Id = id }
@@ -79,6 +81,24 @@ describe("gpuledger.collect.docker", function()
     assert.same({}, fake.batches)
     assert.equal("docker unix:///run/docker.sock: GET /containers/" .. A .. "/json: not asked: its deadline had passed",
       source.containers[1].Error)
+  end)
+
+  it("inspects the containers listed after a null or a wrong-typed item, and names each such item", function()
+    local fake = engine_core('[{"Id": "' .. A .. '"}, null, 5, {"Id": "' .. B .. '"}]', { [A] = inspect_of(A, "a"), [B] = inspect_of(B, "b") })
+    local source = collect_docker.collect(fake, "docker", "unix:///run/docker.sock", {})
+    assert.is_true(source.ok)
+    assert.same({ A, B }, { source.containers[1].Id, source.containers[2].Id })
+    assert.same({ "docker unix:///run/docker.sock: GET /containers/json: unexpected answer: [2] is null, want an object",
+      "docker unix:///run/docker.sock: GET /containers/json: unexpected answer: [3] is a number, want an object" },
+      { source.containers[3].Error, source.containers[4].Error })
+  end)
+
+  it("an object where the list belongs is the source's error naming the engine's address; nothing is inspected", function()
+    local fake = engine_core('{"Id": "' .. A .. '"}', { [A] = inspect_of(A, "a") })
+    local source = collect_docker.collect(fake, "docker", "unix:///run/docker.sock", { A })
+    assert.same({ ok = false, endpoint = "unix:///run/docker.sock", error = "docker unix:///run/docker.sock: "
+      .. "GET /containers/json: unexpected answer: the answer is an object, want a list" }, source)
+    assert.equal(1, #fake.asked)
   end)
 
   it("a list that failed is the source's error, and nothing is inspected", function()

@@ -5,6 +5,7 @@
 local http = require "gpuledger.collect.http"
 local json = require "gpuledger.json"
 local parse = require "gpuledger.sources.docker"
+local shape = require "gpuledger.sources.shape"
 
 local M = {}
 
@@ -49,7 +50,9 @@ end
 -- address and inspects each, with the containers of GPU processes it did not
 -- list (wanted: full ids from /proc; started between the list and now),
 -- all within M.DEADLINE_MS. Returns the snapshot source
--- {ok=true, endpoint, containers} or {ok=false, endpoint, error}.
+-- {ok=true, endpoint, containers} or {ok=false, endpoint, error} (a list
+-- that is no JSON array among the causes). A listed item that is no
+-- object (a null too) is a container {Error} naming it, after the others.
 function M.collect(core, engine, address, wanted)
   local deadline_ms = core.monotonic_ms() + M.DEADLINE_MS
   local endpoint, why = http.endpoint(address)
@@ -60,8 +63,9 @@ function M.collect(core, engine, address, wanted)
   if list == nil then
     return { ok = false, endpoint = address, error = err }
   end
-  if type(list) ~= "table" then
-    return { ok = false, endpoint = address, error = string.format("%s %s: GET /containers/json: want a JSON array", engine, address) }
+  err = http.not_a_list(engine, endpoint, "/containers/json", list)
+  if err then
+    return { ok = false, endpoint = address, error = err }
   end
   local ids, listed = {}, {}
   local function add(id)
@@ -70,13 +74,18 @@ function M.collect(core, engine, address, wanted)
       ids[#ids + 1] = id
     end
   end
-  for _, summary in ipairs(list) do
-    add(container_id(type(summary) == "table" and summary.Id))
+  local summaries, whys = shape.items(list, { Id = "string" }, "")
+  for _, summary in ipairs(summaries) do
+    add(container_id(summary.Id))
   end
   for _, id in ipairs(wanted or {}) do
     add(container_id(id))
   end
-  return { ok = true, endpoint = address, containers = inspect_all(core, engine, endpoint, ids, deadline_ms) }
+  local containers = inspect_all(core, engine, endpoint, ids, deadline_ms)
+  for _, item_why in ipairs(whys) do
+    containers[#containers + 1] = { Error = shape.unexpected(string.format("%s %s: GET /containers/json", engine, address), item_why) }
+  end
+  return { ok = true, endpoint = address, containers = containers }
 end
 
 return M
