@@ -512,8 +512,10 @@ end
 function M.build(snapshot, catalogue)
   local sources = checked_sources(snapshot.sources or {})
   local errors = {} -- {source, asked?, containerId?, gpu?, message}, in the order they are met
+  local said = {} -- the messages added: one that two sources share (a field list that cannot be had) is one error
   local function add_error(name, message, fields)
-    if message then
+    if message and not said[message] then
+      said[message] = true
       local source = sources[name] or {}
       local err = { source = name, asked = source.endpoint or source.address or source.binary or source.path or source.root,
         message = message }

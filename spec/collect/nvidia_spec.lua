@@ -319,6 +319,15 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.is_nil(sources.nvidia.slowdown)
   end)
 
+  it("a field list that hangs is one error in the ledger, though the health and MIG sources share it", function()
+    local sources = collected(smi { answers = { help = { nil, "timed out after 10s: its deadline passed" } } }, "/opt/smi-h")
+    sources.proc = { ok = true, root = "/proc", pids = {} }
+    local built = require("gpuledger.ledger").build { node = "n", at = "2026-11-29T08:00:00Z", sources = sources }
+    assert.same({ "nvidia-smi help-query-gpu: /opt/smi-h: timed out after 10s: its deadline passed" }, built.errors)
+    assert.same({ "failed", "failed" }, { built.sources.health, built.sources.mig })
+    assert.equal(2, #built.entries)
+  end)
+
   it("takes a bare name found nowhere in PATH for a node without a driver: no GPU, no error, nothing more", function()
     local absent = collected(smi { answers = { main = { nil, "not found" } } }, "nvidia-smi")
     assert.is_true(absent.nvidia.ok)
