@@ -20,8 +20,8 @@ local function fake_core(overrides)
     fake.spawned[#fake.spawned + 1] = argv[2]
     if argv[2]:find("compute-apps", 1, true) then
       return APPS, "", 0
-    elseif argv[2] == "--help-query-gpu" then
-      return "", "", 0
+    elseif argv[2] == "--help-query-gpu" then -- a driver that lists no optional field
+      return '"index"\nZero based index of the GPU. Can change at each boot.\n', "", 0
     elseif argv[2]:find("uuid", 1, true) then
       return MAIN, "", 0
     end

@@ -319,6 +319,20 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.is_nil(sources.nvidia.slowdown)
   end)
 
+  it("a field list that lists no field is the health and MIG sources' error naming the binary; the GPUs and processes stay", function()
+    local garbage = "<html><body>502 Bad Gateway</body></html>\n"
+    local sources = collected(smi { cells = NEWEST_CELLS, answers = { help = { garbage, "", 0 } } }, "/opt/smi-g")
+    local why = "nvidia-smi help-query-gpu: /opt/smi-g: answered " .. #garbage .. " bytes that list no field to query"
+    assert.same({ ok = false, binary = "/opt/smi-g", error = why }, sources.health)
+    assert.same({ ok = false, binary = "/opt/smi-g", error = why }, sources.mig)
+    local gpus, processes, errors = nvidia.read(sources.nvidia)
+    assert.same({ 2, 3 }, { #gpus, #processes })
+    assert.same({}, errors)
+    local again = smi { cells = NEWEST_CELLS }
+    collected(again, "/opt/smi-g")
+    assert.same({ "main", "apps", "newest", "help", "version" }, rounds(again)[1]) -- not remembered: asked again
+  end)
+
   it("a field list that hangs is one error in the ledger, though the health and MIG sources share it", function()
     local sources = collected(smi { answers = { help = { nil, "timed out after 10s: its deadline passed" } } }, "/opt/smi-h")
     sources.proc = { ok = true, root = "/proc", pids = {} }
@@ -368,7 +382,7 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
     assert.is_nil(sources.nvidia.tlimit)
     local gpus, _, errors = nvidia.read(sources.nvidia)
     assert.same({}, gpus)
-    assert.matches("expected 12 fields, got 3", errors[1])
+    assert.same({ "nvidia-smi query-gpu: /opt/smi-short: row 1 has 3 fields, want 12" }, errors)
   end)
 
   it("a compute-apps failure keeps the GPUs", function()
@@ -396,6 +410,6 @@ describe("gpuledger.collect.nvidia (with a fake core)", function()
   it("a CSV syntax error of the main query is an error", function()
     local sources = collected(smi { main = '0, "GPU-a\n' }, "/opt/smi-csv")
     assert.is_false(sources.nvidia.ok)
-    assert.matches("query%-gpu csv", sources.nvidia.error)
+    assert.matches("^nvidia%-smi query%-gpu: /opt/smi%-csv: csv: ", sources.nvidia.error)
   end)
 end)

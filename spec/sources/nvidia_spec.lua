@@ -158,6 +158,18 @@ describe("gpuledger.sources.nvidia", function()
         assert.same({ { gpu_uuid = "GPU-x", pid = 4242, used_memory_mib = 0, process = "ffmpeg" } }, processes)
       end)
 
+      it("a process whose pid is no number is an error naming the binary and left out; the other processes stay", function()
+        local apps = source {
+          apps = { fields = nvidia.APP_FIELDS, rows = {
+            { "GPU-x", "4242", "10", "python3" }, { "GPU-x", "4x2", "10", "ffmpeg" }, { "GPU-x", "5151", "20", "HandBrakeCLI" } } },
+        }
+        apps.binary = "/opt/nvidia-smi"
+        local _, processes, errors = nvidia.read(apps)
+        assert.same({ "nvidia-smi compute-apps: /opt/nvidia-smi: a process of GPU-x: pid is 4x2, want 1–4194304" }, errors)
+        assert.same({ 4242, 5151 }, { processes[1].pid, processes[2].pid })
+        assert.equal(2, #processes)
+      end)
+
       it("a process whose pid or memory the driver does not report is kept, read as 0", function()
         local _, processes, errors = nvidia.read(source {
           apps = { fields = nvidia.APP_FIELDS, rows = { { "GPU-x", "[N/A]", " 1e3 ", "python3" }, { "GPU-x", " 42 ", "N/A", "ffmpeg" } } },
@@ -183,11 +195,21 @@ describe("gpuledger.sources.nvidia", function()
       assert.same({}, errors)
     end)
 
-    it("a short row is an error and NO GPUs at all", function()
-      local gpus, _, errors = nvidia.read(source { gpus = { H.smi_row { index = 0 }, { "0", "GPU-a", "L4" } } })
+    it("a short row is an error naming the query and the binary, and NO GPUs at all", function()
+      local short = source { gpus = { H.smi_row { index = 0 }, { "0", "GPU-a", "L4" } } }
+      short.binary = "/usr/bin/nvidia-smi"
+      local gpus, _, errors = nvidia.read(short)
       assert.same({}, gpus)
-      assert.equal(1, #errors)
-      assert.matches("query%-gpu: expected 12 fields, got 3", errors[1])
+      assert.same({ "nvidia-smi query-gpu: /usr/bin/nvidia-smi: row 2 has 3 fields, want 12" }, errors)
+    end)
+
+    it("a row with more fields than asked is an error, never read shifted; NO GPUs at all", function()
+      local long = H.smi_row { index = 1 }
+      table.insert(long, 4, "extra")
+      local gpus, processes, errors = nvidia.read(source { gpus = { H.smi_row { index = 0 }, long } })
+      assert.same({}, gpus)
+      assert.same({}, processes)
+      assert.same({ "nvidia-smi query-gpu: nvidia-smi: row 2 has 13 fields, want 12" }, errors)
     end)
 
     it("a failed main query is its error and nothing else", function()

@@ -166,7 +166,7 @@ done
 expect_eq "optional queries hang: no nvidia-smi left running" "$(leftovers "$hang_smi")" ""
 
 # --- garbage, too much, short rows ---------------------------------------------
-source_error "garbage" "$BAD/garbage" "$SMI" "query-gpu csv"
+source_error "garbage" "$BAD/garbage" "$SMI" "nvidia-smi query-gpu: $SMI: csv: "
 smi "$BAD/garbage" "$SMI" ls --json
 expect_lua "garbage: no GPUs" "$out" '#j.entries == 0'
 
@@ -175,7 +175,7 @@ nul_dir=$WORK/nul-field
 cp -r "$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01" "$nul_dir"
 python3 -c 'import sys; t = open(sys.argv[1], "rb").read(); open(sys.argv[1], "wb").write(t.replace(b",", b"\x00 42,", 1))' \
     "$nul_dir/query-gpu.csv"
-source_error "NUL in a field" "$nul_dir" "$SMI" "query-gpu csv" "line 1: NUL byte in a field"
+source_error "NUL in a field" "$nul_dir" "$SMI" "nvidia-smi query-gpu: $SMI: csv: line 1: NUL byte in a field"
 
 # Impossible values (10^23 MiB, 2^63, negative memory, -273 °C, a 1e308 W
 # draw): each an error naming nvidia-smi, the GPU, the field and the value,
@@ -208,9 +208,41 @@ smi "$BAD/huge" "$WORK/huge-bin/nvidia-smi" ls --json
 expect_lua "10 MiB answer: no GPUs" "$out" '#j.entries == 0'
 expect_eq "10 MiB answer: no nvidia-smi left running" "$(leftovers "$WORK/huge-bin/nvidia-smi")" ""
 
-source_error "short row" "$BAD/short-row" "$SMI" "expected 12 fields, got 3"
+source_error "short row" "$BAD/short-row" "$SMI" "nvidia-smi query-gpu: $SMI: row 1 has 3 fields, want 12"
 smi "$BAD/short-row" "$SMI" ls --json
 expect_lua "short row: NO GPUs (not a zero-GPU success)" "$out" '#j.entries == 0 and #j.errors == 1'
+
+# A row with a field more than asked is never read shifted.
+long_dir=$WORK/long-row
+cp -r "$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01" "$long_dir"
+sed -i 's/$/, 7/' "$long_dir/query-gpu.csv"
+source_error "long row" "$long_dir" "$SMI" "nvidia-smi query-gpu: $SMI: row 1 has 13 fields, want 12"
+smi "$long_dir" "$SMI" ls --json
+expect_lua "long row: NO GPUs" "$out" '#j.entries == 0 and #j.errors == 1'
+
+# A field list that is garbage (a wrapper gone wrong in front of the
+# driver, which answers everything else) costs the health and MIG reads,
+# once, not the tenancy.
+mkdir "$WORK/garbage-help"
+garbage_help=$WORK/garbage-help/nvidia-smi
+printf '#!/bin/sh\n[ "$*" = --help-query-gpu ] && { echo "<html><body>502 Bad Gateway</body></html>"; exit 0; }\nexec %q "$@"\n' \
+    "$SMI" >"$garbage_help"
+chmod +x "$garbage_help"
+help_dir=$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01
+source_error "garbage field list" "$help_dir" "$garbage_help" \
+    "nvidia-smi help-query-gpu: $garbage_help: answered 42 bytes that list no field to query"
+smi "$help_dir" "$garbage_help" ls --json
+expect_lua "garbage field list: the GPU and its processes are still read" "$out" \
+    '#j.entries == 1 and j.processesRead and #j.entries[1].tenants[1].pids == 3 and j.sources.nvidia == "read" and j.sources.health == "failed"'
+
+# A pid that is no number is no process: that row is an error, the others stay.
+pid_dir=$WORK/garbage-pid
+cp -r "$TESTDATA/nvidia/h100-80gb-hbm3-590.48.01" "$pid_dir"
+sed -i '2s/, 11328, /, 11x28, /' "$pid_dir/compute-apps.csv"
+source_error "pid not a number" "$pid_dir" "$SMI" "nvidia-smi compute-apps: $SMI: a process of GPU-00000000-0000-0000-0000-000000000000: pid is 11x28, want 1–4194304"
+smi "$pid_dir" "$SMI" ls --json
+expect_lua "pid not a number: the other processes stay, none is pid 0" "$out" \
+    'local pids = j.entries[1].tenants[1].pids; for _, p in ipairs(pids) do if p == 0 or p == 11328 then return false end end; return #pids == 2'
 
 # --- invalid UTF-8 -----------------------------------------------------------
 for args in "ls" "ls --json" "check" "check --json" "snapshot"; do

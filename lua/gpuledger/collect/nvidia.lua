@@ -43,7 +43,7 @@ local function version_of(binary, result)
 end
 
 -- The rows of a CSV query's result, or nil and its error (run.failure, or
--- "nvidia-smi <kind> csv: …").
+-- "nvidia-smi <kind>: <binary>: csv: …").
 local function rows_of(core, binary, kind, result)
   local why = run.failure(binary, kind, result)
   if why then
@@ -51,7 +51,7 @@ local function rows_of(core, binary, kind, result)
   end
   local rows, bad = core.parse_csv(result.out)
   if not rows then
-    return nil, string.format("nvidia-smi %s csv: %s", kind, bad)
+    return nil, string.format("nvidia-smi %s: %s: csv: %s", kind, binary, bad)
   end
   return rows
 end
@@ -64,7 +64,7 @@ end
 
 -- The snapshot's "nvidia" source from the main query's and the process
 -- list's results: {ok=true, binary, query_gpu, compute_apps} (compute_apps
--- {fields, rows} or {error=}; absent after a short row, which read()
+-- {fields, rows} or {error=}; absent after a row of another field count, which read()
 -- reports), or {ok=false, binary, error} when the main query failed. A bare
 -- name (not a path) that is nowhere in PATH is a node without an NVIDIA
 -- driver, not a failure: {ok=true, binary, installed=false} with no GPU and
@@ -80,7 +80,7 @@ local function main_source(core, binary, results)
     return { ok = false, binary = binary, error = main.error }
   end
   local source = { ok = true, binary = binary, query_gpu = main }
-  if not parse.short_row(main) then
+  if not parse.odd_row(main) then
     source.compute_apps = answer_or_error(core, binary, APPS, results.apps)
     for _, row in ipairs(source.compute_apps.rows or {}) do
       if row[4] then
@@ -153,7 +153,7 @@ end
 -- the remapped rows' result.
 local function fill_optional(core, binary, sources, answers, remapped, with_health, version)
   local source = sources.nvidia
-  if source.compute_apps then -- (no thermal fields after a short row)
+  if source.compute_apps then -- (no thermal fields after a row of another field count)
     source.tlimit, source.slowdown = answers.tlimit, answers.slowdown
   end
   if not with_health then
@@ -207,12 +207,16 @@ function M.collect(core, binary, with_health, deadline_ms)
   local plan = asked
   if not driver then
     local why = run.failure(binary, "help-query-gpu", results.help)
+    local known = not why and health.known_fields(results.help.out)
+    if known and next(known) == nil then -- garbage, not the driver's field list
+      why = string.format("nvidia-smi help-query-gpu: %s: answered %d bytes that list no field to query", binary, #results.help.out)
+    end
     if why then
       sources.health = with_health and { ok = false, binary = binary, error = why } or nil
       sources.mig = { ok = false, binary = binary, error = why }
       return sources
     end
-    driver = { known = health.known_fields(results.help.out), version = version_of(binary, results.version) }
+    driver = { known = known, version = version_of(binary, results.version) }
     plan = optional.plan(driver.known, with_health)
     if refused_field(results.optional) or not optional.same(plan, asked) then -- asked again, as this driver's own
       local refused -- a field the driver lists but refuses: asked again without it

@@ -78,12 +78,13 @@ function M.usable_optional(answer)
   return true
 end
 
--- The field count of the first row of the main query shorter than asked,
--- or nil when every row is whole.
-function M.short_row(answer)
-  for _, row in ipairs(answer.rows) do
-    if #row < #M.GPU_FIELDS then
-      return #row
+-- The place and field count of the first row of the main query without
+-- as many fields as were asked (a row with more cannot be read by place
+-- either), or nil when every row has them.
+function M.odd_row(answer)
+  for r, row in ipairs(answer.rows) do
+    if #row ~= #M.GPU_FIELDS then
+      return r, #row
     end
   end
 end
@@ -114,11 +115,17 @@ function M.int_value(raw)
   return truncated(number_of(raw))
 end
 
+-- Whether a cell is the driver's text for no value: empty, [N/A], N/A or
+-- any bracketed text ([Not Supported], [Insufficient Permissions], …).
+local function no_value(raw)
+  local trimmed = text.trim(type(raw) == "string" and raw or "")
+  return NOT_A_NUMBER[trimmed] or trimmed:match("^%[") ~= nil
+end
+
 -- An integer as M.int_value reads it, or nil when the driver reports none
 -- ([N/A] and the like: utilisation under MIG is unknown, not 0 %).
 function M.known_int(raw)
-  local trimmed = text.trim(type(raw) == "string" and raw or "")
-  if NOT_A_NUMBER[trimmed] or trimmed:match("^%[") then
+  if no_value(raw) then
     return nil
   end
   return M.int_value(raw)
@@ -202,9 +209,10 @@ function M.read(source)
     errors[1] = shape.unexpected("nvidia-smi", "the snapshot has no query_gpu rows")
     return gpus, processes, errors
   end
-  local short = M.short_row(main)
-  if short then
-    errors[1] = string.format("nvidia-smi query-gpu: expected %d fields, got %d", #M.GPU_FIELDS, short)
+  local odd, count = M.odd_row(main)
+  if odd then
+    errors[1] = string.format("nvidia-smi query-gpu: %s: row %d has %d fields, want %d", tostring(source.binary or "nvidia-smi"),
+      odd, count, #M.GPU_FIELDS)
     return gpus, processes, errors
   end
   local by_index = {}
@@ -283,7 +291,11 @@ function M.read(source)
       local whole = math.type(pid) == "integer" and pid >= least_pid and pid <= most_pid
         and math.type(memory) == "integer" and memory >= least_memory and memory <= most_memory
       local named = true
-      if not whole then
+      if pid == nil and not no_value(row[2]) then -- garbage, no process to name: the row is left out, an error
+        named = false
+        errors[#errors + 1] = string.format("nvidia-smi compute-apps: %s: %s: pid is %s, want %s–%s", tostring(source.binary or "nvidia-smi"),
+          process_who(row), text.one_line(text.trim(row[2]), 64), least_pid, most_pid)
+      elseif not whole then
         if outside(pid, pid_bounds) or outside(memory, memory_bounds) then -- an error each, the value unknown
           local checked = bounded(row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
           named, memory = checked[2] == row[2], number_of(checked[3]) -- a pid out of range names no process
