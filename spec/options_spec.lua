@@ -244,6 +244,17 @@ describe("gpuledger.options", function()
       assert.equal(2, #assert(parse({ "rules", "--check", "--replay", "/a.json", "--replay", "/b.json" })).replays)
     end)
 
+    it("takes ls and check --interval, the period of the serve writing the history, with --history only", function()
+      for _, command in ipairs { "ls", "check" } do
+        local opts = assert(parse({ command, "--history", "/h.json", "--interval", "5m" }))
+        assert.equal(300, opts.interval)
+        assert.equal(300, options.config(opts, env()).serve.interval)
+        assert.equal(command .. " --interval needs --history: it is the refresh period of the serve writing the history",
+          usage_error({ command, "--interval", "5m" }))
+      end
+      assert.equal(15, assert(parse({ "check", "--history", "/h.json" })).interval)
+    end)
+
     it("gives each fleet sub-command its own flags, naming the sub-command that refuses one", function()
       assert.equal("--exit-on is not a flag of fleet ls: check and fleet check take it",
         usage_error({ "fleet", "ls", "--exit-on", "bad", "--targets", "a:1" }))
@@ -253,7 +264,7 @@ describe("gpuledger.options", function()
         usage_error({ "fleet", "serve", "--exit-on", "bad", "--targets", "a:1" }))
       assert.equal("--listen is not a flag of fleet check: serve and fleet serve take it",
         usage_error({ "fleet", "check", "--listen", ":1", "--targets", "a:1" }))
-      assert.equal("--interval is not a flag of fleet ls: serve and fleet serve take it",
+      assert.equal("--interval is not a flag of fleet ls: ls, check, serve and fleet serve take it",
         usage_error({ "fleet", "ls", "--interval", "5s", "--targets", "a:1" }))
       assert.equal("--grafana-url is not a flag of fleet check: serve and fleet serve take it",
         usage_error({ "fleet", "check", "--grafana-url", "https://g", "--targets", "a:1" }))

@@ -37,7 +37,7 @@ local FLAGS = {
   { "no-nomad", "bool", false, nil, "do not ask Nomad" },
   { "no-docker", "bool", false, nil, "do not ask Docker or Podman" },
   { "listen", "string", ":9877", nil, "serve's address (fleet serve: :9878)" },
-  { "interval", "duration", 15, nil, "serve's refresh period; history max gap is 3x" },
+  { "interval", "duration", 15, nil, "serve's refresh period (ls and check with --history: that of the serve writing it); the history's max gap is 3x" },
   { "history", "string", "", nil, "history file: serve writes it, ls and check read it" },
   { "targets", "string", "", nil, "fleet: host:port,..." },
   { "nomad-service", "string", "", nil, "fleet: Nomad service name to discover nodes" },
@@ -108,7 +108,7 @@ local FLAG_COMMANDS = {
   json = { "ls", "check", "rules", "fleet ls", "fleet check", "report" },
   wide = { "ls", "check", "fleet ls", "fleet check" }, ["exit-on"] = { "check", "fleet check" },
   ["encoder-max"] = { POLICY }, ["temp-max"] = { POLICY }, ["allow-unmanaged"] = { POLICY }, ["no-idle"] = { POLICY },
-  listen = { "serve", "fleet serve" }, interval = { "serve", "fleet serve" }, history = { "ls", "check", "serve" },
+  listen = { "serve", "fleet serve" }, interval = { "ls", "check", "serve", "fleet serve" }, history = { "ls", "check", "serve" },
   targets = { FLEET }, ["fleet-ca-cert"] = { FLEET }, ["fleet-basic-auth-file"] = { FLEET },
   ["nomad-service"] = { FLEET }, ["nomad-namespace"] = { FLEET },
   consul = { FLEET }, ["consul-service"] = { FLEET }, ["consul-token-env"] = { FLEET },
@@ -417,6 +417,9 @@ local function validate(opts)
   end
   if opts.interval <= 0 then
     return string.format("--interval %s: must be more than 0", clock.format_duration(opts.interval))
+  end
+  if opts.set.interval and opts.history == "" and (opts.command == "ls" or opts.command == "check") then
+    return opts.command .. " --interval needs --history: it is the refresh period of the serve writing the history"
   end
   if opts.timeout <= 0 then
     return string.format("--timeout %s: must be more than 0", clock.format_duration(opts.timeout))

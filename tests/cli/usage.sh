@@ -89,10 +89,10 @@ run help ls
 expect_rc "help ls: exit 0" 0
 help_ls=$out
 expect_in "help ls: its usage line" "$help_ls" "usage: gpuledger ls [flags]"
-for flag in --wide --json --proc --replay; do
+for flag in --wide --json --proc --replay --history --interval; do
     expect_in "help ls: ls's $flag" "$help_ls" "  $flag"
 done
-for flag in --exit-on --listen --interval --allow-unmanaged --targets --consul --since; do
+for flag in --exit-on --listen --allow-unmanaged --targets --consul --since; do
     expect_not_in "help ls: not $flag, which ls does not read" "$help_ls" "  $flag"
 done
 for args in "ls -h" "ls --help" "ls --json -h"; do

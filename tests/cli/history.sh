@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# ls and check with --history read the history a serve writes
+# (docs/contract.md#history) and believe since when a GPU is in its state
+# only while that serve's last refresh is no older than three of its
+# --intervals: given the serve's --interval, a serve refreshing every 5
+# minutes still vouches for it; without, the default 15s does not. Either
+# way the history is left as it was, and --interval without --history is a
+# usage error.
+# shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
+. "$(dirname "$0")/../lib/testlib.sh"
+out="" err="" rc=0 # what run leaves
+
+# stamp WHEN: the RFC 3339 time WHEN (as date -d reads it) from now.
+stamp() { date -u -d "$1" +%Y-%m-%dT%H:%M:%SZ; }
+
+mkdir "$WORK/no-rules"
+mkdir -m 700 "$WORK/state"
+HISTORY=$WORK/state/history.json
+IDLE=GPU-8e4c2f1a-3b7d-9c06-51e2-a4d9f0b3c7e1 # the demo node's reserved-idle GPU
+SINCE=$(stamp '2 hours ago')
+SEEN=$(stamp '5 minutes ago')
+
+# The history a serve --interval 5m leaves: the GPU reserved and idle for two
+# hours, its last refresh 5 minutes ago.
+cat >"$HISTORY" <<JSON
+{"schema": 1, "gpus": {"$IDLE": {"node": "gpu-demo-01", "index": 1, "state": "reserved-idle",
+ "since": "$SINCE", "seen": "$SEEN", "seconds": {"reserved-idle": 7200},
+ "uses": [{"namespace": "worker", "job": "worker", "held": false}], "unreserved": []}},
+ "jobs": {"worker/worker": {"namespace": "worker", "job": "worker", "held": 0, "idle": 7200,
+ "seen": "$SEEN"}}}
+JSON
+chmod 600 "$HISTORY"
+sum_before=$(cksum <"$HISTORY")
+
+run check --demo --history "$HISTORY" --interval 5m --rules "$WORK/no-rules"
+expect_rc "check --history --interval 5m: exit 0" 0
+expect_in "check --interval 5m: a refresh 5 minutes ago still says since when" "$out" \
+    "reserved by worker/worker (alloc 4d1e6a9b) but no process or container holds it, for 2h0m"
+run ls --demo --history "$HISTORY" --interval 5m --json --rules "$WORK/no-rules"
+expect_rc "ls --history --interval 5m --json: exit 0" 0
+expect_lua "ls --interval 5m: the GPU's stateSince is the history's" "$out" \
+    "j.entries[2].uuid == '$IDLE' and j.entries[2].stateSince == '$SINCE'"
+
+run check --demo --history "$HISTORY" --rules "$WORK/no-rules"
+expect_in "check without --interval: 5 minutes is past three 15s refreshes" "$out" \
+    "reserved by worker/worker (alloc 4d1e6a9b) but no process or container holds it
+"
+run ls --demo --history "$HISTORY" --json --rules "$WORK/no-rules"
+expect_lua "ls without --interval: no stateSince" "$out" "j.entries[2].stateSince == nil"
+expect_eq "ls and check leave the history as it was" "$(cksum <"$HISTORY")" "$sum_before"
+
+for command in ls check; do
+    run "$command" --demo --interval 5m --rules "$WORK/no-rules"
+    expect_rc "$command --interval without --history: exit 2" 2
+    expect_eq "$command --interval without --history: says what it needs" "$err" \
+        "gpuledger: $command --interval needs --history: it is the refresh period of the serve writing the history"
+done
+finish
