@@ -321,10 +321,17 @@ describe("fleet", function()
       "OK idle gpue", "OK held gpud",
     }, lines)
     assert.equal("gpuledger at http://10.0.0.9:9877 could not be read: Connection refused", found[1].message)
+    local urls = {}
+    for i, f in ipairs(found) do
+      urls[i] = f.url
+    end
+    assert.same({ "http://10.0.0.9:9877", "http://10.0.0.5:9877", "http://10.0.0.4:9877", "http://10.0.0.5:9877",
+      "http://10.0.0.4:9877" }, urls, "each finding has the address its node was read at")
     local consul_down = fleet.unreachable_row({ node = "consul", url = "http://127.0.0.1:8500", discovery = true },
       "consul http://127.0.0.1:8500: GET /v1/health/service/gpuledger?passing=true: Connection refused")
     assert.equal("the fleet's nodes could not be listed: consul http://127.0.0.1:8500: "
       .. "GET /v1/health/service/gpuledger?passing=true: Connection refused", fleet.unreachable_finding(consul_down).message)
+    assert.is_nil(fleet.findings_of(consul_down, {})[1].url, "a failed discovery is no node's address")
   end)
 
   it("tells apart nodes at two addresses that report one name: rows, findings, places and a WARN", function()
@@ -357,13 +364,25 @@ describe("fleet", function()
       if f.code == "node-name-shared" then
         shared[#shared + 1] = f
       elseif f.code == "held" then
-        held[#held + 1] = f.node
+        held[#held + 1] = f.node .. " " .. f.url
       end
     end
     assert.same({ { level = "WARN", code = "node-name-shared", node = "fleet",
       message = '2 nodes report the name "gpud" (http://10.0.0.4:9877, http://10.0.0.6:9877): '
         .. 'each is listed as "gpud (<address>)"; give each node its own name' } }, shared)
-    assert.same({ "gpud (http://10.0.0.4:9877)", "gpud (http://10.0.0.6:9877)" }, held)
+    assert.same({ "gpud (http://10.0.0.4:9877) http://10.0.0.4:9877", "gpud (http://10.0.0.6:9877) http://10.0.0.6:9877" },
+      held)
+    -- fleet check --json writes each node's findings as it is read, by the
+    -- name it reports: its url tells the two apart.
+    local checked = json.decode(render_json.fleet_check(AT, select(2, judged(fleet_cmd.keep_text))))
+    local checked_held = {}
+    for _, f in ipairs(checked.findings) do
+      if f.code == "held" then
+        checked_held[#checked_held + 1] = f.node .. " " .. f.url
+      end
+    end
+    table.sort(checked_held)
+    assert.same({ "gpud http://10.0.0.4:9877", "gpud http://10.0.0.6:9877" }, checked_held)
     local held_group
     for _, group in ipairs(fleet.group_findings(report.findings)) do
       held_group = group.code == "held" and group or held_group

@@ -424,11 +424,24 @@ function M.unreachable_finding(row)
   return { level = "ERROR", code = "source-unavailable", node = row.node, message = message }
 end
 
+-- Gives each finding of row's list the address of the node it is about
+-- (row.url, where its ledger was read or could not be; none for a failed
+-- discovery): what tells apart the findings of nodes reporting one name.
+-- Returns list.
+function M.addressed(list, row)
+  local url = not row.discovery and row.url or nil
+  for _, finding in ipairs(list) do
+    finding.url = url
+  end
+  return list
+end
+
 -- A row's findings: its own (node_findings: row → its findings), or the
--- ERROR of a node that could not be read; on a row whose name nodes at
--- other addresses report too, each names the node as its row does.
+-- ERROR of a node that could not be read, each with its address
+-- (M.addressed); on a row whose name nodes at other addresses report too,
+-- each names the node as its row does.
 function M.findings_of(row, node_findings)
-  local list = row.error and { M.unreachable_finding(row) } or node_findings[row] or {}
+  local list = M.addressed(row.error and { M.unreachable_finding(row) } or node_findings[row] or {}, row)
   if row.reported then
     for _, finding in ipairs(list) do
       finding.node = row.node

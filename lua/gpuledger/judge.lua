@@ -387,7 +387,7 @@ function M.fleet_judging(core, sources, given, keep)
     elseif keep == "findings" then
       judging.node_findings[row] = json.array(findings.ordered(found, ledger))
     else
-      local list = findings.ordered(found, ledger)
+      local list = fleet.addressed(findings.ordered(found, ledger), row)
       give_verdict(row, findings.counts(list))
       judging.node_findings[row] = keep(list, row)
     end

@@ -101,15 +101,17 @@ expect_lua "fleet check --json: {at, findings, schema, worst}" "$out" 'j.schema 
 expect_lua "every finding names its node" "$out" \
     'for _, f in ipairs(j.findings) do if f.node ~= "gpu-go" and f.node ~= "gpu-ci-02" then return false end end return true'
 # the node's findings, without the since suffix (serve's history adds it)
+# and the address fleet adds (checked below: URL, what each must have)
 findings_of() {
-    NODE=$1 lua5.4 -e 'local c = require "cjson" local j = c.decode(io.read("a"))
+    NODE=$1 URL=${2:-} lua5.4 -e 'local c = require "cjson" local j = c.decode(io.read("a"))
       local out = {} for _, f in ipairs(j.findings) do if f.node == os.getenv("NODE") then
-        f.message = f.message:gsub(", for [^,]*$", "") out[#out + 1] = f end end
+        assert((f.url or "") == os.getenv("URL"), "url " .. tostring(f.url))
+        f.message, f.url = f.message:gsub(", for [^,]*$", ""), nil out[#out + 1] = f end end
       print(c.encode({findings = out}))'
 }
 run fleet check --targets "$DEMO" --json
-same_json "fleet check judges a node as check does" "$(printf '%s' "$out" | findings_of gpua)" \
-    "$("$GPULEDGER" check --demo --node gpua --json | findings_of gpua)"
+same_json "fleet check judges a node as check does, each finding with its address" \
+    "$(printf '%s' "$out" | findings_of gpua "http://$DEMO")" "$("$GPULEDGER" check --demo --node gpua --json | findings_of gpua)"
 
 verdict_counts='local n = {BAD = 0, ERROR = 0} for _, f in ipairs(j.findings) do n[f.level] = (n[f.level] or 0) + 1 end'
 run fleet check --targets "$DEMO,$REPLAY" --json
@@ -213,6 +215,27 @@ expect_in "a WARN names the shared name and both addresses" "$out" \
     "2 nodes report the name \"gpu-go\" (http://$GO, http://$TWIN): each is listed as \"gpu-go (<address>)\"; give each node its own name"
 expect_eq "each node's findings name it by its address" \
     "$(printf '%s\n' "$out" | grep -c "reserved-idle  *gpu-go (http://\($GO\|$TWIN\))")" 2
+# In fleet check --json and /fleet a finding names its node as the node
+# reports itself, and has the address it was read at (or could not be):
+# what a script tells the two apart by. The WARN about the fleet has none.
+places='local u = {} for _, f in ipairs(j.findings) do
+      if f.code ~= "held" and f.code ~= "idle" then u[#u + 1] = f.code .. " " .. f.node .. " " .. tostring(f.url) end end
+    table.sort(u) return table.concat(u, ",")'
+PLACES="node-name-shared fleet nil,reserved-idle gpu-go http://$GO,reserved-idle gpu-go http://$TWIN,source-unavailable $DEAD http://$DEAD"
+every_node_finding_addressed='for _, f in ipairs(j.findings) do if (f.node ~= "fleet") ~= (f.url ~= nil) then return false end end return true'
+run fleet check --targets "$GO,$TWIN,$DEAD" --timeout 2s --json
+expect_eq "fleet check --json: each node's findings have the address it was read at" \
+    "$(jq_lua "(function() $places end)()" "$out")" "$PLACES"
+expect_lua "fleet check --json: every finding about a node has its address" "$out" "$every_node_finding_addressed"
+if start_serving twins fleet serve --targets "$GO,$TWIN,$DEAD" --listen 127.0.0.1:0 --interval 1h --timeout 2s; then
+    http GET "$URL/fleet"
+    expect_eq "/fleet: each node's findings have the address it was read at" \
+        "$(jq_lua "(function() $places end)()" "$body")" "$PLACES"
+    expect_lua "/fleet: every finding about a node has its address" "$body" "$every_node_finding_addressed"
+    stop_serve TERM
+else
+    fail "fleet serve over the two nodes starts" "$(cat "$SERVE_LOG")"
+fi
 
 # ---- a site rule that sees the fleet (rules/examples/fleet_reserved_idle.lua) ----
 mkdir "$WORK/site"

@@ -22,7 +22,8 @@ end
 -- are written as they are, not copied first: level, code, node, message;
 -- gpu, index and uuid for a GPU's (migUuid and migProfile for a MIG
 -- slice's); namespace, job, task, alloc, container and pids where the
--- finding is about a tenant or a reservation and they are known.
+-- finding is about a tenant or a reservation and they are known; url for
+-- a finding about a node of a fleet (fleet.addressed).
 local NOT_IN_JSON = {
   busId = true, health_gpu = true, place_rank = true, place_gpu = true, place_order = true, place_tenant = true,
 }
