@@ -5,6 +5,7 @@ local nvidia = require "gpuledger.sources.nvidia"
 local function source(parts)
   return {
     ok = true,
+    binary = "/usr/bin/nvidia-smi",
     query_gpu = { fields = nvidia.GPU_FIELDS, rows = parts.gpus or { H.smi_row() } },
     tlimit = parts.tlimit,
     slowdown = parts.slowdown,
@@ -131,9 +132,11 @@ describe("gpuledger.sources.nvidia", function()
         { 1, "4096", "index is 4096, want 0–1023" },
       }
       for _, case in ipairs(cases) do
-        it(string.format("%s in column %d: an error naming the GPU, the field and the value, and no number", case[2], case[1]), function()
+        it(string.format("%s in column %d: an error naming the binary, the GPU, the field and the value, and no number",
+          case[2], case[1]), function()
           local gpus, _, errors = nvidia.read(source { gpus = { row_with(case[1], case[2]) } })
-          assert.same({ "nvidia-smi query-gpu: GPU " .. (case[1] == 1 and case[2] or "0") .. " (GPU-x): " .. case[3] }, errors)
+          assert.same({ "nvidia-smi query-gpu: /usr/bin/nvidia-smi: GPU " .. (case[1] == 1 and case[2] or "0") .. " (GPU-x): "
+            .. case[3] }, errors)
           local g = gpus[1]
           for _, value in ipairs { g.index, g.memoryUsedMiB, g.memoryTotalMiB, g.temperatureC, g.powerW, g.encoderSessions } do
             assert.is_true(value >= -40 and value <= 23034, tostring(value))
@@ -152,8 +155,8 @@ describe("gpuledger.sources.nvidia", function()
             { "GPU-x", "99999999999", "10", "python3" }, { "GPU-x", "4242", "-3", "ffmpeg" } } },
         })
         assert.same({
-          "nvidia-smi compute-apps: a process of GPU-x: pid is 99999999999, want 1–4194304",
-          "nvidia-smi compute-apps: a process of GPU-x: used_memory is -3, want 0–16777216",
+          "nvidia-smi compute-apps: /usr/bin/nvidia-smi: a process of GPU-x: pid is 99999999999, want 1–4194304",
+          "nvidia-smi compute-apps: /usr/bin/nvidia-smi: a process of GPU-x: used_memory is -3, want 0–16777216",
         }, errors)
         assert.same({ { gpu_uuid = "GPU-x", pid = 4242, used_memory_mib = 0, process = "ffmpeg" } }, processes)
       end)
@@ -183,7 +186,8 @@ describe("gpuledger.sources.nvidia", function()
 
       it("an impossible thermal margin is an error, the margin unknown", function()
         local gpus, _, errors = nvidia.read(source { gpus = { row_with(1, "0") }, tlimit = tlimit { { "0", "-5000" } } })
-        assert.same({ "nvidia-smi temperature.gpu.tlimit: GPU 0 (GPU-x): temperature.gpu.tlimit is -5000, want -200–200" }, errors)
+        assert.same({ "nvidia-smi tlimit: /usr/bin/nvidia-smi: GPU 0 (GPU-x): temperature.gpu.tlimit is -5000, want -200–200" },
+          errors)
         assert.is_nil(gpus[1].thermalMarginC)
       end)
     end)
@@ -209,7 +213,14 @@ describe("gpuledger.sources.nvidia", function()
       local gpus, processes, errors = nvidia.read(source { gpus = { H.smi_row { index = 0 }, long } })
       assert.same({}, gpus)
       assert.same({}, processes)
-      assert.same({ "nvidia-smi query-gpu: nvidia-smi: row 2 has 13 fields, want 12" }, errors)
+      assert.same({ "nvidia-smi query-gpu: /usr/bin/nvidia-smi: row 2 has 13 fields, want 12" }, errors)
+    end)
+
+    it("an error of a replayed snapshot that names no binary names nvidia-smi", function()
+      local unnamed = source { gpus = { H.smi_row { index = 0, used = "1e23" } } }
+      unnamed.binary = nil
+      local _, _, errors = nvidia.read(unnamed)
+      assert.same({ "nvidia-smi query-gpu: nvidia-smi: GPU 0 (" .. H.UUID0 .. "): memory.used is 1e23, want 0–16777216" }, errors)
     end)
 
     it("a failed main query is its error and nothing else", function()

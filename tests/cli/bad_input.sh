@@ -193,7 +193,7 @@ cells = open(path).read().rstrip("\n").split(", ")
 cells[column - 1] = value
 open(path, "w").write(", ".join(cells) + "\n")
 PY
-    source_error "$field $value" "$range_dir" "$SMI" "nvidia-smi query-gpu: GPU 0 (GPU-00000000-0000-0000-0000-000000000000): $field is $value, want "
+    source_error "$field $value" "$range_dir" "$SMI" "nvidia-smi query-gpu: $SMI: GPU 0 (GPU-00000000-0000-0000-0000-000000000000): $field is $value, want "
     smi "$range_dir" "$SMI" ls --json
     expect_lua "$field $value: the ledger holds no impossible number" "$out" \
         'local g = j.entries[1]; for _, v in ipairs { g.memoryUsedMiB, g.memoryTotalMiB, g.temperatureC, g.powerW } do if v < -40 or v > 81559 then return false end end; return true'

@@ -51,7 +51,7 @@ local function rows_of(core, binary, kind, result)
   end
   local rows, bad = core.parse_csv(result.out)
   if not rows then
-    return nil, string.format("nvidia-smi %s: %s: csv: %s", kind, binary, bad)
+    return nil, string.format("%s: csv: %s", parse.asked(kind, binary), bad)
   end
   return rows
 end
@@ -209,7 +209,7 @@ function M.collect(core, binary, with_health, deadline_ms)
     local why = run.failure(binary, "help-query-gpu", results.help)
     local known = not why and health.known_fields(results.help.out)
     if known and next(known) == nil then -- garbage, not the driver's field list
-      why = string.format("nvidia-smi help-query-gpu: %s: answered %d bytes that list no field to query", binary, #results.help.out)
+      why = string.format("%s: answered %d bytes that list no field to query", parse.asked("help-query-gpu", binary), #results.help.out)
     end
     if why then
       sources.health = with_health and { ok = false, binary = binary, error = why } or nil

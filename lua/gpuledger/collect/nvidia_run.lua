@@ -1,6 +1,7 @@
 -- Running nvidia-smi (docs/sources.md#nvidia-smi): several of its queries at the same time
 -- through the core (core.spawn_all), under one deadline and one size cap, and the error that
 -- names a query's failure: the kind of query, the binary and the cause.
+local parse = require "gpuledger.sources.nvidia"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -27,7 +28,7 @@ end
 -- cause being the spawn's, or the exit status and the first line it said;
 -- nil when it ran and exited 0.
 function M.failure(binary, kind, result)
-  local prefix = string.format("nvidia-smi %s: %s", kind, binary)
+  local prefix = parse.asked(kind, binary)
   if result.error then
     local cause = M.not_in_path(binary, result) and "not found in PATH (--nvidia-smi names the binary)" or result.error
     return string.format("%s: %s", prefix, cause)

@@ -17,6 +17,13 @@ M.TLIMIT_FIELDS = { "index", "temperature.gpu.tlimit" }
 M.SLOWDOWN_GROUPS = { "clocks_event_reasons", "clocks_throttle_reasons" }
 M.APP_FIELDS = { "gpu_uuid", "pid", "used_memory", "process_name" }
 
+-- How an error names the query of kind ("query-gpu", "health", …) that
+-- binary answered: "nvidia-smi <kind>: <binary>" (binary "nvidia-smi" where
+-- a replayed snapshot names none).
+function M.asked(kind, binary)
+  return string.format("nvidia-smi %s: %s", kind, tostring(binary or "nvidia-smi"))
+end
+
 -- The fields of a thermal-slowdown query of group (clocks_event_reasons, …).
 function M.slowdown_fields(group)
   return { "index", group .. ".hw_thermal_slowdown", group .. ".sw_thermal_slowdown" }
@@ -169,9 +176,10 @@ end
 
 -- row, or where a cell is outside its bounds (by column) a copy with each
 -- such cell replaced by [N/A], and an error for each ("nvidia-smi
--- query-gpu: GPU 0 (GPU-…): memory.used is 1e23, want 0–16777216")
--- appended to errors; who(row) names the GPU, names the columns.
-local function bounded(row, bounds, names, query, who, errors)
+-- query-gpu: /usr/bin/nvidia-smi: GPU 0 (GPU-…): memory.used is 1e23, want
+-- 0–16777216") appended to errors; asked (M.asked's) names the query and
+-- the binary, who(row) the GPU, names the columns.
+local function bounded(row, bounds, names, asked, who, errors)
   local checked = row
   for i = 1, #row do -- (a row is a list of text: the shape checks saw to it)
     local raw = row[i]
@@ -179,7 +187,7 @@ local function bounded(row, bounds, names, query, who, errors)
       if checked == row then
         checked = table.move(row, 1, #row, 1, {})
       end
-      errors[#errors + 1] = string.format("nvidia-smi %s: %s: %s is %s, want %s–%s", query, who(row), names[i],
+      errors[#errors + 1] = string.format("%s: %s: %s is %s, want %s–%s", asked, who(row), names[i],
         text.one_line(text.trim(raw), 64), bounds[i][1], bounds[i][2])
       checked[i] = "[N/A]"
     end
@@ -211,16 +219,15 @@ function M.read(source)
   end
   local odd, count = M.odd_row(main)
   if odd then
-    errors[1] = string.format("nvidia-smi query-gpu: %s: row %d has %d fields, want %d", tostring(source.binary or "nvidia-smi"),
-      odd, count, #M.GPU_FIELDS)
+    errors[1] = string.format("%s: row %d has %d fields, want %d", M.asked("query-gpu", source.binary), odd, count, #M.GPU_FIELDS)
     return gpus, processes, errors
   end
-  local by_index = {}
+  local by_index, main_asked = {}, M.asked("query-gpu", source.binary)
   local function gpu_who(row)
     return string.format("GPU %s (%s)", cell(row, 1), cell(row, 2))
   end
   for _, raw_row in ipairs(main.rows) do
-    local row = bounded(raw_row, M.GPU_BOUNDS, M.GPU_FIELDS, "query-gpu", gpu_who, errors)
+    local row = bounded(raw_row, M.GPU_BOUNDS, M.GPU_FIELDS, main_asked, gpu_who, errors)
     local gpu = {
       index = M.int_value(row[1]),
       uuid = cell(row, 2),
@@ -243,7 +250,7 @@ function M.read(source)
     for _, row in ipairs(source.tlimit.rows) do
       local gpu, margin = by_index[cell(row, 1)], cell(row, 2)
       if gpu and out_of_range(margin, M.TLIMIT_BOUNDS) then
-        errors[#errors + 1] = string.format("nvidia-smi %s: GPU %s (%s): %s is %s, want %s–%s", "temperature.gpu.tlimit",
+        errors[#errors + 1] = string.format("%s: GPU %s (%s): %s is %s, want %s–%s", M.asked("tlimit", source.binary),
           cell(row, 1), gpu.uuid, M.TLIMIT_FIELDS[2], text.one_line(margin, 64), M.TLIMIT_BOUNDS[1], M.TLIMIT_BOUNDS[2])
       elseif gpu and margin:match("^[+-]?%d+$") then
         gpu.thermalMarginC = math.tointeger(tonumber(margin))
@@ -276,6 +283,7 @@ function M.read(source)
   local function process_who(row)
     return "a process of " .. cell(row, 1)
   end
+  local apps_asked = M.asked("compute-apps", source.binary)
   local pid_bounds, memory_bounds = M.APP_BOUNDS[2], M.APP_BOUNDS[3]
   local least_pid, most_pid = pid_bounds[1], pid_bounds[2]
   local least_memory, most_memory = memory_bounds[1], memory_bounds[2]
@@ -293,11 +301,11 @@ function M.read(source)
       local named = true
       if pid == nil and not no_value(row[2]) then -- garbage, no process to name: the row is left out, an error
         named = false
-        errors[#errors + 1] = string.format("nvidia-smi compute-apps: %s: %s: pid is %s, want %s–%s", tostring(source.binary or "nvidia-smi"),
-          process_who(row), text.one_line(text.trim(row[2]), 64), least_pid, most_pid)
+        errors[#errors + 1] = string.format("%s: %s: pid is %s, want %s–%s", apps_asked, process_who(row),
+          text.one_line(text.trim(row[2]), 64), least_pid, most_pid)
       elseif not whole then
         if outside(pid, pid_bounds) or outside(memory, memory_bounds) then -- an error each, the value unknown
-          local checked = bounded(row, M.APP_BOUNDS, M.APP_FIELDS, "compute-apps", process_who, errors)
+          local checked = bounded(row, M.APP_BOUNDS, M.APP_FIELDS, apps_asked, process_who, errors)
           named, memory = checked[2] == row[2], number_of(checked[3]) -- a pid out of range names no process
         end
         pid, memory = truncated(pid), truncated(memory)
