@@ -12,7 +12,7 @@ local FIELDS = { "index", "uuid", "pci.bus_id", "remapped_rows.pending", "persis
 -- Nomad's devices.
 local function sources(parts)
   return {
-    health = parts.health ~= false and { ok = true, health = { fields = FIELDS, rows = parts.health or {
+    health = parts.health ~= false and { ok = true, binary = "/usr/bin/nvidia-smi", health = { fields = FIELDS, rows = parts.health or {
       { "0", H.UUID0, "00000000:01:00.0", "Yes", "Enabled", "[N/A]" },
       { "1", H.UUID1, "00000000:02:00.0", "No", "Disabled", "[Unknown Error]" },
     } } } or nil,
@@ -22,7 +22,8 @@ local function sources(parts)
       { text = "NVRM: GPU at PCI:0000:af:00: GPU-dead0000-0000-4000-8000-000000000000" },
       { text = "NVRM: Xid (PCI:0000:af:00): 79, GPU has fallen off the bus." },
     } } or nil,
-    nomad_devices = parts.devices ~= false and { ok = true, devices = parts.devices or { {
+    nomad_devices = parts.devices ~= false and { ok = true, address = "http://127.0.0.1:4646", node_id = "node-1",
+      devices = parts.devices or { {
       Name = "NVIDIA L4",
       Instances = {
         { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" },
@@ -49,7 +50,7 @@ end
 describe("gpu_health", function()
   it("attaches each GPU's health record by bus id, without identity fields", function()
     local read, errors = read_texts(sources {})
-    assert.same({ "nvidia-smi health: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]" }, errors)
+    assert.same({ "nvidia-smi health: /usr/bin/nvidia-smi: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]" }, errors)
     local entries = gpus()
     gpu_health.attach(entries, read, CATALOGUE)
     assert.same({ remappedRowsPending = true, persistenceMode = true }, entries[1].health)
@@ -116,7 +117,7 @@ describe("gpu_health", function()
     assert.same({ "health", "kernel_log", "nomad_devices" }, { errors[1].source, errors[2].source, errors[3].source })
     local _, _, unreadable = read_texts(sources {})
     assert.same({ source = "health", gpu = H.UUID1,
-      message = "nvidia-smi health: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]" }, unreadable[1])
+      message = "nvidia-smi health: /usr/bin/nvidia-smi: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]" }, unreadable[1])
   end)
 
   describe("a wrong-typed row, record or device", function()
@@ -129,7 +130,7 @@ describe("gpu_health", function()
         { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4244, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" },
       } })
       assert.same({
-        "nvidia-smi health: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]",
+        "nvidia-smi health: /usr/bin/nvidia-smi: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]",
         "kernel_log: unexpected answer: records[2].text is missing, want a string",
         "kernel_log: unexpected answer: records[3].text is a number, want a string",
         "kernel_log: unexpected answer: records[4].at is a number, want a string",
@@ -145,7 +146,7 @@ describe("gpu_health", function()
         { "0", H.UUID0, "00000000:01:00.0", "Yes", "Enabled", "[N/A]" },
         { "1", H.UUID1, "00000000:02:00.0", "No", 5, "Enabled" },
       } })
-      assert.same({ "health: unexpected answer: health.rows[2][5] is a number, want a string" }, errors)
+      assert.same({ "nvidia-smi health: /usr/bin/nvidia-smi: unexpected answer: health.rows[2][5] is a number, want a string" }, errors)
       local entries = gpus()
       gpu_health.attach(entries, read, CATALOGUE)
       assert.same({ remappedRowsPending = true, persistenceMode = true }, entries[1].health)
@@ -156,7 +157,7 @@ describe("gpu_health", function()
       local snap = sources {}
       snap.health.health.fields = nil
       local read, errors = read_texts(snap)
-      assert.same({ "health: unexpected answer: health.fields is missing, want a list" }, errors)
+      assert.same({ "nvidia-smi health: /usr/bin/nvidia-smi: unexpected answer: health.fields is missing, want a list" }, errors)
       assert.same({}, read.by_bus)
     end)
 
@@ -170,9 +171,9 @@ describe("gpu_health", function()
         { Name = "Tesla T4", Instances = "GPU-x" },
       } })
       assert.same({
-        "nomad_devices: unexpected answer: devices[2].Instances is a string, want a list",
-        "nomad_devices: unexpected answer: devices[1].Instances[1].ID is missing, want a string",
-        "nomad_devices: unexpected answer: devices[1].Instances[2].Healthy is a string, want a boolean",
+        "nomad http://127.0.0.1:4646: unexpected answer: devices[2].Instances is a string, want a list",
+        "nomad http://127.0.0.1:4646: unexpected answer: devices[1].Instances[1].ID is missing, want a string",
+        "nomad http://127.0.0.1:4646: unexpected answer: devices[1].Instances[2].Healthy is a string, want a boolean",
       }, { errors[2], errors[3], errors[4] })
       local missing = gpu_health.missing(gpus(), read)
       assert.same({ H.UUID3, "GPU-dead0000-0000-4000-8000-000000000000" }, { missing[1].uuid, missing[2].uuid })
@@ -183,9 +184,9 @@ describe("gpu_health", function()
       instances[4] = { ID = H.UUID0, Healthy = true, HealthDescription = "", PciBusID = "00000000:01:00.0" }
       local read, errors = read_texts(sources { devices = { "x", { Name = "NVIDIA L4", Instances = instances } } })
       assert.same({
-        "nomad_devices: unexpected answer: devices[1] is a string, want an object",
-        "nomad_devices: unexpected answer: devices[2].Instances[1] is a number, want an object",
-        "nomad_devices: unexpected answer: devices[2].Instances[3] is null, want an object",
+        "nomad http://127.0.0.1:4646: unexpected answer: devices[1] is a string, want an object",
+        "nomad http://127.0.0.1:4646: unexpected answer: devices[2].Instances[1] is a number, want an object",
+        "nomad http://127.0.0.1:4646: unexpected answer: devices[2].Instances[3] is null, want an object",
       }, { errors[2], errors[3], errors[4] })
       local entries = gpus()
       gpu_health.attach(entries, read, CATALOGUE)

@@ -644,11 +644,11 @@ describe("gpuledger.ledger", function()
         return ledger.build(json.decode(text))
       end
 
-      it("a null health cell is an error naming the source, row and cell; every GPU and the other rows stay", function()
+      it("a null health cell is an error naming the query, binary, row and cell; every GPU and the other rows stay", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"Enabled","Enabled","Enabled","0","0","12"', '"Enabled",null,"Enabled","0","0","12"', 1))
         end)
-        assert.same({ "health: unexpected answer: health.rows[2][6] is null, want a string" }, l.errors)
+        assert.same({ "nvidia-smi health: nvidia-smi: unexpected answer: health.rows[2][6] is null, want a string" }, l.errors)
         assert.equal(5, #l.entries)
         assert.is_nil(l.entries[2].health)
         assert.truthy(l.entries[1].health)
@@ -686,11 +686,12 @@ describe("gpuledger.ledger", function()
         assert.equal(5, #l.entries)
       end)
 
-      it("a Nomad device that is no object is an error naming it; every other GPU keeps its nomadDevice", function()
+      it("a Nomad device that is no object is an error naming it and the agent; every other GPU keeps its nomadDevice", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"Instances":%[{"HealthDescription":"","Healthy":true,"ID":"GPU%-3f8a[^}]*}', '"Instances":[1', 1))
         end)
-        assert.same({ "nomad_devices: unexpected answer: devices[1].Instances[1] is a number, want an object" }, l.errors)
+        assert.same({ "nomad http://127.0.0.1:4646: unexpected answer: devices[1].Instances[1] is a number, want an object" },
+          l.errors)
         assert.equal("read", l.sources.nomad_devices)
         assert.is_nil(l.entries[1].nomadDevice)
         for i = 2, 4 do

@@ -8,7 +8,9 @@
 local health = require "gpuledger.sources.health"
 local json = require "gpuledger.json"
 local kernel_log = require "gpuledger.sources.kernel_log"
+local nomad = require "gpuledger.sources.nomad"
 local nomad_node = require "gpuledger.sources.nomad_node"
+local nvidia = require "gpuledger.sources.nvidia"
 local pci = require "gpuledger.sources.pci"
 local shape = require "gpuledger.sources.shape"
 local xid = require "gpuledger.sources.xid"
@@ -23,38 +25,40 @@ local function add(errors, name, message, gpu)
   errors[#errors + 1] = { source = name, message = message, gpu = gpu }
 end
 
--- Appends each why to errors as the named source's unexpected answer.
-local function unexpected(errors, name, whys)
+-- Appends each why to errors as an unexpected answer of source `name`
+-- from asked (who answered: "nvidia-smi health: <binary>", "nomad <address>").
+local function unexpected(errors, name, asked, whys)
   for _, why in ipairs(whys) do
-    add(errors, name, shape.unexpected(name, why))
+    add(errors, name, shape.unexpected(asked, why))
   end
 end
 
 -- A health answer ({fields, rows} or {error}, as its shape in
 -- sources/list.lua checked it) with only its rows whose every cell is text; each other row,
--- and rows without their fields, an error naming them.
-local function health_answer(answer, path, errors)
+-- and rows without their fields, an error naming them and asked (who answered).
+local function health_answer(answer, path, asked, errors)
   if not answer or answer.error then
     return answer
   end
   if not answer.fields then
-    unexpected(errors, "health", { path .. ".fields is missing, want a list" })
+    unexpected(errors, "health", asked, { path .. ".fields is missing, want a list" })
     return { fields = {}, rows = {} }
   end
   local rows, whys = shape.items(answer.rows or {}, { list = "string" }, path .. ".rows")
-  unexpected(errors, "health", whys)
+  unexpected(errors, "health", asked, whys)
   return { fields = answer.fields, rows = rows }
 end
 
 -- Nomad's device groups with only their instances of the shape
--- nomad_node.INSTANCE; each other group or instance an error naming it.
-local function nomad_groups(groups, errors)
+-- nomad_node.INSTANCE; each other group or instance an error naming it
+-- and asked (the agent that answered).
+local function nomad_groups(groups, asked, errors)
   local kept = {}
   local readable, whys, path_of = shape.items(groups or {}, nomad_node.GROUP, "devices")
-  unexpected(errors, "nomad_devices", whys)
+  unexpected(errors, "nomad_devices", asked, whys)
   for k, group in ipairs(readable) do
     local instances, instance_whys = shape.items(group.Instances or {}, nomad_node.INSTANCE, path_of(k) .. ".Instances")
-    unexpected(errors, "nomad_devices", instance_whys)
+    unexpected(errors, "nomad_devices", asked, instance_whys)
     kept[k] = { Name = group.Name, Instances = instances }
   end
   return kept
@@ -73,14 +77,16 @@ function M.read(sources)
   local source = sources.health
   if source then
     if source.ok then
-      local records, why = health.read(health_answer(source.health, "health", errors),
-        health_answer(source.remapped_rows, "remapped_rows", errors))
+      local asked = nvidia.asked("health", source.binary)
+      local records, why = health.read(health_answer(source.health, "health", asked, errors),
+        health_answer(source.remapped_rows, "remapped_rows", nvidia.asked("remapped-rows", source.binary), errors),
+        source.binary)
       for _, record in ipairs(records) do
         read.by_bus[record.busKey or ""] = record
         read.by_uuid[record.uuid or ""] = record
         if #record.unreadable > 0 then -- [Unknown Error], [Insufficient Permissions], …: not measured
-          add(errors, "health", string.format("nvidia-smi health: GPU %s (%s) could not be read: %s",
-            tostring(record.index), record.busId or "?", table.concat(record.unreadable, ", ")), record.uuid)
+          add(errors, "health", string.format("%s: GPU %s (%s) could not be read: %s", asked, tostring(record.index),
+            record.busId or "?", table.concat(record.unreadable, ", ")), record.uuid)
         end
       end
       for _, err in ipairs(why) do
@@ -93,7 +99,7 @@ function M.read(sources)
   local log = sources.kernel_log
   if log and log.ok then
     local records, whys = shape.items(log.records or {}, kernel_log.RECORD, "records")
-    unexpected(errors, "kernel_log", whys)
+    unexpected(errors, "kernel_log", "kernel_log", whys)
     local events
     events, read.uuids = xid.parse(records)
     read.groups = xid.summary(events)
@@ -111,7 +117,7 @@ function M.read(sources)
   end
   local devices = sources.nomad_devices
   if devices and devices.ok then
-    read.devices = nomad_node.devices(nomad_groups(devices.devices, errors))
+    read.devices = nomad_node.devices(nomad_groups(devices.devices, nomad.asked(devices), errors))
   elseif devices then
     add(errors, "nomad_devices", devices.error)
   end

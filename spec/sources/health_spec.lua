@@ -128,16 +128,17 @@ describe("health.read", function()
       records[2].remappedRowsPending, records[2].remappedRowsFailure })
   end)
 
-  it("passes on the errors of the queries and of short rows", function()
+  it("passes on the errors of the queries and of short rows, naming the binary", function()
     local records, errors = health.read({ error = "nvidia-smi health: nvidia-smi: exit status 2: Field \"x\" is not a valid field to query." })
     assert.same({}, records)
     assert.same({ "nvidia-smi health: nvidia-smi: exit status 2: Field \"x\" is not a valid field to query." }, errors)
-    records, errors = health.read({ fields = { "index", "uuid", "pci.bus_id" }, rows = { { "0", "GPU-a" } } }, { error = "remapped: failed" })
+    records, errors = health.read({ fields = { "index", "uuid", "pci.bus_id" }, rows = { { "0", "GPU-a" } } }, { error = "remapped: failed" },
+      "/usr/bin/nvidia-smi")
     assert.same({}, records)
-    assert.same({ "nvidia-smi health: expected 3 fields, got 2", "remapped: failed" }, errors)
+    assert.same({ "nvidia-smi health: /usr/bin/nvidia-smi: expected 3 fields, got 2", "remapped: failed" }, errors)
     records, errors = health.read({ fields = { "index", "uuid", "pci.bus_id" }, rows = { { "0", "GPU-a", "00000000:3B:00.0" } } },
-      { fields = health.REMAPPED_ROWS_FIELDS, rows = { { "00000000:3B:00.0", "GPU-a", "0" } } })
+      { fields = health.REMAPPED_ROWS_FIELDS, rows = { { "00000000:3B:00.0", "GPU-a", "0" } } }, "/usr/bin/nvidia-smi")
     assert.is_nil(records[1].remappedRowsCorrectable)
-    assert.same({ "nvidia-smi remapped-rows: expected 6 fields, got 3" }, errors) -- not dropped silently
+    assert.same({ "nvidia-smi remapped-rows: /usr/bin/nvidia-smi: expected 6 fields, got 3" }, errors) -- not dropped silently
   end)
 end)

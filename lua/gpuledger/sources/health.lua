@@ -3,6 +3,7 @@
 -- what a bracketed cell means, and the health record of each GPU read from
 -- the answer (and from --query-remapped-rows where the driver has no
 -- remapped_rows.* query-gpu fields).
+local nvidia = require "gpuledger.sources.nvidia"
 local pci = require "gpuledger.sources.pci"
 local text = require "gpuledger.text"
 
@@ -190,8 +191,9 @@ end
 -- text (gpu_health.read leaves out a row that is not). Returns the
 -- records (one per row, keyed as FIELDS say, plus busKey, requiresReset,
 -- lost and unreadable, a list of "field: [value]"; a field the driver did
--- not report is absent) and the errors (strings).
-function M.read(health, remapped_rows)
+-- not report is absent) and the errors (strings, naming binary: the
+-- nvidia-smi that answered).
+function M.read(health, remapped_rows, binary)
   local records, errors = {}, {}
   if not health then
     return records, errors
@@ -204,7 +206,7 @@ function M.read(health, remapped_rows)
   for _, row in ipairs(health.rows or {}) do
     local record = { unreadable = {} }
     if #row ~= #health.fields then
-      errors[#errors + 1] = string.format("nvidia-smi health: expected %d fields, got %d", #health.fields, #row)
+      errors[#errors + 1] = string.format("%s: expected %d fields, got %d", nvidia.asked("health", binary), #health.fields, #row)
     else
       fill(record, health.fields, row, readings)
       record.index = math.tointeger(tonumber(record.index))
@@ -221,7 +223,8 @@ function M.read(health, remapped_rows)
   for _, row in ipairs(remapped_rows and remapped_rows.rows or {}) do
     local record = by_bus[pci.bus_key(text.trim(row[1] or "")) or ""]
     if #row ~= #remapped_rows.fields then
-      errors[#errors + 1] = string.format("nvidia-smi remapped-rows: expected %d fields, got %d", #remapped_rows.fields, #row)
+      errors[#errors + 1] = string.format("%s: expected %d fields, got %d", nvidia.asked("remapped-rows", binary),
+        #remapped_rows.fields, #row)
     elseif record then -- (a row of a GPU the health query did not list has no record to fill)
       fill(record, remapped_rows.fields, row, readings)
     end

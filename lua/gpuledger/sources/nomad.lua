@@ -46,6 +46,12 @@ end
 
 local NONE = {} -- (never written)
 
+-- How an error names the agent a snapshot source of Nomad's (nomad,
+-- nomad_devices) answered from: "nomad <address>".
+function M.asked(source)
+  return "nomad " .. tostring(source.address or "")
+end
+
 -- Reads the snapshot's nomad source. Returns visible (alloc id →
 -- {namespace ("default" when empty), jobId}; nil when Nomad was not read),
 -- the reservations (each
@@ -99,7 +105,7 @@ function M.read(source)
     ::next_alloc::
   end
   if #problems > 0 then -- the other allocations stand
-    return visible, reservations, shape.unexpected("nomad " .. tostring(source.address or ""), table.concat(problems, "; "))
+    return visible, reservations, shape.unexpected(M.asked(source), table.concat(problems, "; "))
   end
   return visible, reservations, nil
 end
