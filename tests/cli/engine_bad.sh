@@ -3,7 +3,7 @@
 # each bad input with a test, errors in libcurl's words), played by fake_engine.py: a
 # socket that is missing, refused, hanging mid-answer, answering 500, invalid
 # JSON or 20 MB, a container that vanishes between list and inspect, a
-# container id shorter than 12 characters, a GPU process in a container no
+# JSON null in the container list, a container id shorter than 12 characters, a GPU process in a container no
 # engine knows, and tcp:// and http:// endpoints. Each failure is one
 # source-unavailable naming docker, the endpoint and the cause, while the
 # GPUs of the fake nvidia-smi stay in the ledger and `ls` exits 0.
@@ -145,6 +145,23 @@ expect_not_in "vanish: the vanished container is not in the ledger" "$vanish_jso
 expect_not_in "vanish: the vanished id is not in the ledger" "$vanish_json" "deaddead"
 expect_not_in "vanish: the stopped container is not a tenant" "$vanish_json" "stopped"
 expect_in "vanish: the vanished container was asked for" "$(cat "$WORK/engine.log")" "/containers/deaddeaddeaddeaddeaddeaddeaddeaddeaddeaddeaddeaddeaddeaddeaddead/json"
+
+# --- a JSON null in the container list ---------------------------------------------------
+# The null is one error naming the engine, its address and the item; the
+# containers listed after it are still inspected and hold their GPUs.
+engine_up --mode null-item --fixture "$FIXTURE"
+gl "unix://$WORK/engine.sock" check --json
+expect_rc "null item: check exits 0" 0
+expect_lua "null item: one source-unavailable ERROR naming the engine, its address and the item" "$out" \
+    'local n, m = 0, "" for _, f in ipairs(j.findings) do if f.code == "source-unavailable" then n = n + 1 m = f.message if f.gpu ~= nil or f.level ~= "ERROR" then return false end end end
+     return n == 1 and m == "docker unix://'"$WORK"'/engine.sock: GET /containers/json: unexpected answer: [1] is null, want an object"'
+gl "unix://$WORK/engine.sock" ls --json
+expect_rc "null item: ls --json exits 0" 0
+expect_lua "null item: the ledger intact, docker read, the one error in errors" "$out" "$LEDGER_INTACT"' and j.sources.docker == "read" and #j.errors == 1'
+expect_lua "null item: gpu1-user, listed after the null, is gpu1's tenant" "$out" \
+    'local t = j.entries[2].tenants[1] return j.entries[2].uuid == "'$G1'" and #j.entries[2].tenants == 1 and t.container == "gpu1-user" and t.kind == "docker"'
+expect_in "null item: gpu1-user was inspected" "$(cat "$WORK/engine.log")" \
+    "/containers/e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1/json"
 
 # --- a container id shorter than 12 characters -----------------------------------------
 # Listed and inspected (fake_engine, the fixture's "abc123"): a tenant whose

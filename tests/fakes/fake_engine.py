@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler
 import fakeserver
 
 MODES = ("ok", "podman", "500", "invalid-json", "huge", "hang-mid-answer", "drip-inspects", "vanish",
-         "refuse")
+         "null-item", "refuse")
 VERSION_PREFIX = re.compile(r"^/v?[0-9.,]+(?=/)")
 VANISHED_ID = "dead" * 16
 DOCKER_VERSION = "29.0.0"
@@ -285,6 +285,8 @@ class Handler(BaseHTTPRequestHandler):
                 listed.append(summary({"Id": VANISHED_ID, "Name": "/vanished",
                                        "Config": {"Image": "busybox"},
                                        "State": {"Status": "running"}}, libpod))
+            if mode == "null-item":
+                listed.insert(0, None)  # a JSON null before the real entries
             if mode == "hang-mid-answer":
                 self.send_half_then_hang(listed)
                 return
