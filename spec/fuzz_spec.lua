@@ -383,12 +383,12 @@ describe("hostile nvidia-smi -L and -q", function()
     return found
   end
   local HOSTILE = {
-    { "-L", "", "nvidia-smi -L: unexpected answer: no GPU listed" },
+    { "-L", "", "nvidia-smi -L: nvidia-smi: unexpected answer: no GPU listed" },
     { "-L", "  MIG 3g.40gb     Device  0: (UUID: MIG-2d7c9a41-5e3b-4c8f-a1d6-0b9e7f3c5a18)\n",
-      "nvidia-smi -L: unexpected answer: a MIG device before any GPU:" },
-    { "-L", "\0\255\254 No devices were found\n", "nvidia-smi -L: unexpected answer: no GPU listed" },
-    { "-q", "", "nvidia-smi -q: unexpected answer: no GPU section" },
-    { "-q", ("\255"):rep(4096), "nvidia-smi -q: unexpected answer: no GPU section" },
+      "nvidia-smi -L: nvidia-smi: unexpected answer: a MIG device before any GPU:" },
+    { "-L", "\0\255\254 No devices were found\n", "nvidia-smi -L: nvidia-smi: unexpected answer: no GPU listed" },
+    { "-q", "", "nvidia-smi -q: nvidia-smi: unexpected answer: no GPU section" },
+    { "-q", ("\255"):rep(4096), "nvidia-smi -q: nvidia-smi: unexpected answer: no GPU section" },
   }
   for _, case in ipairs(HOSTILE) do
     it(string.format("%s answering %q is a source error naming the query; every GPU stays, no verdict on the slices",

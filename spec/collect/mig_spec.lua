@@ -58,8 +58,12 @@ describe("gpuledger.collect.mig (with a fake core)", function()
       collect.collect(hanging, "nvidia-smi", mode("Enabled"), 7000).error)
   end)
 
-  it("names an answer it cannot read", function()
-    local core = fake_core(H.merge(CAPTURE, { ["-L"] = "No devices were found\n" }))
-    assert.are.equal("nvidia-smi -L: unexpected answer: no GPU listed", collect.collect(core, "nvidia-smi", mode("Enabled"), 7000).error)
+  it("names an answer it cannot read, with the query and the binary that gave it", function()
+    local list = fake_core(H.merge(CAPTURE, { ["-L"] = "No devices were found\n" }))
+    assert.are.equal("nvidia-smi -L: /usr/bin/nvidia-smi: unexpected answer: no GPU listed",
+      collect.collect(list, "/usr/bin/nvidia-smi", mode("Enabled"), 7000).error)
+    local query = fake_core(H.merge(CAPTURE, { ["-q"] = "No devices were found\n" }))
+    assert.are.equal("nvidia-smi -q: /usr/bin/nvidia-smi: unexpected answer: no GPU section",
+      collect.collect(query, "/usr/bin/nvidia-smi", mode("Enabled"), 7000).error)
   end)
 end)

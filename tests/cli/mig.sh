@@ -13,7 +13,7 @@
 #   slice mig3 1g.10gb  infer/server's container runs a process
 #                       there, on a slice it was not given        → unreserved-tenant
 # Then the first scene alone (the issue's "done means"), and -q failing
-# and hanging: a named source error, never a verdict.
+# and hanging, and -L answering no GPU: a named source error, never a verdict.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/containers.sh
@@ -127,6 +127,13 @@ echo 30 >"$WORK/smi-hang/query.sleep"
 SMI=$WORK/smi-hang gl check --json
 expect_lua "-q hanging: bounded by nvidia-smi's deadline, a named source error; nothing BAD" "$out" \
     "local named = false for _, f in ipairs(j.findings) do if f.level == 'BAD' then return false end named = named or (f.code == 'source-unavailable' and f.message:find('^nvidia%-smi %-q: ') ~= nil) end return named"
+
+mkdir "$WORK/smi-garbage"
+cp -r "$WORK/smi-done/." "$WORK/smi-garbage/"
+echo "No devices were found" >"$WORK/smi-garbage/list.txt"
+SMI=$WORK/smi-garbage gl check --json
+expect_lua "-L answering no GPU: source-unavailable naming the query and the binary" "$out" \
+    "for _, f in ipairs(j.findings) do if f.code == 'source-unavailable' and f.gpu == nil then return f.message == 'nvidia-smi -L: $FAKES/nvidia-smi: unexpected answer: no GPU listed' end end return false"
 
 # --- mig.mode.pending changing, and a GPU leaving MIG mode ----------------------------------
 mkdir "$WORK/smi-pending"

@@ -3,6 +3,7 @@
 -- on a real driver), and keeps what sources/mig.lua reads of them: per GPU in MIG mode its
 -- slices and its processes' instance ids (no process name, no serial).
 local json = require "gpuledger.json"
+local nvidia = require "gpuledger.sources.nvidia"
 local parse = require "gpuledger.sources.mig"
 local run = require "gpuledger.collect.nvidia_run"
 local shape = require "gpuledger.sources.shape"
@@ -18,7 +19,7 @@ local ASKS = { { key = "-L", args = { "-L" } }, { key = "-q", args = { "-q" } } 
 -- list the field, so has no MIG). Returns nil when no GPU is in MIG mode
 -- (nothing is asked then); else {ok=true, binary, enabled, gpus}
 -- (sources/mig.lua's join), or {ok=false, binary, enabled?, error} naming
--- the query that failed.
+-- the query that failed and binary ("nvidia-smi -L: <binary>: …").
 function M.collect(core, binary, mode, deadline_ms)
   if mode and mode.error then
     return { ok = false, binary = binary, error = mode.error }
@@ -39,7 +40,7 @@ function M.collect(core, binary, mode, deadline_ms)
   local list, list_why = parse.parse_list(results["-L"].out)
   local query, query_why = parse.parse_query(results["-q"].out)
   if not (list and query) then
-    source.error = shape.unexpected("nvidia-smi " .. (list and "-q" or "-L"), list_why or query_why)
+    source.error = shape.unexpected(nvidia.asked(list and "-q" or "-L", binary), list_why or query_why)
     return source
   end
   source.ok = true
