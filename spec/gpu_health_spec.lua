@@ -16,7 +16,7 @@ local function sources(parts)
       { "0", H.UUID0, "00000000:01:00.0", "Yes", "Enabled", "[N/A]" },
       { "1", H.UUID1, "00000000:02:00.0", "No", "Disabled", "[Unknown Error]" },
     } } } or nil,
-    kernel_log = parts.log ~= false and { ok = true, via = "file", records = parts.log or {
+    kernel_log = parts.log ~= false and { ok = true, via = "file", path = "/srv/log/kern.log", records = parts.log or {
       { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },
       { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4243, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" },
       { text = "NVRM: GPU at PCI:0000:af:00: GPU-dead0000-0000-4000-8000-000000000000" },
@@ -131,9 +131,9 @@ describe("gpu_health", function()
       } })
       assert.same({
         "nvidia-smi health: /usr/bin/nvidia-smi: GPU 1 (00000000:02:00.0) could not be read: ecc.mode.current: [Unknown Error]",
-        "kernel_log: unexpected answer: records[2].text is missing, want a string",
-        "kernel_log: unexpected answer: records[3].text is a number, want a string",
-        "kernel_log: unexpected answer: records[4].at is a number, want a string",
+        "kernel_log /srv/log/kern.log: unexpected answer: records[2].text is missing, want a string",
+        "kernel_log /srv/log/kern.log: unexpected answer: records[3].text is a number, want a string",
+        "kernel_log /srv/log/kern.log: unexpected answer: records[4].at is a number, want a string",
       }, errors)
       local entries = gpus()
       gpu_health.attach(entries, read, CATALOGUE)
@@ -194,6 +194,28 @@ describe("gpu_health", function()
       assert.same({ healthy = false, healthDescription = "Xid 79" }, entries[2].nomadDevice)
     end)
 
+    it("names the log the kernel log source was read from: the journal command, /dev/kmsg, kern.log or the FILE", function()
+      local cases = {
+        { { via = "journal" }, "kernel_log journalctl -k" },
+        { { via = "kmsg" }, "kernel_log /dev/kmsg" },
+        { { via = "kern.log" }, "kernel_log /var/log/kern.log" },
+        { { via = "file", path = "/srv/log/kern.log" }, "kernel_log /srv/log/kern.log" },
+        { {}, "kernel_log (the snapshot names no log)" }, -- a snapshot written before it kept via
+      }
+      for _, case in ipairs(cases) do
+        local snap = sources { health = false, devices = false, log = { { text = 5 } } }
+        snap.kernel_log.via, snap.kernel_log.path = case[1].via, case[1].path
+        snap.kernel_log.dropped, snap.kernel_log.oversized = 904, 2
+        local _, errors = read_texts(snap)
+        assert.same({
+          case[2] .. ": unexpected answer: records[1].text is a number, want a string",
+          case[2] .. ": 904 NVRM lines of this boot were not read: the log kept more than 4096 records"
+            .. " (a GPU's Xid lines of one code count once, with up to 16 processes)",
+          case[2] .. ": 2 lines over 64 KiB were not read (no kernel message is that long)",
+        }, errors)
+      end
+    end)
+
     it("is an error naming a kernel log record that is no object, or null; the records after it still count", function()
       local log = {
         { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4242, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:00:00Z" },
@@ -202,8 +224,8 @@ describe("gpu_health", function()
       log[4] = { text = "NVRM: Xid (PCI:0000:02:00): 94, pid=4244, name=python3, Contained: SM (0x1)", at = "2026-11-29T07:30:00Z" }
       local read, errors = read_texts(sources { log = log })
       assert.same({
-        "kernel_log: unexpected answer: records[2] is a string, want an object",
-        "kernel_log: unexpected answer: records[3] is null, want an object",
+        "kernel_log /srv/log/kern.log: unexpected answer: records[2] is a string, want an object",
+        "kernel_log /srv/log/kern.log: unexpected answer: records[3] is null, want an object",
       }, { errors[2], errors[3] })
       local entries = gpus()
       gpu_health.attach(entries, read, CATALOGUE)

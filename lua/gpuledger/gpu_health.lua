@@ -99,18 +99,19 @@ function M.read(sources)
   local log = sources.kernel_log
   if log and log.ok then
     local records, whys = shape.items(log.records or {}, kernel_log.RECORD, "records")
-    unexpected(errors, "kernel_log", "kernel_log", whys)
+    local asked = kernel_log.asked(log)
+    unexpected(errors, "kernel_log", asked, whys)
     local events
     events, read.uuids = xid.parse(records)
     read.groups = xid.summary(events)
     if log.dropped then
-      add(errors, "kernel_log", string.format("kernel_log: %s NVRM lines of this boot were not read: the log kept "
+      add(errors, "kernel_log", string.format("%s: %s NVRM lines of this boot were not read: the log kept "
         .. "more than %d records (a GPU's Xid lines of one code count once, with up to %d processes)",
-        tostring(log.dropped), kernel_log.MAX_RECORDS, kernel_log.MAX_PROCESSES))
+        asked, tostring(log.dropped), kernel_log.MAX_RECORDS, kernel_log.MAX_PROCESSES))
     end
     if log.oversized then
-      add(errors, "kernel_log", string.format("kernel_log: %s lines over %d KiB were not read (no kernel message is that long)",
-        tostring(log.oversized), kernel_log.MAX_LINE // 1024))
+      add(errors, "kernel_log", string.format("%s: %s lines over %d KiB were not read (no kernel message is that long)",
+        asked, tostring(log.oversized), kernel_log.MAX_LINE // 1024))
     end
   elseif log then
     add(errors, "kernel_log", log.error)

@@ -98,8 +98,8 @@ with open(sys.argv[2], "w") as out:
     out.writelines(lines[1:])
 PY
 PATH=$FAKES:$PATH FAKE_JOURNAL=$WORK/journal-60mb.json smi "$OLD" check --json --kernel-log journal
-expect_lua "journal with a 60 MB line: named, not read" "$out" \
-    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message == "kernel_log: 1 lines over 64 KiB were not read (no kernel message is that long)" then return true end end; return false'
+expect_lua "journal with a 60 MB line: named, with the journal command, not read" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message == "kernel_log journalctl -k: 1 lines over 64 KiB were not read (no kernel message is that long)" then return true end end; return false'
 expect_lua "journal with a 60 MB line: the Xid 48 around it still read" "$out" \
     'for _, f in ipairs(j.findings) do if f.code == "xid-fatal" and f.gpu == "gpu0 GPU-1b6e3c9a" then return true end end; return false'
 # Random bytes from journalctl: named as what they are, not as a permission.
@@ -132,8 +132,8 @@ expect_lua "200,000 Xid lines: 100,000 of each code on the GPU, three processes 
 expect_lua "200,000 Xid lines: no error" "$out" 'return j.errors == nil or #j.errors == 0'
 awk 'BEGIN { for (i = 0; i < 5000; i++) printf "NVRM: Xid (PCI:%04x:3b:00): 13, pid=1, name=a, x\n", i }' >"$WORK/xid-buses.log"
 smi "$H100" check --json --kernel-log "$WORK/xid-buses.log"
-expect_lua "Xid lines on 5,000 addresses: an ERROR says how many lines were not read" "$out" \
-    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("kernel_log: 904 NVRM lines of this boot were not read", 1, true) then return true end end; return false'
+expect_lua "Xid lines on 5,000 addresses: an ERROR says how many lines of the FILE were not read" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("kernel_log '"$WORK"'/xid-buses.log: 904 NVRM lines of this boot were not read", 1, true) == 1 then return true end end; return false'
 
 # --- a GPU gone from nvidia-smi that Nomad still lists, reserved -------------------
 GONE=GPU-d8d8d8d8-0000-4000-8000-0000000000d8

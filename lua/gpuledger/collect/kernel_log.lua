@@ -18,8 +18,8 @@ local kernel_log = require "gpuledger.sources.kernel_log"
 local M = {}
 
 M.JOURNALCTL = { "journalctl", "-k", "-b", "-o", "json", "--no-pager", "--show-cursor" }
-M.KMSG = "/dev/kmsg"
-M.KERN_LOG = "/var/log/kern.log"
+M.KMSG = kernel_log.ORIGINS.kmsg
+M.KERN_LOG = kernel_log.ORIGINS["kern.log"]
 M.TIMEOUT_MS = 3000 -- journalctl -k reads an indexed journal; past it, auto reads /dev/kmsg
 M.MAX_BYTES = 64 * 1024 * 1024 -- the most one call reads of a log
 M.CHUNK = 4 * 1024 * 1024 -- a file is read this much at a time
@@ -52,11 +52,11 @@ local function read_journal(core, state)
   end
   local out, err, status = core.spawn(argv, { timeout_ms = M.TIMEOUT_MS, max_bytes = M.MAX_BYTES })
   if not out then
-    return nil, "journalctl -k: " .. err
+    return nil, kernel_log.ORIGINS.journal .. ": " .. err
   elseif status ~= 0 then
     local said = first_line(err) ~= "" and first_line(err) or first_line(out)
-    return nil, string.format("journalctl -k: exit status %s%s", tostring(status), said ~= "" and (": " .. said) or ""),
-      state.reader.cursor ~= nil
+    return nil, string.format("%s: exit status %s%s", kernel_log.ORIGINS.journal, tostring(status),
+      said ~= "" and (": " .. said) or ""), state.reader.cursor ~= nil
   end
   kernel_log.feed(state.reader, out) -- the cursor line at its end moves the cursor
   return true
@@ -115,7 +115,7 @@ end
 -- The readers of --kernel-log's names: the kind of log each reads, how,
 -- and the words before what its log's contents are blamed for.
 local READERS = {
-  journal = { kind = "journal", read = read_journal, says = "journalctl -k: " },
+  journal = { kind = "journal", read = read_journal, says = kernel_log.ORIGINS.journal .. ": " },
   kmsg = { kind = "kmsg", read = read_kmsg },
   ["kern.log"] = { kind = "text", read = function(core, state) return read_file(core, state, M.KERN_LOG) end },
 }

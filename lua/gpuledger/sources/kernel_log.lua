@@ -29,6 +29,16 @@ M.MAX_PROCESSES = 16
 -- copied or decoded (a 60 MB line cost seconds and hundreds of MB).
 M.MAX_LINE = 64 * 1024
 
+-- What each reader of --kernel-log reads (the source's via): the journal
+-- command and the files; a FILE given by name is its path.
+M.ORIGINS = { journal = "journalctl -k", kmsg = "/dev/kmsg", ["kern.log"] = "/var/log/kern.log" }
+
+-- How an error names the log a snapshot's kernel_log source (via, path?)
+-- was read from: "kernel_log <journal command or file>".
+function M.asked(source)
+  return shape.named("kernel_log", source.via == "file" and source.path or M.ORIGINS[source.via], "log")
+end
+
 -- The shape of a record as the snapshot keeps it (shape.lua).
 M.RECORD = { text = shape.required "string", at = "string", repeated = "number" }
 

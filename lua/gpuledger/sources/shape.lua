@@ -33,6 +33,18 @@ end
 -- The largest whole number a JSON number carries exactly (2^53).
 M.MAX_WHOLE = 1 << 53
 
+-- How an error names who answered a source: "<source> <origin>", origin
+-- being its address, binary, file or journal command; where the snapshot
+-- keeps none (one written before it kept the source's `what`: "address",
+-- "log", …; a live collection always names it), it says so, the snapshot
+-- then being all there is: "<source> (the snapshot names no <what>)".
+function M.named(source, origin, what)
+  if type(origin) == "string" and origin ~= "" then
+    return source .. " " .. origin
+  end
+  return string.format("%s (the snapshot names no %s)", source, what)
+end
+
 -- The error for an answer of source (its name, or an engine and its
 -- endpoint) that is not as it should be: "<source>: unexpected answer: <why>".
 function M.unexpected(source, why)
