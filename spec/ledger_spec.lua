@@ -680,7 +680,7 @@ describe("gpuledger.ledger", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"8181":{"owner":"process"}', '"8181":{"owner":"process","uid":1000.5}', 1))
         end)
-        assert.same({ "proc: unexpected answer: proc.pids.8181.uid is 1000.5, want a whole number from 0 to 9007199254740992" },
+        assert.same({ "proc /proc: unexpected answer: proc.pids.8181.uid is 1000.5, want a whole number from 0 to 9007199254740992" },
           l.errors)
         assert.equal("failed", l.sources.proc)
         assert.equal(5, #l.entries)
@@ -702,23 +702,43 @@ describe("gpuledger.ledger", function()
         end
       end)
 
-      it("a source without its ok is an error naming the source and the field", function()
+      it("a source without its ok is an error naming who answered it and the field", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"nomad_devices":{"address":"([^"]*)","devices":(.-),"node_id":"([^"]*)","ok":true}',
             '"nomad_devices":{"address":"%1","devices":%2,"node_id":"%3"}', 1))
         end)
-        assert.same({ "nomad_devices: unexpected answer: nomad_devices.ok is missing, want a boolean" }, l.errors)
+        assert.same({ "nomad http://127.0.0.1:4646: unexpected answer: nomad_devices.ok is missing, want a boolean" }, l.errors)
         assert.equal(5, #l.entries)
         assert.equal("failed", l.sources.nomad_devices)
       end)
 
-      it("a failed source without its error says so, rather than nothing", function()
+      it("a failed source without its error says so, naming who answered it, rather than nothing", function()
         local l = demo_ledger(function(text)
           return (text:gsub('"nomad_devices":{"address":"([^"]*)","devices":(.-),"node_id":"([^"]*)","ok":true}',
             '"nomad_devices":{"address":"%1","devices":%2,"node_id":"%3","ok":false}', 1))
         end)
-        assert.same({ "nomad_devices: failed, and the snapshot does not say why" }, l.errors)
+        assert.same({ "nomad http://127.0.0.1:4646: nomad_devices failed, and the snapshot does not say why" }, l.errors)
         assert.equal(5, #l.entries)
+      end)
+
+      it("a source of a snapshot that keeps no address or binary says the snapshot names none, never an empty field", function()
+        local snap = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
+        snap.sources.nomad_devices = { ok = false }
+        snap.sources.nomad.address = nil
+        snap.sources.nomad.allocations[2] = 7
+        snap.sources.mig = { ok = false, binary = "/opt/nvidia/bin/nvidia-smi" }
+        snap.sources.docker = { endpoint = "unix:///run/docker.sock", containers = {} }
+        snap.sources.kernel_log.via = nil
+        snap.sources.kernel_log.records[1].text = nil
+        local l = ledger.build(snap)
+        table.sort(l.errors)
+        assert.same({
+          "docker unix:///run/docker.sock: unexpected answer: docker.ok is missing, want a boolean",
+          "kernel_log (the snapshot names no log): unexpected answer: records[1].text is missing, want a string",
+          "nomad (the snapshot names no address): nomad_devices failed, and the snapshot does not say why",
+          "nomad (the snapshot names no address): unexpected answer: allocations[2] is a number, want an object",
+          "nvidia-smi mig: /opt/nvidia/bin/nvidia-smi: mig failed, and the snapshot does not say why",
+        }, l.errors)
       end)
     end)
 

@@ -165,16 +165,17 @@ end
 M.DERIVED = { verdict = true, healthVerdict = true }
 
 -- The snapshot's sources, each of the wrong shape replaced by a failed
--- source whose error names it and the field (a failed one without its
--- error, by one that says so).
+-- source whose error names who answered it (source_list.asked) and the
+-- field (a failed one without its error, by one that says so).
 local function checked_sources(sources)
   local checked = {}
   for name, source in pairs(sources) do
     local why = source_list.SHAPES[name] and shape.check(source, source_list.SHAPES[name], name)
     if why then
-      checked[name] = { ok = false, error = shape.unexpected(name, why) }
+      checked[name] = { ok = false, error = shape.unexpected(source_list.asked(name, source), why) }
     elseif source.ok == false and source.error == nil then -- a replay that lost the cause
-      checked[name] = { ok = false, error = name .. ": failed, and the snapshot does not say why" }
+      checked[name] = { ok = false,
+        error = string.format("%s: %s failed, and the snapshot does not say why", source_list.asked(name, source), name) }
     else
       checked[name] = source
     end
@@ -207,7 +208,7 @@ local function known_containers(sources, add_error)
   for _, engine in ipairs(source_list.ENGINES) do
     local source = sources[engine]
     if source and source.ok then
-      local name = string.format("%s %s", engine, tostring(source.endpoint or ""))
+      local name = source_list.asked(engine, source)
       local inspects, whys, path_of = shape.items(source.containers or {}, docker.SHAPE, "containers")
       for _, why in ipairs(whys) do
         failed[#failed + 1] = { engine = engine, error = shape.unexpected(name, why) }

@@ -17,6 +17,33 @@ describe("gpuledger.sources.list", function()
     end
   end)
 
+  it("names who answered each source, as its errors begin; or that the snapshot names no one", function()
+    local named = {
+      nvidia = { { binary = "/usr/bin/nvidia-smi" }, "nvidia-smi query-gpu: /usr/bin/nvidia-smi" },
+      health = { { binary = "/usr/bin/nvidia-smi" }, "nvidia-smi health: /usr/bin/nvidia-smi" },
+      mig = { { binary = "/usr/bin/nvidia-smi" }, "nvidia-smi mig: /usr/bin/nvidia-smi" },
+      kernel_log = { { via = "kmsg" }, "kernel_log /dev/kmsg" },
+      proc = { { root = "/host/proc" }, "proc /host/proc" },
+      docker = { { endpoint = "unix:///run/docker.sock" }, "docker unix:///run/docker.sock" },
+      podman = { { endpoint = "unix:///run/podman/podman.sock" }, "podman unix:///run/podman/podman.sock" },
+      nomad = { { address = "http://127.0.0.1:4646" }, "nomad http://127.0.0.1:4646" },
+      nomad_devices = { { address = "https://nomad:4646" }, "nomad https://nomad:4646" },
+    }
+    local unnamed = {
+      kernel_log = "kernel_log (the snapshot names no log)", proc = "proc (the snapshot names no root)",
+      docker = "docker (the snapshot names no endpoint)", podman = "podman (the snapshot names no endpoint)",
+      nomad = "nomad (the snapshot names no address)", nomad_devices = "nomad (the snapshot names no address)",
+    }
+    for _, name in ipairs(source_list.NAMES) do
+      assert.equal(named[name][2], source_list.asked(name, named[name][1]), name)
+      if unnamed[name] then
+        assert.equal(unnamed[name], source_list.asked(name, {}), name)
+        assert.equal(unnamed[name], source_list.asked(name, 5), name) -- a source that is no object
+      end
+    end
+    assert.equal("gpu_fans", source_list.asked("gpu_fans", {}))
+  end)
+
   it("holds every source of the demo snapshot", function()
     for name in pairs(snapshot.demo(H.core).sources) do
       assert.is_not_nil(source_list.SHAPES[name], name)

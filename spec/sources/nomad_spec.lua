@@ -110,6 +110,19 @@ describe("gpuledger.sources.nomad", function()
     end)
   end)
 
+  describe("asked", function()
+    it("names the agent by its address, or says the snapshot names none (never \"nomad : \")", function()
+      assert.equal("nomad http://127.0.0.1:4646", nomad.asked { address = "http://127.0.0.1:4646" })
+      assert.equal("nomad (the snapshot names no address)", nomad.asked {})
+      assert.equal("nomad (the snapshot names no address)", nomad.asked { address = "" })
+    end)
+
+    it("names a replayed allocation of the wrong shape by the snapshot when it keeps no address", function()
+      local _, _, err = nomad.read { ok = true, allocations = { 7 } }
+      assert.equal("nomad (the snapshot names no address): unexpected answer: allocations[1] is a number, want an object", err)
+    end)
+  end)
+
   describe("reduce", function()
     it("keeps the fields gpuledger reads and drops the job spec", function()
       local alloc = H.alloc { id = A1, tasks = { w = { H.UUID0 } } }

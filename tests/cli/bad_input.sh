@@ -3,7 +3,8 @@
 # executable, failing, hanging, or answering garbage, too much, short rows,
 # invalid UTF-8, an old driver's fields, or failing only its process query
 # (testdata/nvidia/bad/); and site rule directories with broken
-# rules (testdata/rules/, docs/rules.md). Each gives one clear error line,
+# rules (testdata/rules/, docs/rules.md); a replayed snapshot of an older
+# gpuledger that lacks a source's address or ok. Each gives one clear error line,
 # the right exit status, and never a crash. (Unreadable and vanished pids in
 # a proc tree: proc.sh.)
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
@@ -346,6 +347,25 @@ rule_case raises "$RULES/raises/raise.lua:8:"
 # Returning a number has no line to name beyond the file itself.
 rule_case wrong-shape "$RULES/wrong-shape/number.lua"
 rule_case memory-hog "$RULES/memory-hog/hog.lua:9:"
+
+# A snapshot of an older gpuledger, replayed: Nomad's answer without the
+# agent's address, and the node's devices without ok. Each error names who
+# answered where the snapshot keeps it, and says the snapshot names none
+# where it does not: never an empty field ("nomad : ").
+run snapshot --demo
+printf '%s' "$out" >"$WORK/demo-snapshot.json"
+python3 - "$WORK/demo-snapshot.json" "$WORK/old-snapshot.json" <<'PY'
+import json, sys
+snap = json.load(open(sys.argv[1]))
+del snap["sources"]["nomad"]["address"]
+snap["sources"]["nomad"]["allocations"][1] = 7
+del snap["sources"]["nomad_devices"]["ok"]
+json.dump(snap, open(sys.argv[2], "w"))
+PY
+run ls --json --replay "$WORK/old-snapshot.json"
+expect_rc "old snapshot: ls --json exits 0" 0
+expect_lua "old snapshot: each error names the agent, or says the snapshot names no address" "$out" \
+    'table.sort(j.errors) return #j.errors == 2 and j.errors[1] == "nomad (the snapshot names no address): unexpected answer: allocations[2] is a number, want an object" and j.errors[2] == "nomad http://127.0.0.1:4646: unexpected answer: nomad_devices.ok is missing, want a boolean"'
 
 # `gpuledger rules` reports a rule that cannot load, and exits 1.
 run rules --rules "$RULES/syntax-error"

@@ -7,6 +7,9 @@
 -- devices (gpu_health.read): here these are lists of anything, so that one
 -- bad item costs only itself.
 local json = require "gpuledger.json"
+local kernel_log = require "gpuledger.sources.kernel_log"
+local nomad = require "gpuledger.sources.nomad"
+local nvidia = require "gpuledger.sources.nvidia"
 local shape = require "gpuledger.sources.shape"
 
 local M = {}
@@ -28,18 +31,25 @@ local HEALTH_ANSWER = { rows = { list = "any" }, fields = { list = "string" }, e
 
 local ENGINE = { ok = OK, error = "string", endpoint = "string", containers = { list = "any" } }
 
--- {name, shape, engine?} of each source, in order; engine: a container
--- engine, whose answer is its containers (sources/docker.lua reads them).
+-- How an error names a container engine's source: "<engine> <endpoint>".
+local function engine_asked(engine)
+  return function(source) return shape.named(engine, source.endpoint, "endpoint") end
+end
+
+-- {name, shape, asked, engine?} of each source, in order; asked(source)
+-- names who answered it, as its errors begin (the snapshot's address,
+-- binary, file or journal command); engine: a container engine, whose
+-- answer is its containers (sources/docker.lua reads them).
 M.SOURCES = {
-  { name = "nvidia", shape = {
+  { name = "nvidia", asked = function(source) return nvidia.asked("query-gpu", source.binary) end, shape = {
     ok = OK, error = "string", binary = "string", installed = "boolean",
     query_gpu = shape.ROWS, compute_apps = shape.ROWS, tlimit = shape.ROWS, slowdown = shape.ROWS,
   } },
-  { name = "health", shape = {
+  { name = "health", asked = function(source) return nvidia.asked("health", source.binary) end, shape = {
     ok = OK, error = "string", binary = "string", health = HEALTH_ANSWER, remapped_rows = HEALTH_ANSWER,
     version = { text = "string", error = "string" },
   } },
-  { name = "mig", shape = {
+  { name = "mig", asked = function(source) return nvidia.asked("mig", source.binary) end, shape = {
     ok = OK, error = "string", binary = "string", enabled = { list = "string" },
     gpus = { list = {
       uuid = shape.required "string",
@@ -50,15 +60,15 @@ M.SOURCES = {
       processes = shape.required { list = { pid = shape.required(WHOLE), gpuInstanceId = WHOLE, computeInstanceId = WHOLE } },
     } },
   } },
-  { name = "kernel_log", shape = {
+  { name = "kernel_log", asked = kernel_log.asked, shape = {
     ok = OK, error = "string", via = "string", path = "string", records = { list = "any" }, dropped = "number",
     oversized = "number",
   } },
-  { name = "proc", shape = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } } },
-  { name = "docker", engine = true, shape = ENGINE },
-  { name = "podman", engine = true, shape = ENGINE },
-  { name = "nomad", shape = { ok = OK, error = "string", address = "string", node_id = "string", allocations = { list = "any" } } },
-  { name = "nomad_devices", shape = {
+  { name = "proc", asked = function(source) return shape.named("proc", source.root, "root") end, shape = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } } },
+  { name = "docker", engine = true, asked = engine_asked "docker", shape = ENGINE },
+  { name = "podman", engine = true, asked = engine_asked "podman", shape = ENGINE },
+  { name = "nomad", asked = nomad.asked, shape = { ok = OK, error = "string", address = "string", node_id = "string", allocations = { list = "any" } } },
+  { name = "nomad_devices", asked = nomad.asked, shape = {
     ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" },
     node = { ID = "string", Name = "string", NodeClass = "string", NodePool = "string", Datacenter = "string" },
   } },
@@ -67,11 +77,19 @@ M.SOURCES = {
 -- The names of M.SOURCES in order, the shape of each by name, and the
 -- names of the container engines in order.
 M.NAMES, M.SHAPES, M.ENGINES = {}, {}, {}
+local ASKED = {}
 for i, source in ipairs(M.SOURCES) do
-  M.NAMES[i], M.SHAPES[source.name] = source.name, source.shape
+  M.NAMES[i], M.SHAPES[source.name], ASKED[source.name] = source.name, source.shape, source.asked
   if source.engine then
     M.ENGINES[#M.ENGINES + 1] = source.name
   end
+end
+
+-- How an error names who answered the snapshot's source `name` (source:
+-- what the snapshot keeps of it, an object or not): its entry's asked, or
+-- the name of a source this list does not know.
+function M.asked(name, source)
+  return ASKED[name] and ASKED[name](type(source) == "table" and source or {}) or name
 end
 
 return M

@@ -47,9 +47,10 @@ end
 local NONE = {} -- (never written)
 
 -- How an error names the agent a snapshot source of Nomad's (nomad,
--- nomad_devices) answered from: "nomad <address>".
+-- nomad_devices) answered from: "nomad <address>" (shape.named: where the
+-- snapshot keeps no address, it says so).
 function M.asked(source)
-  return "nomad " .. tostring(source.address or "")
+  return shape.named("nomad", source.address, "address")
 end
 
 -- Reads the snapshot's nomad source. Returns visible (alloc id →
