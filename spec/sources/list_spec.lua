@@ -30,16 +30,16 @@ describe("gpuledger.sources.list", function()
       nomad_devices = { { address = "https://nomad:4646" }, "nomad https://nomad:4646" },
     }
     local unnamed = {
+      nvidia = "nvidia-smi query-gpu: (the snapshot names no binary)",
+      health = "nvidia-smi health: (the snapshot names no binary)", mig = "nvidia-smi mig: (the snapshot names no binary)",
       kernel_log = "kernel_log (the snapshot names no log)", proc = "proc (the snapshot names no root)",
       docker = "docker (the snapshot names no endpoint)", podman = "podman (the snapshot names no endpoint)",
       nomad = "nomad (the snapshot names no address)", nomad_devices = "nomad (the snapshot names no address)",
     }
     for _, name in ipairs(source_list.NAMES) do
       assert.equal(named[name][2], source_list.asked(name, named[name][1]), name)
-      if unnamed[name] then
-        assert.equal(unnamed[name], source_list.asked(name, {}), name)
-        assert.equal(unnamed[name], source_list.asked(name, 5), name) -- a source that is no object
-      end
+      assert.equal(unnamed[name], source_list.asked(name, {}), name)
+      assert.equal(unnamed[name], source_list.asked(name, 5), name) -- a source that is no object
     end
     assert.equal("gpu_fans", source_list.asked("gpu_fans", {}))
   end)

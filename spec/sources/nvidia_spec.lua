@@ -216,11 +216,11 @@ describe("gpuledger.sources.nvidia", function()
       assert.same({ "nvidia-smi query-gpu: /usr/bin/nvidia-smi: row 2 has 13 fields, want 12" }, errors)
     end)
 
-    it("an error of a replayed snapshot that names no binary names nvidia-smi", function()
+    it("an error of a replayed snapshot that names no binary says so, rather than guess one", function()
       local unnamed = source { gpus = { H.smi_row { index = 0, used = "1e23" } } }
       unnamed.binary = nil
       local _, _, errors = nvidia.read(unnamed)
-      assert.same({ "nvidia-smi query-gpu: nvidia-smi: GPU 0 (" .. H.UUID0 .. "): memory.used is 1e23, want 0–16777216" }, errors)
+      assert.same({ "nvidia-smi query-gpu: (the snapshot names no binary): GPU 0 (" .. H.UUID0 .. "): memory.used is 1e23, want 0–16777216" }, errors)
     end)
 
     it("a failed main query is its error and nothing else", function()

@@ -18,10 +18,10 @@ M.SLOWDOWN_GROUPS = { "clocks_event_reasons", "clocks_throttle_reasons" }
 M.APP_FIELDS = { "gpu_uuid", "pid", "used_memory", "process_name" }
 
 -- How an error names the query of kind ("query-gpu", "health", …) that
--- binary answered: "nvidia-smi <kind>: <binary>" (binary "nvidia-smi" where
--- a replayed snapshot names none).
+-- binary answered: "nvidia-smi <kind>: <binary>" (shape.named: where a
+-- replayed snapshot names no binary, it says so).
 function M.asked(kind, binary)
-  return string.format("nvidia-smi %s: %s", kind, tostring(binary or "nvidia-smi"))
+  return shape.named(string.format("nvidia-smi %s:", kind), binary, "binary")
 end
 
 -- The fields of a thermal-slowdown query of group (clocks_event_reasons, …).
