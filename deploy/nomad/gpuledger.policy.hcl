@@ -3,7 +3,8 @@
 # was reserved for). It changes nothing.
 #   nomad acl policy apply -description "gpuledger (read-only)" gpuledger gpuledger.policy.hcl
 #   nomad acl token create -name gpuledger -policy gpuledger
-# With workload identity (gpuledger.wi.nomad.hcl), bind it to the job instead:
+# With workload identity (gpuledger.nomad.hcl's default, -var workload_identity=true),
+# bind it to the job instead:
 #   nomad acl policy apply -namespace default -job gpuledger gpuledger gpuledger.policy.hcl
 
 agent {
