@@ -126,6 +126,12 @@ static int check_private(const char *path, const char *dir, char *cause, size_t 
     }
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? 0 : fail(cause, cause_cap, path, "stat", errno);
+    if (S_ISLNK(st.st_mode)) {
+        return cause_set(cause, cause_cap,
+                         "%s: refused: it is a symbolic link, which a save would replace "
+                         "with a file; give the path of the file itself",
+                         path);
+    }
     if (st.st_uid != me) {
         return cause_set(cause, cause_cap,
                          "%s: refused: it belongs to uid %u, not to this user (uid %u)", path,

@@ -1,7 +1,7 @@
 /* atomic_file_write: the whole new content or the old one, never a mix;
  * parents created; the temp file gone on success and on failure; mode 0600;
- * a directory others can write or a file of another user refused
- * (atomic_file_check); a corrupt file kept aside (atomic_file_keep_aside). */
+ * a directory others can write, a file of another user or a symbolic link
+ * refused (atomic_file_check); a corrupt file kept aside (atomic_file_keep_aside). */
 #include "atomic_file.h"
 #include "check.h"
 
@@ -238,6 +238,28 @@ static void test_refuses_what_others_could_write(void)
     CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
 }
 
+/* A symbolic link as the history is refused, read or written: a save would
+ * replace the link with a file and leave the history it points to behind. */
+static void test_refuses_a_link(void)
+{
+    char dir[256], target[512], link[512];
+    at_root(dir, sizeof dir, "linked");
+    mkdir(dir, 0700);
+    snprintf(target, sizeof target, "%s/kept.json", dir);
+    snprintf(link, sizeof link, "%s/history.json", dir);
+    CHECK_INT(atomic_file_write(target, "kept", 4, err, sizeof err), 0);
+    CHECK_INT(symlink("kept.json", link), 0);
+    CHECK_INT(atomic_file_check(link, err, sizeof err), -1);
+    CHECK(strstr(err, "refused: it is a symbolic link") != NULL);
+    CHECK_INT(atomic_file_write(link, "new", 3, err, sizeof err), -1);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode)); /* still the link */
+    char *text = slurp(target, NULL);
+    CHECK_STR(text, "kept");
+    free(text);
+    CHECK_INT(count_entries(dir), 2); /* no temp file left */
+}
+
 /* A corrupt file is renamed aside, never over another. */
 static void test_keep_aside(void)
 {
@@ -277,6 +299,7 @@ int main(void)
     snprintf(root, sizeof root, "%s", template);
     test_writes_and_replaces();
     test_refuses_what_others_could_write();
+    test_refuses_a_link();
     test_keep_aside();
     test_creates_parents();
     test_relative_path();

@@ -5,7 +5,7 @@
 # --intervals: given the serve's --interval, a serve refreshing every 5
 # minutes still vouches for it; without, the default 15s does not. Either
 # way the history is left as it was, and --interval without --history is a
-# usage error.
+# usage error. A symbolic link as the history is refused.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 out="" err="" rc=0 # what run leaves
@@ -48,6 +48,15 @@ expect_in "check without --interval: 5 minutes is past three 15s refreshes" "$ou
 run ls --demo --history "$HISTORY" --json --rules "$WORK/no-rules"
 expect_lua "ls without --interval: no stateSince" "$out" "j.entries[2].stateSince == nil"
 expect_eq "ls and check leave the history as it was" "$(cksum <"$HISTORY")" "$sum_before"
+
+# A symbolic link as the history: refused by name, the link and the file it
+# names left as they were (a serve would have replaced the link with a file).
+ln -s history.json "$WORK/state/linked.json"
+run check --demo --history "$WORK/state/linked.json" --json --rules "$WORK/no-rules"
+expect_rc "check with a linked history: exit 0" 0
+expect_lua "a linked history is a source-unavailable ERROR naming the link" "$out" \
+    "j.findings[1].code == 'source-unavailable' and j.findings[1].message:find('$WORK/state/linked.json: refused: it is a symbolic link', 1, true) ~= nil"
+expect_eq "the link is still a link" "$(stat -c %F "$WORK/state/linked.json")" "symbolic link"
 
 for command in ls check; do
     run "$command" --demo --interval 5m --rules "$WORK/no-rules"
