@@ -267,8 +267,28 @@ describe("history file", function()
     assert.truthy(why:find(path, 1, true))
     H.write(path, '[1, 2]')
     assert.is_nil((history.load(H.core, path)))
-    H.write(path, '{"gpus": {"GPU-x": {"state": "held", "since": "yesterday", "seen": "now"}}}')
+    H.write(path, '{"schema": 1, "gpus": {"GPU-x": {"state": "held", "since": "yesterday", "seen": "now"}}}')
     assert.is_nil((history.load(H.core, path)))
+  end)
+
+  it("refuses a file of another schema, or whose sections are no objects, and says which", function()
+    local path = dir .. "/history.json"
+    for doc, want in pairs {
+      ['{}'] = "schema missing, want 1",
+      ['{"schema": 2, "gpus": {}}'] = "schema 2, want 1",
+      ['{"schema": "1"}'] = 'schema "1", want 1',
+      ['{"schema": 1, "gpus": "x"}'] = "gpus is a string, want an object of gpu records",
+      ['{"schema": 1, "jobs": 7}'] = "jobs is a number, want an object of job records",
+      ['{"schema": 1, "tenants": [{"seen": "2026-11-29T07:00:00Z"}]}'] = "tenants is an array, want an object of tenant records",
+    } do
+      H.write(path, doc)
+      local h, why, bad_file = history.load(H.core, path)
+      assert.is_nil(h, doc)
+      assert.equal(path .. ": " .. want, why:sub(1, #path + 2 + #want), doc)
+      assert.is_true(bad_file, doc) -- serve keeps it aside rather than writing over it
+    end
+    H.write(path, '{"schema": 1, "gpus": {}, "jobs": [], "slices": null}')
+    assert.same(history.new(), assert(history.load(H.core, path)))
   end)
 
   it("open: the file's history, a fresh one without a word for a missing file", function()

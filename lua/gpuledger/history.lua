@@ -17,6 +17,7 @@ local clock = require "gpuledger.clock"
 local gl = require "gpuledger.gl"
 local json = require "gpuledger.json"
 local ledger_mod = require "gpuledger.ledger"
+local cut = require("gpuledger.text").cut
 
 local M = {}
 
@@ -75,15 +76,32 @@ local function record_lists(record)
   return uses, unreserved
 end
 
+-- Whether v is what the file holds as a JSON object: a table without
+-- items (the decoder gives [] and {} alike, and an object no integer keys).
+local function is_object(v)
+  return type(v) == "table" and #v == 0
+end
+
 -- Checks and normalises a decoded file (null arrays, missing tables, the
--- files of older releases). Returns the history, or nil and why.
+-- files of older releases, which lack the later sections). Returns the
+-- history, or nil and why: not an object, a schema other than this
+-- release's (a newer release's file is not read as this one's, then
+-- written over), or a section that is no object of records.
 local function normalise(doc)
-  if type(doc) ~= "table" or json.is_array(doc) or (#doc > 0) then
+  if not is_object(doc) then
     return nil, "not a history object"
+  end
+  if doc.schema ~= M.SCHEMA then
+    return nil, string.format("schema %s, want %d (a history of another release, or no history)",
+      doc.schema == nil and "missing" or cut(json.encode(doc.schema), 64), M.SCHEMA)
   end
   local h, sections = M.new(), {}
   for _, section in ipairs(SECTIONS) do
-    local records, count = type(doc[section[1]]) == "table" and doc[section[1]] or {}, 0
+    local records, count = doc[section[1]] or {}, 0
+    if not is_object(records) then
+      return nil, string.format("%s is %s, want an object of %s records", section[1],
+        type(records) == "table" and "an array" or "a " .. type(records), section[2])
+    end
     for key, record in pairs(records) do
       if type(record) ~= "table" or not clock.parse_time(record.seen) then
         return nil, string.format("%s %s: want an object with seen", section[2], tostring(key))
@@ -189,11 +207,11 @@ function M.load(core, path)
     end
     return nil, stat_error
   end
-  local text, why, read_errno = core.read_file(path, M.MAX_BYTES)
-  if not text then
+  local content, why, read_errno = core.read_file(path, M.MAX_BYTES)
+  if not content then
     return nil, why, read_errno == "EFBIG"
   end
-  local h, err = M.decode(text)
+  local h, err = M.decode(content)
   if not h then
     return nil, string.format("%s: %s", path, err), true
   end
