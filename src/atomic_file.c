@@ -105,6 +105,23 @@ static int split_dir(const char *path, char *dir, size_t dir_cap)
     return 0;
 }
 
+/* What a file of mode is when it is no regular file, as a message says it
+ * ("a symbolic link"). */
+static const char *file_kind(mode_t mode)
+{
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    return "no regular file";
+}
+
 /* The checks of atomic_file_check, on path whose directory is dir. */
 static int check_private(const char *path, const char *dir, char *cause, size_t cause_cap)
 {
@@ -126,11 +143,11 @@ static int check_private(const char *path, const char *dir, char *cause, size_t 
     }
     if (lstat(path, &st) != 0)
         return errno == ENOENT ? 0 : fail(cause, cause_cap, path, "stat", errno);
-    if (S_ISLNK(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
         return cause_set(cause, cause_cap,
-                         "%s: refused: it is a symbolic link, which a save would replace "
-                         "with a file; give the path of the file itself",
-                         path);
+                         "%s: refused: it is %s, not a file (a save would replace it); give "
+                         "the path of the history file itself",
+                         path, file_kind(st.st_mode));
     }
     if (st.st_uid != me) {
         return cause_set(cause, cause_cap,

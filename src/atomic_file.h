@@ -15,14 +15,15 @@ int atomic_file_write(const char *path, const void *data, size_t len, char *caus
 /* Whether the file at `path` is one only this user (or root) could have
  * written: its directory belongs to this user or root and is writable by no
  * other user (neither group nor others may write it), and the file, if it
- * exists, belongs to this user and is no symbolic link (a save would
- * replace the link, not the file it names). A missing directory or file
- * passes. Returns
+ * exists, belongs to this user and is a regular file (not a symbolic
+ * link, which a save would replace rather than the file it names, nor a
+ * directory, FIFO or device, which a read could block on and a save or
+ * keeping aside would rename). A missing directory or file passes. Returns
  * 0, or -1 with the reason in `cause`: "<path>: refused: the directory <dir>
  * is writable by other users (mode 1777)", "<path>: refused: the directory
  * <dir> belongs to uid 1000, not to this user (uid 0) or root", "<path>:
  * refused: it belongs to uid 1000, not to this user (uid 0)", "<path>:
- * refused: it is a symbolic link, …", or "<path>:
+ * refused: it is a symbolic link, not a file …", or "<path>:
  * stat: <strerror>". */
 int atomic_file_check(const char *path, char *cause, size_t cause_cap);
 

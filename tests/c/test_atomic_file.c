@@ -1,7 +1,8 @@
 /* atomic_file_write: the whole new content or the old one, never a mix;
  * parents created; the temp file gone on success and on failure; mode 0600;
- * a directory others can write, a file of another user or a symbolic link
- * refused (atomic_file_check); a corrupt file kept aside (atomic_file_keep_aside). */
+ * a directory others can write, a file of another user, a symbolic link, a
+ * FIFO or a directory refused (atomic_file_check); a corrupt file kept aside
+ * (atomic_file_keep_aside). */
 #include "atomic_file.h"
 #include "check.h"
 
@@ -130,13 +131,13 @@ static void test_failures_leave_nothing(void)
     CHECK(strstr(err, path) != NULL);
     CHECK(strstr(err, "Not a directory") != NULL);
 
-    /* the target is a directory: the rename fails and the temp goes */
+    /* the target is a directory: refused before any temp file is made */
     at_root(dir, sizeof dir, "target-dir");
     mkdir(dir, 0755);
     snprintf(path, sizeof path, "%s/history.json", dir);
     mkdir(path, 0755);
     CHECK_INT(atomic_file_write(path, "x", 1, err, sizeof err), -1);
-    CHECK(strstr(err, "rename") != NULL);
+    CHECK(strstr(err, "refused: it is a directory, not a file") != NULL);
     CHECK_INT(count_entries(dir), 1);
 
     /* a path ending in / names no file */
@@ -239,8 +240,9 @@ static void test_refuses_what_others_could_write(void)
 }
 
 /* A symbolic link as the history is refused, read or written: a save would
- * replace the link with a file and leave the history it points to behind. */
-static void test_refuses_a_link(void)
+ * replace the link with a file and leave the history it points to behind.
+ * So is a FIFO (a read would block on it). */
+static void test_refuses_what_is_no_file(void)
 {
     char dir[256], target[512], link[512];
     at_root(dir, sizeof dir, "linked");
@@ -250,7 +252,7 @@ static void test_refuses_a_link(void)
     CHECK_INT(atomic_file_write(target, "kept", 4, err, sizeof err), 0);
     CHECK_INT(symlink("kept.json", link), 0);
     CHECK_INT(atomic_file_check(link, err, sizeof err), -1);
-    CHECK(strstr(err, "refused: it is a symbolic link") != NULL);
+    CHECK(strstr(err, "refused: it is a symbolic link, not a file") != NULL);
     CHECK_INT(atomic_file_write(link, "new", 3, err, sizeof err), -1);
     struct stat st;
     CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode)); /* still the link */
@@ -258,6 +260,15 @@ static void test_refuses_a_link(void)
     CHECK_STR(text, "kept");
     free(text);
     CHECK_INT(count_entries(dir), 2); /* no temp file left */
+
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+    CHECK_INT(mkfifo(fifo, 0600), 0);
+    CHECK_INT(atomic_file_check(fifo, err, sizeof err), -1);
+    CHECK(strstr(err, "refused: it is a FIFO, not a file") != NULL);
+    CHECK_INT(atomic_file_write(fifo, "new", 3, err, sizeof err), -1);
+    CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+    CHECK_INT(count_entries(dir), 3);
 }
 
 /* A corrupt file is renamed aside, never over another. */
@@ -299,7 +310,7 @@ int main(void)
     snprintf(root, sizeof root, "%s", template);
     test_writes_and_replaces();
     test_refuses_what_others_could_write();
-    test_refuses_a_link();
+    test_refuses_what_is_no_file();
     test_keep_aside();
     test_creates_parents();
     test_relative_path();

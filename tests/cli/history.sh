@@ -5,7 +5,7 @@
 # --intervals: given the serve's --interval, a serve refreshing every 5
 # minutes still vouches for it; without, the default 15s does not. Either
 # way the history is left as it was, and --interval without --history is a
-# usage error. A symbolic link as the history is refused.
+# usage error. A symbolic link or a FIFO as the history is refused.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 out="" err="" rc=0 # what run leaves
@@ -57,6 +57,11 @@ expect_rc "check with a linked history: exit 0" 0
 expect_lua "a linked history is a source-unavailable ERROR naming the link" "$out" \
     "j.findings[1].code == 'source-unavailable' and j.findings[1].message:find('$WORK/state/linked.json: refused: it is a symbolic link', 1, true) ~= nil"
 expect_eq "the link is still a link" "$(stat -c %F "$WORK/state/linked.json")" "symbolic link"
+# A FIFO: refused at once, never opened (a read would wait for a writer).
+mkfifo -m 600 "$WORK/state/fifo.json"
+run check --demo --history "$WORK/state/fifo.json" --json --rules "$WORK/no-rules"
+expect_lua "a FIFO as the history is refused, not waited on" "$out" \
+    "j.findings[1].message:find('$WORK/state/fifo.json: refused: it is a FIFO, not a file', 1, true) ~= nil"
 
 for command in ls check; do
     run "$command" --demo --interval 5m --rules "$WORK/no-rules"
