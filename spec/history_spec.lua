@@ -315,6 +315,45 @@ describe("history file", function()
     assert.equal("{not json", read(dir .. "/" .. names[1]))
   end)
 
+  it("open: a file that cannot be read is kept aside too, never written over", function()
+    local path = dir .. "/history.json"
+    H.write(path, "{}")
+    local unreadable = setmetatable({ read_file = function(p)
+      return nil, p .. ": Permission denied", "EACCES"
+    end }, { __index = H.core })
+    local h, fresh_because, stuck = history.open(unreadable, path)
+    assert.same(history.new(), h)
+    assert.matches(": Permission denied; kept aside as .*%.corrupt%-.*; starting a fresh history$", fresh_because)
+    assert.is_false(stuck)
+    local names = H.core.listdir(dir)
+    assert.equal(1, #names)
+    assert.equal("{}", read(dir .. "/" .. names[1]))
+  end)
+
+  it("open and save_over: a bad file that cannot be kept aside is never written over", function()
+    local path = dir .. "/history.json"
+    H.write(path, "{not json")
+    local cause = path .. ": keep aside: Permission denied"
+    local no_aside = setmetatable({ keep_aside = function()
+      return nil, cause
+    end }, { __index = H.core })
+    local h, fresh_because, stuck = history.open(no_aside, path)
+    assert.truthy(fresh_because:find("could not keep it aside (" .. cause .. "), so it is not written over", 1, true))
+    assert.is_true(stuck)
+    local why, still = history.save_over(no_aside, path, h, stuck)
+    assert.equal(path .. ": not saved: the file there could not be used, and could not be kept aside: " .. cause, why)
+    assert.is_true(still)
+    assert.equal("{not json", read(path))
+    -- once it can be kept aside, it is, and the history is saved
+    why, still = history.save_over(H.core, path, h, still)
+    assert.matches("^" .. path:gsub("%p", "%%%0") .. ": the file that could not be used is kept aside as .*%.corrupt%-", why)
+    assert.is_falsy(still)
+    assert.same(history.new(), assert(history.load(H.core, path)))
+    assert.equal(2, #H.core.listdir(dir))
+    -- then saves are plain again
+    assert.same({}, { history.save_over(H.core, path, h, still) })
+  end)
+
   it("open: removes the temp files a killed writer left beside the file, and only those", function()
     local path = dir .. "/history.json"
     H.write(dir .. "/history.json.AbC123.tmp", "half")

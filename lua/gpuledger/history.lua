@@ -192,9 +192,10 @@ end
 
 -- Reads the history file at path with core. A missing file is an empty
 -- history. Returns the history, or nil and why (unreadable, not JSON, not
--- a history, or refused: a file another user could have written); third,
--- true when the file itself is bad (too big, not JSON, not a history), so
--- that serve keeps it aside rather than writing over it.
+-- a history, or refused: a file another user could have written, or no
+-- regular file); third, true when a file is there that cannot be used
+-- (unreadable, too big, not JSON, not a history), so that serve keeps it
+-- aside rather than writing over it.
 function M.load(core, path)
   local private, refused = core.check_private_file(path)
   if not private then
@@ -207,9 +208,9 @@ function M.load(core, path)
     end
     return nil, stat_error
   end
-  local content, why, read_errno = core.read_file(path, M.MAX_BYTES)
+  local content, why = core.read_file(path, M.MAX_BYTES)
   if not content then
-    return nil, why, read_errno == "EFBIG"
+    return nil, why, true
   end
   local h, err = M.decode(content)
   if not h then
@@ -242,22 +243,44 @@ local function remove_stale_temps(core, path)
 end
 
 -- The history serve keeps in the file at path, before its first refresh:
--- the file's, or a fresh one when it cannot be read (a bad file is kept
--- aside first, not written over: nothing is lost silently); the temp files
--- a killed writer left beside it are removed. Returns the history and, when
--- it starts fresh, why (a line for stderr).
+-- the file's, or a fresh one when it cannot be used (a file that cannot be
+-- read or is bad is kept aside first, not written over: nothing is lost
+-- silently); the temp files a killed writer left beside it are removed.
+-- Returns the history; when it starts fresh, why (a line for stderr); and
+-- true when the file could not be kept aside, so that M.save_over must
+-- keep it aside before anything is written over it.
 function M.open(core, path)
   local loaded, why, bad_file = M.load(core, path)
-  local warning
+  local warning, stuck
   if bad_file then
     local aside, aside_error = core.keep_aside(path)
+    stuck = not aside
     warning = string.format("history %s: %s; %s; starting a fresh history", path, why,
-      aside and ("kept aside as " .. aside) or ("could not keep it aside: " .. tostring(aside_error)))
+      aside and ("kept aside as " .. aside)
+        or ("could not keep it aside (" .. tostring(aside_error) .. "), so it is not written over until it can be"))
   elseif not loaded then
     warning = string.format("history %s: %s; starting a fresh history", path, why)
   end
   remove_stale_temps(core, path)
-  return loaded or M.new(), warning
+  return loaded or M.new(), warning, stuck
+end
+
+-- Saves h to path as M.save does, after keeping aside first the file M.open
+-- could not use nor keep aside, when stuck. Returns why it was not saved,
+-- or where the file was kept aside (a line for stderr), or nil when it was
+-- saved without a word; and whether the file is still stuck there (it
+-- could not be kept aside again, and nothing was written over it).
+function M.save_over(core, path, h, stuck)
+  local aside, why
+  if stuck and core.stat(path) then
+    aside, why = core.keep_aside(path)
+    if not aside then
+      return string.format("%s: not saved: the file there could not be used, and could not be kept aside: %s",
+        path, why), true
+    end
+  end
+  local _, not_saved = M.save(core, path, h)
+  return not_saved or (aside and string.format("%s: the file that could not be used is kept aside as %s", path, aside))
 end
 
 -- A GPU's compute slices: 4 on an A30, 7 on the other MIG-capable GPUs

@@ -151,10 +151,10 @@ function M.run(core, config)
   local max_gap = 3 * interval
   local path = config.serve.history
   local rules = served_rules.load(core, config.site.rules, config.policy)
-  local h = history.new()
+  local h, stuck = history.new(), false
   if path then
     local fresh_because
-    h, fresh_because = history.open(core, path)
+    h, fresh_because, stuck = history.open(core, path)
     if fresh_because then
       warn(fresh_because)
     end
@@ -165,8 +165,9 @@ function M.run(core, config)
 
   local function save()
     if path then
-      local ok, why = history.save(core, path, h)
-      if not ok then
+      local why
+      why, stuck = history.save_over(core, path, h, stuck)
+      if why then
         warn("history: " .. why)
       end
     end
