@@ -127,7 +127,7 @@ describe("gpuledger.sources.prometheus", function()
     local _, why = samples(200, '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[]}]}}')
     assert.equal("HTTP 200: want a vector result, got matrix", why)
     _, why = samples(200, '{"status":"success","data":{"resultType":"vector","result":{}}}')
-    assert.equal("HTTP 200: want a vector result, got vector", why)
+    assert.equal("HTTP 200: a vector result whose data.result is an object, want an array of series", why)
     _, why = samples(200, '{"status":"success","data":{"resultType":"vector","result":[]},"warnings":["'
       .. ("w"):rep(prometheus.MAX_ENVELOPE) .. '"]}')
     assert.truthy(why:find("^HTTP 200: the answer holds %d+ bytes outside data.result, more than the 65536 it may$"))
@@ -176,5 +176,19 @@ describe("gpuledger.sources.prometheus", function()
   it("samples: a result that is not a vector", function()
     local _, why = samples(200, '{"status":"success","data":{"resultType":"scalar","result":[1,"2"]}}')
     assert.equal("HTTP 200: want a vector result, got scalar", why)
+    _, why = samples(200, '{"status":"success","data":{"result":[]}}')
+    assert.equal("HTTP 200: want a vector result, got no resultType", why)
+    _, why = samples(200, '{"status":"success"}')
+    assert.equal("HTTP 200: data is missing, want an object with a vector result", why)
+    _, why = samples(200, '{"status":"success","data":"x"}')
+    assert.equal("HTTP 200: data is a string, want an object with a vector result", why)
+  end)
+
+  it("samples: a redirect is named, never read as an answer", function()
+    for _, status in ipairs { 301, 302, 307, 308 } do
+      local _, why = samples(status, "")
+      assert.equal(string.format("HTTP %d: a redirect, which report does not follow: --prometheus is the base URL "
+        .. "Prometheus answers at (with its --web.route-prefix, if any)", status), why)
+    end
   end)
 end)

@@ -22,6 +22,8 @@ would pick a server:
                  in every form fakeserver.echo_token makes (a proxy in front
                  that echoes what it refused)
     /html        200 text/html: a login page of a proxy
+    /redirect    302 to the same request under /ok (a proxy sending the
+                 client elsewhere)
     /truncated   /ok's answer cut short in the middle (as a proxy that gave up
                  would pass it on), with the Content-Length of what is sent
     /garbage     /ok's answer with a bare word between its first two series
@@ -165,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_raw(200, text, JSON_TYPE)
         elif prefix == "html":
             self.send_raw(200, HTML, "text/html; charset=utf-8")
+        elif prefix == "redirect":
+            self.send_raw(302, "", TEXT_PLAIN, {"Location": "/ok" + self.path[len("/redirect"):]})
         elif prefix == "huge":
             self.huge()
         elif prefix == "slow":

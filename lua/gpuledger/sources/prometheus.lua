@@ -172,12 +172,17 @@ end
 -- (without the source prefix): Prometheus' own error, an answer that is
 -- not its JSON (an HTML page, a proxy's text, a text cut short or with
 -- garbage in it: the byte named), one of more than M.MAX_SERIES series
--- (refused before any is decoded), a result that is not a vector, or a
+-- (refused before any is decoded), a redirect (never followed), a result
+-- that is not a vector or whose data.result is no array, or a
 -- series that is wrong (named by its place and labels: a value that is
 -- negative, absurd, not finite or no decimal number; a label that is no
 -- text).
 function M.read(core, status, body, content_type, add)
   body = body or ""
+  if status >= 300 and status < 400 then
+    return nil, string.format("HTTP %d: a redirect, which report does not follow: --prometheus is the base URL "
+      .. "Prometheus answers at (with its --web.route-prefix, if any)", status)
+  end
   local open, close, count = core.json_array(body, "data", "result")
   if open == nil then
     return nil, not_json(status, body, content_type, close)
@@ -196,9 +201,19 @@ function M.read(core, status, body, content_type, add)
     local said = type(answer.error) == "string" and answer.error or "no error text"
     return nil, string.format("HTTP %d%s: %s", status, kind, text.one_line(said, 200))
   end
-  local data = type(answer.data) == "table" and answer.data or {}
-  if data.resultType ~= "vector" or not open then
-    return nil, string.format("HTTP %d: want a vector result, got %s", status, tostring(data.resultType))
+  local data = answer.data
+  if type(data) ~= "table" then
+    return nil, string.format("HTTP %d: data is %s, want an object with a vector result", status,
+      shape.what_is(data, "missing"))
+  end
+  if data.resultType ~= "vector" then
+    local got = type(data.resultType) == "string" and text.cut(data.resultType, 64)
+      or shape.what_is(data.resultType, "no resultType")
+    return nil, string.format("HTTP %d: want a vector result, got %s", status, got)
+  end
+  if not open then
+    local got = type(data.result) == "table" and "an object" or shape.what_is(data.result, "missing")
+    return nil, string.format("HTTP %d: a vector result whose data.result is %s, want an array of series", status, got)
   end
   if count > M.MAX_SERIES then
     return nil, string.format("HTTP %d: data.result has %d series, more than the %d an answer may hold", status,
