@@ -4,7 +4,9 @@
 # seconds and reopened whenever the server closes it, while scrapes from
 # another address keep being answered; a single connection dripping its head
 # (or a body) is closed within a few seconds; a GET with 500 query arguments is answered
-# at once; a path with an encoded NUL is 400, with the security headers.
+# at once; a path with an encoded NUL is 400, with the security headers; a
+# query string answers its path, a trailing slash or other spelling is 404,
+# and HEAD answers every path as GET does, without a body.
 # shellcheck source-path=SCRIPTDIR source=../lib/testlib.sh disable=SC1091
 . "$(dirname "$0")/../lib/testlib.sh"
 # shellcheck source=../lib/serve.sh disable=SC1091
@@ -31,6 +33,28 @@ expect_eq "an encoded NUL in the path: 400" "$status" 400
 expect_security_headers "an encoded NUL in the path"
 http GET "$URL/metrics%2500"
 expect_eq "an encoded percent sign followed by 00: 404" "$status" 404
+
+# --- paths: a query string answers its path; any other spelling is 404 -----------
+http GET "$URL/metrics?x"
+expect_eq "/metrics?x: the metrics" "$status $(header content-type)" "200 text/plain; version=0.0.4; charset=utf-8"
+http GET "$URL/ledger?format=x&y"
+expect_lua "/ledger?format=x&y: the ledger document" "$body" "j.node == 'gpu-demo-01'"
+for path in /ledger/ /metrics/ //metrics /METRICS /metrics\;x /index.html; do
+    http GET "$URL$path"
+    expect_eq "GET $path: 404" "$status" 404
+    http HEAD "$URL$path"
+    expect_eq "HEAD $path: 404" "$status" 404
+done
+# HEAD of each path: GET's status and content type, the security headers, no body.
+for path in / /style.css /metrics /ledger /findings /healthz "/metrics?x"; do
+    http GET "$URL$path"
+    get="$status $(header content-type)"
+    http HEAD "$URL$path"
+    expect_eq "HEAD $path: as GET" "$status $(header content-type)" "$get"
+    expect_security_headers "HEAD $path"
+done
+raw=$(exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'HEAD /ledger?x HTTP/1.0\r\n\r\n' >&3 && timeout 5 cat <&3)
+expect_eq "HEAD /ledger?x sends no body" "$(printf '%s' "$raw" | tr -d '\r' | sed '1,/^$/d' | wc -c)" 0
 
 # --- one connection dripping its head ------------------------------------------
 # drip.py PORT HEAD: sends HEAD, then one byte every 0.5 s until the server
