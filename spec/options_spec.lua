@@ -244,6 +244,35 @@ describe("gpuledger.options", function()
       assert.equal(2, #assert(parse({ "rules", "--check", "--replay", "/a.json", "--replay", "/b.json" })).replays)
     end)
 
+    it("refuses a user or password in any address, flag or variable, without showing it", function()
+      local cases = {
+        { { "report", "--prometheus", "http://u:s3cret@prom:9090" }, nil,
+          "--prometheus http://…@prom:9090: no user or password in an address: an address is shown in errors and output; a token goes in the variable --prometheus-token-env names" },
+        { { "check" }, { NOMAD_ADDR = "https://s3cret@nomad:4646/" },
+          "NOMAD_ADDR=https://…@nomad:4646/: no user or password in an address: an address is shown in errors and output; the token goes in the variable --nomad-token-env names" },
+        { { "fleet", "ls", "--consul", "http://a:s3cret@consul:8500" }, nil,
+          "--consul http://…@consul:8500: no user or password in an address: an address is shown in errors and output; the token goes in the variable --consul-token-env names" },
+        { { "check", "--docker", "tcp://u:s3cret@engine:2375" }, nil,
+          "--docker tcp://…@engine:2375: no user or password in an address: an address is shown in errors and output" },
+        { { "serve", "--podman", "http://u:s3cret@engine:8080" }, nil,
+          "--podman http://…@engine:8080: no user or password in an address: an address is shown in errors and output" },
+        { { "serve", "--grafana-url", "https://admin:s3cret@grafana/" }, nil,
+          "--grafana-url https://…@grafana/: no user or password in an address: an address is shown in errors and output" },
+        { { "fleet", "serve", "--nomad-ui-url", "https://admin:s3cret@nomad:4646/ui" }, nil,
+          "--nomad-ui-url https://…@nomad:4646/ui: no user or password in an address: an address is shown in errors and output" },
+      }
+      for _, case in ipairs(cases) do
+        local message = usage_error(case[1], case[2])
+        assert.equal(case[3], message)
+        assert.is_nil(message:find("s3cret", 1, true))
+      end
+      -- an @ after the host is a path's or a query's, not a user's
+      assert(parse({ "report", "--prometheus", "http://prom:9090/a@b" }))
+      assert(parse({ "check", "--nomad-addr", "http://nomad:4646/?who=a@b" }))
+      -- a variable a command does not read binds nothing
+      assert(parse({ "report", "--prometheus", "http://prom:9090" }, { NOMAD_ADDR = "http://u:p@nomad:4646" }))
+    end)
+
     it("takes ls and check --interval, the period of the serve writing the history, with --history only", function()
       for _, command in ipairs { "ls", "check" } do
         local opts = assert(parse({ command, "--history", "/h.json", "--interval", "5m" }))

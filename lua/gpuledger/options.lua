@@ -395,12 +395,30 @@ end
 -- How the value of flag name was given, for a message about it: `--name
 -- value` from the command line, else `VARIABLE=value` from the flag's
 -- environment variable, else `--name value` (its default).
-function M.given_as(opts, name)
+-- shown: the value to write instead of the flag's (one masked).
+function M.given_as(opts, name, shown)
   local flag = BY_NAME[name]
+  local value = tostring(shown or opts[name])
   if not opts.set[name] and flag.env then
-    return string.format("%s=%s", flag.env, tostring(opts[name]))
+    return string.format("%s=%s", flag.env, value)
   end
-  return string.format("--%s %s", name, tostring(opts[name]))
+  return string.format("--%s %s", name, value)
+end
+
+-- The flags that take an address, each with where its credentials go
+-- instead (false: none; a page's links are seen by whoever opens it).
+local ADDRESSES = {
+  { "nomad-addr", "the token goes in the variable --nomad-token-env names" },
+  { "consul", "the token goes in the variable --consul-token-env names" },
+  { "prometheus", "a token goes in the variable --prometheus-token-env names" },
+  { "docker", false }, { "podman", false }, { "grafana-url", false }, { "nomad-ui-url", false },
+}
+
+-- address without the user and password it names ("http://…@host:port"),
+-- or nil when it names none.
+local function without_credentials(address)
+  local masked, n = address:gsub("^(%a[%w+.-]*://)[^/?#]*@", "%1…@")
+  return n > 0 and masked or nil
 end
 
 local function validate(opts)
@@ -423,6 +441,15 @@ local function validate(opts)
   end
   if opts.timeout <= 0 then
     return string.format("--timeout %s: must be more than 0", clock.format_duration(opts.timeout))
+  end
+  for _, address in ipairs(ADDRESSES) do
+    local name, instead = address[1], address[2]
+    local value = opts[name] -- (rules --prometheus is a bool of its own)
+    local masked = reads(opts.reader, name) and type(value) == "string" and without_credentials(value)
+    if masked then
+      return string.format("%s: no user or password in an address: an address is shown in errors and output%s",
+        M.given_as(opts, name, masked), instead and ("; " .. instead) or "")
+    end
   end
   local listen_ok, listen_problem = M.check_listen(opts.listen)
   if not listen_ok then

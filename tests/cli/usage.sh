@@ -224,6 +224,14 @@ done
 usage_error "--exit-on ''" check --demo --exit-on ""
 expect_eq "--exit-on '': says what it wants" "$err" 'gpuledger: --exit-on "": want warn, bad or error'
 usage_error "fleet check --exit-on=" fleet check --targets a:1 --exit-on=
+# A user or password in an address would be printed wherever the address is:
+# refused before anything is asked, the secret not in the message.
+usage_error "report --prometheus with a password" report --prometheus "http://ops:pa55word@127.0.0.1:9090"
+expect_eq "report --prometheus with a password: the address masked" "$err" \
+    "gpuledger: --prometheus http://…@127.0.0.1:9090: no user or password in an address: an address is shown in errors and output; a token goes in the variable --prometheus-token-env names"
+NOMAD_ADDR="http://ops:pa55word@127.0.0.1:4646" usage_error "NOMAD_ADDR with a password" check
+expect_in "NOMAD_ADDR with a password: names the variable" "$err" "gpuledger: NOMAD_ADDR=http://…@127.0.0.1:4646: "
+expect_not_in "NOMAD_ADDR with a password: not shown" "$err" "pa55word"
 for value in 0 -5s 0s; do
     usage_error "serve --interval $value" serve --interval "$value"
     usage_error "fleet serve --interval $value" fleet serve --targets 127.0.0.1:1 --interval "$value"
