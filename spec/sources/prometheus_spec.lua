@@ -13,6 +13,11 @@ describe("gpuledger.sources.prometheus", function()
       assert.is_nil(window)
       assert.truthy(why:find("--since", 1, true))
     end
+    assert.equal("292y", prometheus.window("292y"))
+    for _, long in ipairs { "293y", "99999999999999999999999y", "9223372036855s" } do
+      assert.same({ nil, string.format("--since %q: longer than the longest window Prometheus takes, about 292 years", long) },
+        { prometheus.window(long) })
+    end
   end)
 
   it("queries: report's four, over the window, one per answer", function()

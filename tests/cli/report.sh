@@ -131,6 +131,10 @@ for since in "" 7 "7 days" "1d; drop" -1h 0d 1.5h 7D 1h30m; do
     run report --prometheus "$PROM/ok" --since "$since"
     expect_failure "--since \"$since\"" "--since" "e.g. 24h, 7d or 4w"
 done
+for since in 293y 99999999999999999999999y; do
+    run report --prometheus "$PROM/ok" --since "$since"
+    expect_failure "--since $since" "--since \"$since\": longer than the longest window Prometheus takes, about 292 years"
+done
 expect_eq "--since refused: no request sent" "$(requests plain)" "$before"
 
 run report

@@ -3,6 +3,7 @@
 -- the request path, and the answer turned into samples, one series at a
 -- time, or one clear error. Pure but for core's JSON scanner (json_array,
 -- json_element): the request itself is collect/prometheus.lua's.
+local clock = require "gpuledger.clock"
 local json = require "gpuledger.json"
 local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
@@ -14,11 +15,15 @@ M.QUERY_PATH = "/api/v1/query"
 local WINDOW_UNITS = { ms = true, s = true, m = true, h = true, d = true, w = true, y = true }
 
 -- Validates a --since window: a whole number above 0 and one unit of
--- ms, s, m, h, d, w, y (PromQL's own). Returns it, or nil and why.
+-- ms, s, m, h, d, w, y (PromQL's own), no longer than the longest duration
+-- Prometheus parses (Go's, about 292 years). Returns it, or nil and why.
 function M.window(since)
   local number, unit = tostring(since):match("^([1-9]%d*)(%a+)$")
   if not number or not WINDOW_UNITS[unit] then
     return nil, string.format("--since %q: want a whole number and one unit, e.g. 24h, 7d or 4w (units ms, s, m, h, d, w, y)", since)
+  end
+  if not clock.parse_duration(since, true) then
+    return nil, string.format("--since %q: longer than the longest window Prometheus takes, about 292 years", since)
   end
   return since
 end
