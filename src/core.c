@@ -80,6 +80,16 @@ static int core_getenv(lua_State *L)
     return 1;
 }
 
+/* core.env_is_set(name) → true when the variable NAMEd is set and not
+ * empty, else false: whether a request with token_env = name carries its
+ * token (core_http.c), told without the value ever entering Lua. */
+static int core_env_is_set(lua_State *L)
+{
+    const char *value = getenv(luaL_checkstring(L, 1));
+    lua_pushboolean(L, value && *value);
+    return 1;
+}
+
 /* core.terminal_columns() → the width in columns of the terminal standard
  * output is, or nil when standard output is not a terminal (a pipe, a
  * file). A terminal that does not say its width counts as 80 columns. */
@@ -124,6 +134,7 @@ static const luaL_Reg core_functions[] = {
     {"children_cpu_ms", core_children_cpu_ms},
     {"hostname", core_hostname},
     {"getenv", core_getenv},
+    {"env_is_set", core_env_is_set},
     {"terminal_columns", core_terminal_columns},
     {NULL, NULL},
 };
