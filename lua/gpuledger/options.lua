@@ -801,6 +801,7 @@ function M.config(opts, getenv, terminal_columns)
     podman = { enabled = asks_engines, endpoint = opts.podman }, -- auto, off or an address: collect decides
     nomad = {
       enabled = not opts["no-nomad"], address = opts["nomad-addr"], token_env = opts["nomad-token-env"],
+      token_named = opts.set["nomad-token-env"] == true,
       node_id = opts["nomad-node-id"], ca_cert = opts["nomad-ca-cert"], ca_path = opts["nomad-ca-path"],
       client_cert = opts["nomad-client-cert"], client_key = opts["nomad-client-key"],
       tls_server_name = opts["nomad-tls-server-name"],
@@ -823,12 +824,14 @@ function M.config(opts, getenv, terminal_columns)
       basic_auth_file = opts["fleet-basic-auth-file"] ~= "" and opts["fleet-basic-auth-file"] or nil,
       consul = {
         address = opts.consul, service = opts["consul-service"], token_env = opts["consul-token-env"],
+        token_named = opts.set["consul-token-env"] == true,
         ca_cert = opts["consul-ca-cert"], ca_path = opts["consul-ca-path"], client_cert = opts["consul-client-cert"],
         client_key = opts["consul-client-key"], tls_server_name = opts["consul-tls-server-name"],
       },
     },
     report = {
       prometheus = opts.command ~= "rules" and opts.prometheus or "", token_env = opts["prometheus-token-env"],
+      token_named = opts.set["prometheus-token-env"] == true,
       since = opts.since, timeout_ms = opts.set.timeout and math.ceil(opts.timeout * 1000) or nil,
       ca_cert = opts["prometheus-ca-cert"], ca_path = opts["prometheus-ca-path"],
       client_cert = opts["prometheus-client-cert"], client_key = opts["prometheus-client-key"],

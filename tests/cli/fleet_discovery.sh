@@ -90,8 +90,17 @@ expect_lua "a refused token: one pseudo-node consul with the 403" "$out" \
 expect_no_token "a refused token echoed in its 403" "$REFUSED" "$out$err"
 
 run fleet ls --json --consul "$PLAIN" --consul-token-env NO_SUCH_VARIABLE
-expect_lua "no token: Consul shows nothing, which is said, naming Consul's address" "$out" \
-    'return j.summary.nodes[1].node == "consul" and j.summary.nodes[1].error == "consul http://'"$PLAIN"': no passing instance of service \"gpuledger\""'
+expect_lua "no token: Consul shows nothing, which is said, naming Consul's address and the unset variable" "$out" \
+    'return j.summary.nodes[1].node == "consul" and j.summary.nodes[1].error == "consul http://'"$PLAIN"': no passing instance of service \"gpuledger\" (sent without a token: NO_SUCH_VARIABLE is not set)"'
+NO_SUCH_VARIABLE="" run fleet ls --json --consul "$PLAIN" --consul-token-env NO_SUCH_VARIABLE
+expect_lua "an empty token variable is said as an unset one" "$out" \
+    'return j.summary.nodes[1].error:find("(sent without a token: NO_SUCH_VARIABLE is not set)", 1, true) ~= nil'
+run fleet ls --json --consul "$PLAIN"
+expect_lua "CONSUL_HTTP_TOKEN unset by default: no note where Consul refused nothing" "$out" \
+    'return j.summary.nodes[1].error == "consul http://'"$PLAIN"': no passing instance of service \"gpuledger\""'
+run fleet check --json --consul "$PLAIN" --consul-token-env CONSUL_HTTP_TOKEN --exit-on error
+expect_lua "CONSUL_HTTP_TOKEN named by its flag: noted" "$out" \
+    'return j.findings[1].message:find("(sent without a token: CONSUL_HTTP_TOKEN is not set)", 1, true) ~= nil'
 
 run fleet ls --consul "127.0.0.1:$DEAD_PORT"
 expect_rc "Consul down: fleet ls still exits 0" 0

@@ -188,12 +188,19 @@ MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
 nomad_error "403 for an unknown token" 'm:find("403", 1, true) and m:find("agent:read", 1, true)'
 : >"$WORK/nomad.log"
 both --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
-nomad_error "403 without a token (variable unset)" 'm:find("agent:read", 1, true) and m:find("MY_TOKEN", 1, true)'
+nomad_error "403 without a token (variable unset)" \
+    'm:find("agent:read", 1, true) and m:sub(-44) == " (sent without a token: MY_TOKEN is not set)"'
 expect_not_in "variable unset: no X-Nomad-Token header" "$(cat "$WORK/nomad.log")" '"x_nomad_token_present": true'
 : >"$WORK/nomad.log"
 MY_TOKEN="" both --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
-nomad_error "403 without a token (variable empty)" 'm:find("agent:read", 1, true)'
+nomad_error "403 without a token (variable empty)" \
+    'm:find("agent:read", 1, true) and m:find("(sent without a token: MY_TOKEN is not set)", 1, true)'
 expect_not_in "variable empty: no X-Nomad-Token header" "$(cat "$WORK/nomad.log")" '"x_nomad_token_present": true'
+both --nomad-addr "$NOMAD"
+nomad_error "403 without a token (NOMAD_TOKEN, the default, unset)" \
+    'm:find("agent:read", 1, true) and m:find("(sent without a token: NOMAD_TOKEN is not set)", 1, true)'
+MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
+nomad_error "403 for a token that was sent: no note" 'm:find("agent:read", 1, true) and not m:find("sent without", 1, true)'
 MY_TOKEN=$NO_NODE_TOKEN both --nomad-addr "$NOMAD" --nomad-token-env MY_TOKEN
 nomad_error "403 on allocations" \
     'm:find("/v1/node/'"$NODE_ID"'/allocations", 1, true) and m:find("403", 1, true) and m:find("node:read", 1, true)'
@@ -342,6 +349,12 @@ refusing_port 127.0.0.1
 down_port=$REFUSING_PORT
 MY_TOKEN=$TOKEN both --nomad-addr "http://127.0.0.1:$down_port" --nomad-token-env MY_TOKEN
 nomad_error "Nomad down" 'm:find("http://127.0.0.1:'"$down_port"'", 1, true) and (m:find("refused", 1, true) or m:find("connect", 1, true))'
+both --nomad-addr "http://127.0.0.1:$down_port"
+nomad_error "Nomad down, NOMAD_TOKEN unset by default: no note, nothing was refused" \
+    '(m:find("refused", 1, true) or m:find("connect", 1, true)) and not m:find("sent without", 1, true)'
+both --nomad-addr "http://127.0.0.1:$down_port" --nomad-token-env MY_TOKEN
+nomad_error "Nomad down, MY_TOKEN named and unset: noted" \
+    '(m:find("refused", 1, true) or m:find("connect", 1, true)) and m:find("(sent without a token: MY_TOKEN is not set)", 1, true)'
 
 # --- TLS --------------------------------------------------------------------------------------
 CERTS=$WORK/certs

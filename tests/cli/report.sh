@@ -244,6 +244,9 @@ expect_failure "500,001 series, under the 64 MiB cap" \
 TOKEN=s3cret-prom-token-4c1d
 run report --prometheus "$PROM/auth"
 expect_failure "401 without a token" "HTTP 401" "Unauthorized" "--prometheus-token-env"
+expect_not_in "401 without a token, none named: no note" "$err" "sent without a token"
+run report --prometheus "$PROM/auth" --prometheus-token-env MY_TOKEN
+expect_failure "401, MY_TOKEN named and unset" "HTTP 401" "(sent without a token: MY_TOKEN is not set)"
 FAKE_TOKEN=$TOKEN run report --prometheus "$PROM/auth" --prometheus-token-env FAKE_TOKEN
 expect_failure "401 with the fake's token unset" "HTTP 401"
 stop_pid "$fake_pid"

@@ -35,19 +35,16 @@ local function from_nomad(core, fleet, nomad_config)
   end
   local path = string.format("/v1/service/%s?namespace=%s", consul.path_escape(service), consul.path_escape(namespace))
   local registrations, err, status = http.get_json(core, "nomad", endpoint, path, request)
-  if status == 403 then
-    err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs read-job on namespace %q",
-      err, nomad_config.token_env, namespace)
-  end
   if not registrations then
-    return failed("nomad", address, err)
+    return failed("nomad", address,
+      nomad.explain(core, err, status, nomad_config, string.format("read-job on namespace %q", namespace)))
   end
   local targets, wrong = nomad_parse.service_targets(registrations, address)
   if not targets then
-    return failed("nomad", address, wrong)
+    return failed("nomad", address, http.without_token(core, wrong, nomad_config))
   elseif #targets == 0 then
-    return failed("nomad", address,
-      string.format("nomad %s: no registration of service %q in namespace %q", address, service, namespace))
+    return failed("nomad", address, http.without_token(core,
+      string.format("nomad %s: no registration of service %q in namespace %q", address, service, namespace), nomad_config))
   end
   return targets
 end
@@ -68,15 +65,16 @@ local function from_consul(core, settings)
     token_header = "X-Consul-Token", token_env = settings.token_env,
   }
   local path = "/v1/health/service/" .. consul.path_escape(settings.service) .. "?passing=true"
-  local entries, err = http.get_json(core, "consul", { address = base, base = base }, path, request)
+  local entries, err, status = http.get_json(core, "consul", { address = base, base = base }, path, request)
   if not entries then
-    return failed("consul", base, err)
+    return failed("consul", base, http.without_token(core, err, settings, status))
   end
   local targets, wrong = consul.targets(entries, base)
   if not targets then
-    return failed("consul", base, wrong)
+    return failed("consul", base, http.without_token(core, wrong, settings))
   elseif #targets == 0 then
-    return failed("consul", base, string.format("consul %s: no passing instance of service %q", base, settings.service))
+    return failed("consul", base, http.without_token(core,
+      string.format("consul %s: no passing instance of service %q", base, settings.service), settings))
   end
   return targets
 end

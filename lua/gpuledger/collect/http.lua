@@ -82,6 +82,34 @@ end
 -- instead: a server that refuses credentials may echo them in any form.
 local REFUSED = { [401] = "Unauthorized", [403] = "Forbidden" }
 
+-- The name of the variable settings.token_env names when a request with it
+-- goes without a token (the variable is not set, or empty), else nil
+-- (it is set, or none is named). core.env_is_set tells, so that the
+-- token's value never enters Lua.
+function M.missing_token(core, settings)
+  local name = settings.token_env
+  if name ~= "" and not core.env_is_set(name) then
+    return name
+  end
+  return nil
+end
+
+-- The note that ends the message of a request sent without a token because
+-- the variable name is not set.
+function M.token_note(name)
+  return string.format(" (sent without a token: %s is not set)", name)
+end
+
+-- err, the error of a request whose token comes from the variable
+-- settings.token_env names, with M.token_note when it went without one
+-- and either the variable was named by its flag (settings.token_named) or
+-- the answer's status is a refusal (401, 403), which an unset default
+-- variable most likely explains.
+function M.without_token(core, err, settings, status)
+  local missing = (settings.token_named or REFUSED[status]) and M.missing_token(core, settings)
+  return missing and err .. M.token_note(missing) or err
+end
+
 -- Reads the result of a GET of shown_path from endpoint (core.http_get_many's
 -- {status, body, content_type} or {error}). Returns the status, body and
 -- content type (a 401's or 403's body is its reason phrase, never what the

@@ -29,8 +29,19 @@ function M.tls_options(config)
   }
 end
 
--- GETs path as JSON by deadline_ms (core.monotonic_ms), a 403 saying what
--- the token lacks.
+-- err, the error of a request to the Nomad of config that answered status,
+-- with what a 403 means the token lacks (capability: "node:read") and
+-- whether it went without one (http.without_token).
+function M.explain(core, err, status, config, capability)
+  if status == 403 then
+    err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
+      err, config.token_env, capability)
+  end
+  return http.without_token(core, err, config, status)
+end
+
+-- GETs path as JSON by deadline_ms (core.monotonic_ms), an error
+-- explained (M.explain).
 local function get(core, endpoint, path, request, capability, config, deadline_ms)
   local within, late = http.until_deadline(core, deadline_ms)
   if not within then
@@ -38,9 +49,8 @@ local function get(core, endpoint, path, request, capability, config, deadline_m
   end
   request.timeout_ms = within.timeout_ms
   local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
-  if status == 403 then
-    err = string.format("%s — the token in the variable named by --nomad-token-env (%s) needs %s",
-      err, config.token_env, capability)
+  if not value then
+    err = M.explain(core, err, status, config, capability)
   end
   return value, err
 end

@@ -15,16 +15,17 @@ M.MAX_BYTES = 64 * 1024 * 1024
 
 -- Asks one query and gives each sample of its answer to add(sample) as it
 -- is read (prometheus.read). Returns true, or nil and the message of
--- M.query.
-local function ask(core, endpoint, request, query, add)
+-- M.query (noting a request sent without its token: http.without_token).
+local function ask(core, config, endpoint, request, query, add)
   local status, body, content_type = http.get(core, "prometheus", endpoint, prometheus.query_path(query),
     request, prometheus.QUERY_PATH)
   if not status then
-    return nil, body
+    return nil, http.without_token(core, body, config)
   end
   local series, problem = prometheus.read(core, status, body, content_type, add)
   if not series then
-    return nil, string.format("prometheus %s: query %s: %s", endpoint.address, query, problem)
+    return nil, http.without_token(core,
+      string.format("prometheus %s: query %s: %s", endpoint.address, query, problem), config, status)
   end
   return true
 end
@@ -50,7 +51,7 @@ function M.query(core, config, window, add)
   }
   local queries = prometheus.queries(window)
   for _, name in ipairs(prometheus.ANSWERS) do
-    local asked, problem = ask(core, endpoint, request, queries[name], function(sample)
+    local asked, problem = ask(core, config, endpoint, request, queries[name], function(sample)
       add(name, sample)
     end)
     if not asked then
