@@ -21,6 +21,19 @@ local function failed(source, address, why)
   return { { node = source, url = address, error = why, discovery = true } }
 end
 
+-- The targets a discovery's answer listed (targets, or nil and wrong when
+-- the answer was no list), or the pseudo-node of source at address saying
+-- what was wrong, or that it listed none (none: that message), each noting
+-- a request sent without its token (http.without_token, settings).
+local function listed(core, source, address, settings, targets, wrong, none)
+  if not targets then
+    return failed(source, address, http.without_token(core, wrong, settings))
+  elseif #targets == 0 then
+    return failed(source, address, http.without_token(core, none, settings))
+  end
+  return targets
+end
+
 -- Nomad's registrations of the service in its namespace (config.fleet),
 -- through the agent config.nomad names.
 local function from_nomad(core, fleet, nomad_config)
@@ -40,13 +53,8 @@ local function from_nomad(core, fleet, nomad_config)
       nomad.explain(core, err, status, nomad_config, string.format("read-job on namespace %q", namespace)))
   end
   local targets, wrong = nomad_parse.service_targets(registrations, address)
-  if not targets then
-    return failed("nomad", address, http.without_token(core, wrong, nomad_config))
-  elseif #targets == 0 then
-    return failed("nomad", address, http.without_token(core,
-      string.format("nomad %s: no registration of service %q in namespace %q", address, service, namespace), nomad_config))
-  end
-  return targets
+  return listed(core, "nomad", address, nomad_config, targets, wrong,
+    string.format("nomad %s: no registration of service %q in namespace %q", address, service, namespace))
 end
 
 -- Consul's passing instances of the service (config.fleet.consul).
@@ -70,13 +78,8 @@ local function from_consul(core, settings)
     return failed("consul", base, http.without_token(core, err, settings, status))
   end
   local targets, wrong = consul.targets(entries, base)
-  if not targets then
-    return failed("consul", base, http.without_token(core, wrong, settings))
-  elseif #targets == 0 then
-    return failed("consul", base, http.without_token(core,
-      string.format("consul %s: no passing instance of service %q", base, settings.service), settings))
-  end
-  return targets
+  return listed(core, "consul", base, settings, targets, wrong,
+    string.format("consul %s: no passing instance of service %q", base, settings.service))
 end
 
 -- The targets {node, url} to read, or one {node, url, error} when the
