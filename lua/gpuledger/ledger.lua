@@ -21,13 +21,16 @@ local pid_key = source_list.pid_key
 M.SCHEMA = 1
 M.STATES = { "held", "reserved-idle", "unaccounted", "free" }
 
+local GPUS = {} -- (the key under which gpu_names keeps its GPUs)
+
 -- Every device id that names one of gpus, with the GPUs it names (a list,
 -- in the order of gpus): a GPU is named by "all", its uuid, its uuid
 -- without "GPU-", its index, and a prefix of its uuid of 8 characters or
 -- more. Built once per ledger, so that each list of ids is read once, not
--- once per GPU.
+-- once per GPU. A prefix is looked up when first asked (gpus_named), not
+-- written out for every length.
 function M.gpu_names(gpus)
-  local names = {}
+  local names = { [GPUS] = gpus }
   local function add(id, gpu)
     local named = names[id]
     if not named then
@@ -45,18 +48,34 @@ function M.gpu_names(gpus)
       add(gpu.uuid:sub(5), gpu)
     end
     add(tostring(gpu.index), gpu)
-    for length = 8, #gpu.uuid - 1 do
-      add(gpu.uuid:sub(1, length), gpu)
-    end
   end
   return names
 end
 
 local NONE = {} -- (never written)
 
--- The GPUs (a list) that one device id names (names: M.gpu_names).
+-- The GPUs (a list) that one device id names (names: M.gpu_names). An id
+-- no GPU is named by exactly is read as a prefix of their uuids, and what
+-- it names is kept in names for the next time it is asked.
 local function gpus_named(names, raw)
-  return names[text.trim(tostring(raw))] or NONE
+  local id = text.trim(tostring(raw))
+  local named = names[id]
+  if named then
+    return named
+  end
+  named = NONE
+  if #id >= 8 then
+    for _, gpu in ipairs(names[GPUS]) do
+      if #gpu.uuid > #id and gpu.uuid:sub(1, #id) == id then
+        if named == NONE then
+          named = {}
+        end
+        named[#named + 1] = gpu
+      end
+    end
+  end
+  names[id] = named
+  return named
 end
 
 -- The GPUs that one of the device ids names (names: M.gpu_names), as a set.
