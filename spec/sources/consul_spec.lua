@@ -38,11 +38,11 @@ describe("sources.consul", function()
       { node = "gpu-e", url = "http://gpu-e.node.dc1.consul.:1" },
     }, targets)
     assert.same({}, consul.targets(json.array(), BASE))
-    for _, wrong in ipairs { { "{}", "a JSON object" }, { '"gpu-a"', "a JSON string" }, { "42", "a JSON number" } } do
-      assert.same({ nil, "consul " .. BASE .. ": unexpected answer: the answer is " .. wrong[2]
-        .. ", want an array of service instances" }, { consul.targets(json.decode(wrong[1]), BASE) })
+    for _, wrong in ipairs { { "{}", "an object" }, { '"gpu-a"', "a string" }, { "42", "a number" }, { "true", "a boolean" } } do
+      assert.same({ nil, "consul " .. BASE .. ": unexpected answer: the answer is " .. wrong[2] .. ", want a list" },
+        { consul.targets(json.decode(wrong[1]), BASE) })
     end
-    assert.same({ nil, "nomad http://127.0.0.1:4646: unexpected answer: the answer is a JSON object, want an array of service registrations" },
+    assert.same({ nil, "nomad http://127.0.0.1:4646: unexpected answer: the answer is an object, want a list" },
       { nomad.service_targets(json.decode('{"Services":[]}'), "http://127.0.0.1:4646") })
   end)
 

@@ -119,7 +119,7 @@ if fake_start "$WORK/object.stderr" "$WORK/object.port" python3 "$FAKES/fake_nod
     OBJECT=127.0.0.1:$(cat "$WORK/object.port")
     run fleet ls --consul "$OBJECT"
     expect_in "a JSON object from Consul: the error names Consul, its address and the type" "$out" \
-        "consul: unreachable: consul http://$OBJECT: unexpected answer: the answer is a JSON object, want an array of service instances"
+        "consul: unreachable: consul http://$OBJECT: unexpected answer: the answer is an object, want a list"
     expect_not_in "a JSON object from Consul is not \"no passing instance\"" "$out" "no passing instance"
 else
     fail "fake Consul answering an object starts" "$(cat "$WORK/object.stderr")"

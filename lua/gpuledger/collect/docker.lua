@@ -63,7 +63,8 @@ function M.collect(core, engine, address, wanted)
   if list == nil then
     return { ok = false, endpoint = address, error = err }
   end
-  err = http.not_a_list(engine, endpoint, "/containers/json", list)
+  local listing = string.format("%s %s: GET /containers/json", engine, address) -- who answered the list
+  err = shape.not_a_list(listing, list)
   if err then
     return { ok = false, endpoint = address, error = err }
   end
@@ -83,7 +84,7 @@ function M.collect(core, engine, address, wanted)
   end
   local containers = inspect_all(core, engine, endpoint, ids, deadline_ms)
   for _, item_why in ipairs(whys) do
-    containers[#containers + 1] = { Error = shape.unexpected(string.format("%s %s: GET /containers/json", engine, address), item_why) }
+    containers[#containers + 1] = { Error = shape.unexpected(listing, item_why) }
   end
   return { ok = true, endpoint = address, containers = containers }
 end

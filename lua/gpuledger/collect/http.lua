@@ -3,7 +3,6 @@
 -- GET of a JSON answer through core.http_get, and errors that name the
 -- source, the address, the request and the cause.
 local json = require "gpuledger.json"
-local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
 local M = {}
@@ -140,18 +139,6 @@ function M.json_answer(source, endpoint, path, result)
     return nil, string.format("%s: the answer is not JSON: %s", prefix, why), status
   end
   return value, nil, status
-end
-
--- Why value, the decoded answer of source at endpoint to GET path, is not
--- the JSON array it should be ("<source> <address>: GET <path>: unexpected
--- answer: the answer is an object, want a list"), or nil when it is one.
-function M.not_a_list(source, endpoint, path, value)
-  if json.is_array(value) then
-    return nil
-  end
-  local what = type(value) == "table" and "an object" or shape.what_is(value, "null")
-  return shape.unexpected(string.format("%s %s: GET %s", source, endpoint.address, path),
-    string.format("the answer is %s, want a list", what))
 end
 
 -- One GET through core.http_get, as a result of core.http_get_many.

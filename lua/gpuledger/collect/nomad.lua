@@ -91,7 +91,7 @@ function M.collect(core, config, deadline_ms)
   if not allocations then
     return failed(err)
   end
-  local not_a_list = http.not_a_list("nomad", endpoint, path, allocations)
+  local not_a_list = shape.not_a_list(string.format("nomad %s: GET %s", address, path), allocations)
   if not_a_list then
     return failed(not_a_list)
   end

@@ -1,7 +1,6 @@
 -- Consul (docs/sources.md#consul-fleet-discovery): where the agent is, and the gpuledger nodes its
 -- health API lists as passing, from the decoded answer of
 -- /v1/health/service/<service>?passing=true. Pure.
-local json = require "gpuledger.json"
 local shape = require "gpuledger.sources.shape"
 local text = require "gpuledger.text"
 
@@ -149,26 +148,14 @@ function M.distinct(targets)
   return kept
 end
 
--- nil when answer (a decoded discovery answer from source, "consul
--- http://…") is a JSON array, else source's unexpected answer naming what
--- it is: "the answer is a JSON object, want an array of <what>".
-function M.not_a_list(answer, source, what)
-  if json.is_array(answer) then
-    return nil
-  end
-  local kind = (answer == nil or answer == json.NULL) and "JSON null"
-    or type(answer) == "table" and "a JSON object" or ("a JSON " .. type(answer))
-  return shape.unexpected(source, string.format("the answer is %s, want an array of %s", kind, what))
-end
-
 -- The targets {node, url} of a health answer read from the agent at base
 -- (M.distinct): the node is Node.Node, the host Service.Address or else
 -- Node.Address, the port Service.Port; an entry without a host or a port
 -- that is one is a target with its error (M.target). nil and why when the
--- answer is no array (M.not_a_list).
+-- answer is no array (shape.not_a_list).
 function M.targets(entries, base)
   local targets, from = {}, { source = "consul " .. base, address = base }
-  local wrong = M.not_a_list(entries, from.source, "service instances")
+  local wrong = shape.not_a_list(from.source, entries)
   if wrong then
     return nil, wrong
   end

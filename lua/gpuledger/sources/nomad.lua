@@ -117,10 +117,10 @@ end
 -- brackets), one per url, sorted by node (consul.distinct); a registration
 -- whose address is no host or port no port is a target with its error
 -- (consul.target); nil and why when the answer is no array
--- (consul.not_a_list).
+-- (shape.not_a_list).
 function M.service_targets(registrations, address)
   local targets, from = {}, { source = "nomad " .. address, address = address }
-  local wrong = consul.not_a_list(registrations, from.source, "service registrations")
+  local wrong = shape.not_a_list(from.source, registrations)
   if wrong then
     return nil, wrong
   end

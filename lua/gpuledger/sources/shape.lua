@@ -10,6 +10,7 @@
 -- be there) or a table of field → shape (an object with those fields).
 -- Other fields may be absent.
 local cjson = require "cjson"
+local json = require "gpuledger.json"
 local walk = require "gpuledger.shape_check" -- the walk, in C (src/shape_check.c)
 
 local M = {}
@@ -73,6 +74,19 @@ function M.what_is(value, absent)
     return absent
   end
   return "a " .. type(value)
+end
+
+-- nil when value, the decoded answer of source (who answered, as its
+-- errors begin: "consul http://…", "nomad http://…: GET /v1/…"), is a JSON
+-- array, else source's unexpected answer naming what it is, as the checks
+-- do: "<source>: unexpected answer: the answer is an object, want a list"
+-- (or a string, a number, a boolean, null).
+function M.not_a_list(source, value)
+  if json.is_array(value) then
+    return nil
+  end
+  local what = type(value) == "table" and "an object" or M.what_is(value, "null")
+  return M.unexpected(source, string.format("the answer is %s, want a list", what))
 end
 
 -- The items of a list (one that has the shape {list = "any"}: a JSON array
