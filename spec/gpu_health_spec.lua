@@ -101,17 +101,17 @@ describe("gpu_health", function()
   it("passes on each failed source's error", function()
     local _, errors = read_texts {
       health = { ok = false, error = "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s" },
-      kernel_log = { ok = false, error = "kernel log: …" },
+      kernel_log = { ok = false, error = "kernel_log journalctl -k: …" },
       nomad_devices = { ok = false, error = "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" },
     }
-    assert.same({ "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s", "kernel log: …",
+    assert.same({ "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s", "kernel_log journalctl -k: …",
       "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" }, errors)
   end)
 
   it("says which source each error is of, and which GPU an unreadable health cell is of", function()
     local _, _, errors = read_texts {
       health = { ok = false, error = "nvidia-smi help-query-gpu: nvidia-smi: timed out after 10s" },
-      kernel_log = { ok = false, error = "kernel log: …" },
+      kernel_log = { ok = false, error = "kernel_log journalctl -k: …" },
       nomad_devices = { ok = false, error = "nomad http://127.0.0.1:4646: GET /v1/node/x: 403" },
     }
     assert.same({ "health", "kernel_log", "nomad_devices" }, { errors[1].source, errors[2].source, errors[3].source })

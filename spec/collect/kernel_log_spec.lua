@@ -79,7 +79,7 @@ describe("collect.kernel_log", function()
       files = { ["/proc/sys/kernel/dmesg_restrict"] = "1\n" } }
     local source = collect_kernel_log.collect(fake, "auto", "/proc", NOW)
     assert.is_false(source.ok)
-    assert.equal("kernel log: journalctl -k: exit status 1: No journal files were opened due to insufficient permissions.; "
+    assert.equal("kernel_log journalctl -k: exit status 1: No journal files were opened due to insufficient permissions.; "
       .. "/dev/kmsg: Operation not permitted; /var/log/kern.log: No such file or directory — "
       .. "add gpuledger's user to the systemd-journal group, or grant it CAP_SYSLOG (kernel.dmesg_restrict is 1)", source.error)
   end)
@@ -88,7 +88,7 @@ describe("collect.kernel_log", function()
     local fake = log_core { journal = "", kmsg = "4,1,1,-;NVRM: Xid (PCI:0000:3b:00): 79, x\n" }
     local source = collect_kernel_log.collect(fake, "journal", "/proc", NOW)
     assert.is_false(source.ok)
-    assert.matches("^kernel log: journalctl %-k: no kernel messages of this boot", source.error)
+    assert.matches("^kernel_log journalctl %-k: no kernel messages of this boot", source.error)
   end)
 
   it("a FILE is read as log lines, or as journal JSON; unreadable, it names the file", function()
@@ -98,7 +98,7 @@ describe("collect.kernel_log", function()
     assert.equal(21, #source.records) -- 22 lines, of which the third Xid 119 of one process repeats the second
     source = collect_kernel_log.collect(H.core, "/nonexistent/kern.log", "/nonexistent", NOW)
     assert.same({ ok = false, via = "file", path = "/nonexistent/kern.log",
-      error = "kernel log: /nonexistent/kern.log: No such file or directory" }, source)
+      error = "kernel_log /nonexistent/kern.log: No such file or directory" }, source)
   end)
 end)
 
@@ -325,7 +325,7 @@ describe("collect.kernel_log read again and again (serve)", function()
       append(dmesg_lines(11, 20))
       local source = collect_kernel_log.collect(file_core, path, "/nonexistent", NOW, kept)
       collect_kernel_log.MAX_BYTES = max
-      assert.same({ false, "kernel log: " .. path .. ": longer than 600 bytes" }, { source.ok, source.error })
+      assert.same({ false, "kernel_log " .. path .. ": longer than 600 bytes" }, { source.ok, source.error })
       check_against_full(kept)
     end)
   end)

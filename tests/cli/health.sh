@@ -70,7 +70,7 @@ expect_rc "--no-health: no health query, no error" 0
 # --- the kernel log: unreadable FILE, journal, kmsg ---------------------------------
 smi "$H100" check --json --kernel-log "$WORK/none/kern.log"
 expect_lua "an unreadable FILE: source-unavailable naming it" "$out" \
-    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message == "kernel log: '"$WORK"'/none/kern.log: No such file or directory" then return true end end; return false'
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message == "kernel_log '"$WORK"'/none/kern.log: No such file or directory" then return true end end; return false'
 smi "$H100" check --kernel-log "$WORK/none/kern.log" --exit-on error
 expect_rc "an unreadable FILE: check --exit-on error exits 3" 3
 
@@ -81,7 +81,7 @@ expect_lua "journal: the GPU that fell off the bus at 0000:05:00 is reported, th
     'for _, f in ipairs(j.findings) do if f.code == "gpu-lost" and f.gpu == "gpu? 00000000:05:00.0" then return true end end; return false'
 PATH=$FAKES:$PATH smi "$OLD" check --json --kernel-log journal
 expect_lua "journal with no kernel record (only the caller's own journal): ERROR naming what to grant" "$out" \
-    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^kernel log: journalctl %-k: no kernel messages of this boot") and f.message:find("systemd-journal group, or grant it CAP_SYSLOG", 1, true) then return true end end; return false'
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^kernel_log journalctl %-k: no kernel messages of this boot") and f.message:find("systemd-journal group, or grant it CAP_SYSLOG", 1, true) then return true end end; return false'
 PATH=$FAKES:$PATH FAKE_JOURNAL_EXIT=1 FAKE_JOURNAL_STDERR="No journal files were opened due to insufficient permissions." \
     smi "$OLD" check --json --kernel-log journal
 expect_lua "journal refused: its words in the ERROR" "$out" \
@@ -106,7 +106,7 @@ expect_lua "journal with a 60 MB line: the Xid 48 around it still read" "$out" \
 head -c 4096 /dev/urandom | tr -d '{' >"$WORK/journal-random"
 PATH=$FAKES:$PATH FAKE_JOURNAL=$WORK/journal-random smi "$OLD" check --json --kernel-log journal
 expect_lua "journal of random bytes: says they are no JSON records" "$out" \
-    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^kernel log: journalctl %-k: answered %d+ bytes that are not JSON records") and not f.message:find("not readable by this user", 1, true) then return true end end; return false'
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.message:find("^kernel_log journalctl %-k: answered %d+ bytes that are not JSON records") and not f.message:find("not readable by this user", 1, true) then return true end end; return false'
 
 # This machine's own buffer through /dev/kmsg: read without blocking, or
 # refused with the grant named. Either way gpuledger ends promptly.

@@ -169,7 +169,9 @@ end
 -- else {ok=true, via, records, dropped?, oversized?} (records: [{text, at?,
 -- repeated?}], NVRM lines only, bounded as sources/kernel_log.lua says;
 -- dropped: how many lines did not fit, when any; oversized: how many were
--- too long to be read, when any) or {ok=false, via, error}.
+-- too long to be read, when any) or {ok=false, via, error} (error: each
+-- log tried and why it could not be read, "kernel_log <log>: <cause>; …",
+-- as the source's other errors name it: sources/kernel_log.lua).
 function M.collect(core, mode, proc_root, now, kept)
   if mode == "off" then
     return nil
@@ -194,7 +196,7 @@ function M.collect(core, mode, proc_root, now, kept)
     reasons[#reasons + 1] = records
   end
   kept.via, kept.state = nil, nil
-  local error = "kernel log: " .. table.concat(reasons, "; ")
+  local error = "kernel_log " .. table.concat(reasons, "; ")
   if mode ~= "journal" and mode ~= "auto" and mode ~= "kmsg" then
     return { ok = false, via = "file", path = mode, error = error }
   end
