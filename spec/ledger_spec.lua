@@ -631,6 +631,29 @@ describe("gpuledger.ledger", function()
           asked)
       end)
 
+      it("keeps what was asked in the error of a replayed source of the wrong shape, or failed without its error", function()
+        local snap = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
+        snap.sources.docker.ok = nil
+        snap.sources.nomad_devices.ok = false
+        snap.sources.mig.enabled = 5
+        snap.sources.kernel_log = { ok = true, via = "file", path = "/var/log/gpu.log", records = {}, dropped = "x" }
+        snap.sources.proc = { ok = true, root = 7, pids = {} }
+        local asked = {}
+        for _, err in ipairs(ledger.build(snap).sourceErrors) do
+          asked[err.source] = { err.asked or "(none)", err.message }
+        end
+        assert.same({
+          docker = { "unix:///var/run/docker.sock",
+            "docker unix:///var/run/docker.sock: unexpected answer: docker.ok is missing, want a boolean" },
+          nomad_devices = { "http://127.0.0.1:4646",
+            "nomad http://127.0.0.1:4646: nomad_devices failed, and the snapshot does not say why" },
+          mig = { "nvidia-smi", "nvidia-smi mig: nvidia-smi: unexpected answer: mig.enabled is a number, want a list" },
+          kernel_log = { "/var/log/gpu.log",
+            "kernel_log /var/log/gpu.log: unexpected answer: kernel_log.dropped is a string, want a number" },
+          proc = { "(none)", "proc (the snapshot names no root): unexpected answer: proc.root is a number, want a string" },
+        }, asked)
+      end)
+
       it("no errors is no errors field", function()
         assert.is_nil(ledger.build(fixture()).errors)
         assert.is_nil(render_json.ledger(ledger.build(fixture())):find('"errors"', 1, true))

@@ -183,6 +183,33 @@ end
 -- judge gives each GPU its healthVerdict from the health rules' findings).
 M.DERIVED = { verdict = true, healthVerdict = true }
 
+-- The fields of a source that say where it was asked, as sourceErrors'
+-- asked gives the first it has: an engine's endpoint, Nomad's address,
+-- nvidia-smi's binary, the kernel log's file, /proc's root.
+local ORIGINS = { "endpoint", "address", "binary", "path", "root" }
+
+-- A failed source with error in place of source (what the snapshot keeps
+-- of it, an object or not), keeping those of its ORIGINS that are text,
+-- so that its error's entry still says where it was asked.
+local function failed_source(source, error)
+  local kept = { ok = false, error = error }
+  for _, field in ipairs(ORIGINS) do
+    kept[field] = type(source) == "table" and type(source[field]) == "string" and source[field] or nil
+  end
+  return kept
+end
+
+-- Where a source of the snapshot (one of checked_sources') was asked: the
+-- first of its ORIGINS it has, or nil.
+local function asked_at(source)
+  for _, field in ipairs(ORIGINS) do
+    if source[field] then
+      return source[field]
+    end
+  end
+  return nil
+end
+
 -- The snapshot's sources, each of the wrong shape replaced by a failed
 -- source whose error names who answered it (source_list.asked) and the
 -- field (a failed one without its error, by one that says so).
@@ -191,10 +218,10 @@ local function checked_sources(sources)
   for name, source in pairs(sources) do
     local why = source_list.SHAPES[name] and shape.check(source, source_list.SHAPES[name], name)
     if why then
-      checked[name] = { ok = false, error = shape.unexpected(source_list.asked(name, source), why) }
+      checked[name] = failed_source(source, shape.unexpected(source_list.asked(name, source), why))
     elseif source.ok == false and source.error == nil then -- a replay that lost the cause
-      checked[name] = { ok = false,
-        error = string.format("%s: %s failed, and the snapshot does not say why", source_list.asked(name, source), name) }
+      checked[name] = failed_source(source,
+        string.format("%s: %s failed, and the snapshot does not say why", source_list.asked(name, source), name))
     else
       checked[name] = source
     end
@@ -536,9 +563,7 @@ function M.build(snapshot, catalogue)
   local function add_error(name, message, fields)
     if message and not said[message] then
       said[message] = true
-      local source = sources[name] or {}
-      local err = { source = name, asked = source.endpoint or source.address or source.binary or source.path or source.root,
-        message = message }
+      local err = { source = name, asked = asked_at(sources[name] or {}), message = message }
       for key, value in pairs(fields or {}) do
         err[key] = value
       end
