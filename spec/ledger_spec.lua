@@ -654,6 +654,15 @@ describe("gpuledger.ledger", function()
         }, asked)
       end)
 
+      it("leaves out a source it does not know, whatever it holds (a later version's, replayed)", function()
+        local plain = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
+        local later = json.decode(json.encode(require("gpuledger.snapshot").demo(H.core)))
+        later.sources.rdma = 5
+        later.sources.nvlink = { ok = false }
+        later.sources.fans = json.null
+        assert.same(render_json.ledger(ledger.build(plain)), render_json.ledger(ledger.build(later)))
+      end)
+
       it("no errors is no errors field", function()
         assert.is_nil(ledger.build(fixture()).errors)
         assert.is_nil(render_json.ledger(ledger.build(fixture())):find('"errors"', 1, true))

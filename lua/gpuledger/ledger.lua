@@ -212,18 +212,23 @@ end
 
 -- The snapshot's sources, each of the wrong shape replaced by a failed
 -- source whose error names who answered it (source_list.asked) and the
--- field (a failed one without its error, by one that says so).
+-- field (a failed one without its error, by one that says so). A source
+-- this version does not know (a later one's, in a replayed snapshot) is
+-- left out, whatever it holds.
 local function checked_sources(sources)
   local checked = {}
-  for name, source in pairs(sources) do
-    local why = source_list.SHAPES[name] and shape.check(source, source_list.SHAPES[name], name)
-    if why then
-      checked[name] = failed_source(source, shape.unexpected(source_list.asked(name, source), why))
-    elseif source.ok == false and source.error == nil then -- a replay that lost the cause
-      checked[name] = failed_source(source,
-        string.format("%s: %s failed, and the snapshot does not say why", source_list.asked(name, source), name))
-    else
-      checked[name] = source
+  for _, name in ipairs(source_list.NAMES) do
+    local source = sources[name]
+    if source ~= nil then
+      local why = shape.check(source, source_list.SHAPES[name], name)
+      if why then
+        checked[name] = failed_source(source, shape.unexpected(source_list.asked(name, source), why))
+      elseif source.ok == false and source.error == nil then -- a replay that lost the cause
+        checked[name] = failed_source(source,
+          string.format("%s: %s failed, and the snapshot does not say why", source_list.asked(name, source), name))
+      else
+        checked[name] = source
+      end
     end
   end
   return checked
