@@ -254,6 +254,18 @@ describe("sources.shape", function()
     assert.equal("null", shape.what_is(cjson.null, "null"))
   end)
 
+  it("names an answer that is no list, or no object, by what it is", function()
+    local source = "nomad http://127.0.0.1:4646: GET /v1/agent/self"
+    assert.is_nil(shape.not_a_list(source, json.decode("[]")))
+    assert.equal(source .. ": unexpected answer: the answer is an object, want a list", shape.not_a_list(source, { a = 1 }))
+    assert.equal(source .. ": unexpected answer: the answer is a boolean, want a list", shape.not_a_list(source, false))
+    assert.is_nil(shape.not_an_object(source, json.decode("{}")))
+    assert.equal(source .. ": unexpected answer: the answer is a list, want an object",
+      shape.not_an_object(source, json.decode("[1]")))
+    assert.equal(source .. ": unexpected answer: the answer is a boolean, want an object", shape.not_an_object(source, false))
+    assert.equal(source .. ": unexpected answer: the answer is a number, want an object", shape.not_an_object(source, 5))
+  end)
+
   it("takes a list of anything, but not an object, for a list of any", function()
     assert.is_nil(shape.check({ 1, "x", { y = 1 } }, { list = "any" }, "records"))
     assert.equal("records is an object, want a list", shape.check({ x = 1 }, { list = "any" }, "records"))

@@ -125,6 +125,22 @@ else
     fail "fake Consul answering an object starts" "$(cat "$WORK/object.stderr")"
 fi
 
+# A bare false from Consul or from Nomad's service list: the type said, not
+# a failure without a cause (the answer is JSON, and false).
+printf 'false' >"$WORK/false.json"
+if fake_start "$WORK/false.stderr" "$WORK/false.port" python3 "$FAKES/fake_node.py" --mode file \
+    --file "$WORK/false.json" --port-file "$WORK/false.port" --max-seconds 120; then
+    FALSE=127.0.0.1:$(cat "$WORK/false.port")
+    run fleet ls --consul "$FALSE"
+    expect_in "false from Consul: the error names Consul, its address and the type" "$out" \
+        "consul: unreachable: consul http://$FALSE: unexpected answer: the answer is a boolean, want a list"
+    run fleet ls --json --nomad-service gpuledger --nomad-addr "http://$FALSE"
+    expect_lua "false from Nomad's services: the error names Nomad, its address and the type" "$out" \
+        'return j.summary.nodes[1].error == "nomad http://'"$FALSE"': unexpected answer: the answer is a boolean, want a list"'
+else
+    fail "fake Consul answering false starts" "$(cat "$WORK/false.stderr")"
+fi
+
 # HTTPS with a client certificate, flags and the Consul CLI's variables.
 MY_CONSUL=$SECRET run fleet ls --json --consul "https://$TLS" --consul-token-env MY_CONSUL \
     --consul-ca-cert "$WORK/certs/ca.pem" --consul-client-cert "$WORK/certs/client.pem" --consul-client-key "$WORK/certs/client.key"

@@ -241,6 +241,30 @@ MY_TOKEN=$TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-e
 nomad_error "allocations as an object" \
     'm == "nomad http://127.0.0.1:'"$nomad_port"': GET /v1/node/'"$NODE_ID"'/allocations: unexpected answer: the answer is an object, want a list"'
 
+# JSON of another type where an object or a list belongs (false, a number, a
+# list, a string) is Nomad's error naming the request and the type, never a
+# Lua error or "does not say why".
+wrong_type() { # NAME FAULT_ENDPOINT BODY
+    variant "$1" '{"faults": {"'"$2"'": {"status": 200, "content_type": "application/json", "body": "'"$3"'"}}}'
+    nomad_up "$WORK/$1.json"
+}
+for case in 'false|a boolean' '5|a number' '[]|a list' '\"up\"|a string'; do
+    body=${case%%|*} what=${case#*|}
+    wrong_type self-wrong agent_self "$body"
+    MY_TOKEN=$TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+    nomad_error "agent/self answering $what" \
+        'm == "nomad http://127.0.0.1:'"$nomad_port"': GET /v1/agent/self: unexpected answer: the answer is '"$what"', want an object"'
+done
+wrong_type allocs-false allocations false
+MY_TOKEN=$TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+nomad_error "allocations answering false" \
+    'm == "nomad http://127.0.0.1:'"$nomad_port"': GET /v1/node/'"$NODE_ID"'/allocations: unexpected answer: the answer is a boolean, want a list"'
+wrong_type node-false node false
+MY_TOKEN=$TOKEN gl ls --json --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+expect_rc "the node answering false: ls exits 0" 0
+expect_lua "the node answering false: nomad_devices failed, naming the request and the type" "$out" \
+    'return j.sources.nomad_devices == "failed" and j.sources.nomad == "read" and #j.errors == 1 and j.errors[1] == "nomad http://127.0.0.1:'"$nomad_port"': GET /v1/node/'"$NODE_ID"': unexpected answer: the answer is a boolean, want an object"'
+
 variant acl-not-found '{"unknown_token_body": "ACL token not found"}'
 nomad_up "$WORK/acl-not-found.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN

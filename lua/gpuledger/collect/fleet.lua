@@ -48,7 +48,7 @@ local function from_nomad(core, fleet, nomad_config)
   end
   local path = string.format("/v1/service/%s?namespace=%s", consul.path_escape(service), consul.path_escape(namespace))
   local registrations, err, status = http.get_json(core, "nomad", endpoint, path, request)
-  if not registrations then
+  if err then
     return failed("nomad", address,
       nomad.explain(core, err, status, nomad_config, string.format("read-job on namespace %q", namespace)))
   end
@@ -74,7 +74,7 @@ local function from_consul(core, settings)
   }
   local path = "/v1/health/service/" .. consul.path_escape(settings.service) .. "?passing=true"
   local entries, err, status = http.get_json(core, "consul", { address = base, base = base }, path, request)
-  if not entries then
+  if err then
     return failed("consul", base, http.without_token(core, err, settings, status))
   end
   local targets, wrong = consul.targets(entries, base)

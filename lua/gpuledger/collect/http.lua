@@ -122,8 +122,9 @@ function M.answer(source, endpoint, shown_path, result)
 end
 
 -- Reads the result of a GET of path as JSON, as M.answer. Returns the
--- value, or nil, a message "<source> <address>: GET <path>: <cause>" and
--- the HTTP status (if one came).
+-- value (any JSON value but null: false too, so a caller tells a failure
+-- by the message), or nil, a message "<source> <address>: GET <path>:
+-- <cause>" and the HTTP status (if one came).
 function M.json_answer(source, endpoint, path, result)
   local status, body = M.answer(source, endpoint, path, result)
   if not status then

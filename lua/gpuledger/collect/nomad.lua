@@ -40,7 +40,8 @@ function M.explain(core, err, status, config, capability)
   return http.without_token(core, err, config, status)
 end
 
--- GETs path as JSON by deadline_ms (core.monotonic_ms), an error
+-- GETs path as JSON by deadline_ms (core.monotonic_ms): the decoded
+-- answer (any JSON value, false too) and nil, or nil and the error
 -- explained (M.explain).
 local function get(core, endpoint, path, request, capability, config, deadline_ms)
   local within, late = http.until_deadline(core, deadline_ms)
@@ -49,7 +50,7 @@ local function get(core, endpoint, path, request, capability, config, deadline_m
   end
   request.timeout_ms = within.timeout_ms
   local value, err, status = http.get_json(core, "nomad", endpoint, path, request)
-  if not value then
+  if err then
     err = M.explain(core, err, status, config, capability)
   end
   return value, err
@@ -77,7 +78,8 @@ function M.collect(core, config, deadline_ms)
   local node_id = config.node_id
   if node_id == "" then
     local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, config, deadline_ms)
-    if not self then
+    err = err or shape.not_an_object(string.format("nomad %s: GET /v1/agent/self", address), self)
+    if err then
       return failed(err)
     end
     local client = type(self.stats) == "table" and self.stats.client
@@ -88,12 +90,9 @@ function M.collect(core, config, deadline_ms)
   end
   local path = "/v1/node/" .. node_id .. "/allocations"
   local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, config, deadline_ms)
-  if not allocations then
+  err = err or shape.not_a_list(string.format("nomad %s: GET %s", address, path), allocations)
+  if err then
     return failed(err)
-  end
-  local not_a_list = shape.not_a_list(string.format("nomad %s: GET %s", address, path), allocations)
-  if not_a_list then
-    return failed(not_a_list)
   end
   -- each in its place, one that is no object (a null too) as it came, for
   -- the ledger to name (sources/nomad.lua): the others stand
@@ -116,7 +115,8 @@ function M.collect_devices(core, config, node_id, deadline_ms)
   local endpoint = assert(http.endpoint(address))
   local path = "/v1/node/" .. node_id
   local node, err = get(core, endpoint, path, request, CAPABILITY.node, config, deadline_ms)
-  if not node then
+  err = err or shape.not_an_object(string.format("nomad %s: GET %s", address, path), node)
+  if err then
     return { ok = false, address = address, error = err }
   end
   local devices, why = nomad_node.reduce(node)

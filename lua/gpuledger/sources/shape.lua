@@ -89,6 +89,18 @@ function M.not_a_list(source, value)
   return M.unexpected(source, string.format("the answer is %s, want a list", what))
 end
 
+-- nil when value, the decoded answer of source (as M.not_a_list's), is a
+-- JSON object, else source's unexpected answer naming what it is: "<source>:
+-- unexpected answer: the answer is a list, want an object" (or a string, a
+-- number, a boolean, null).
+function M.not_an_object(source, value)
+  if type(value) == "table" and not json.is_array(value) then
+    return nil
+  end
+  local what = type(value) == "table" and "a list" or M.what_is(value, "null")
+  return M.unexpected(source, string.format("the answer is %s, want an object", what))
+end
+
 -- The items of a list (one that has the shape {list = "any"}: a JSON array
 -- as decoded, its nulls holes in it) that have item_shape, and why each
 -- other one does not ("<path>[i]…", a null too), so that one bad record
