@@ -126,9 +126,12 @@ return {
             mig = unit.mig,
             tenant = tenant,
             message = string.format(
-              "Nomad did not return allocation %s of %s%s: the token needs read-job on namespace %s — whether this GPU is reserved for it cannot be told",
+              "Nomad did not return allocation %s of %s%s: %s read-job on namespace %s — whether this GPU is reserved for it cannot be told",
               gl.alloc8(tenant.allocId), gl.who(tenant),
               tenant.containerId and string.format(" (container %s)", tenant.container or "") or "",
+              ledger.nomadTokenUnset
+                and string.format("it was asked without a token (%s is not set); one needs", ledger.nomadTokenUnset)
+                or "the token needs",
               gl.quoted_namespace(tenant.namespace)),
           }
         end

@@ -552,8 +552,10 @@ end
 
 -- Builds the ledger of a snapshot, the Xid catalogue
 -- (rules/xid_catalogue.lua) grading its Xid events. Returns
--- {schema, node, at, entries, nomadRead, processesRead, nvidiaInstalled?,
--- errors?, sourceErrors?, sources} (nvidiaInstalled false only: this node
+-- {schema, node, at, entries, nomadRead, nomadTokenUnset?, processesRead,
+-- nvidiaInstalled?, errors?, sourceErrors?, sources} (nomadTokenUnset the
+-- token variable's name when Nomad was read without a token;
+-- nvidiaInstalled false only: this node
 -- has no nvidia-smi; errors the text of each source error, sourceErrors the
 -- same errors with their fields {source, asked?, containerId?, gpu?,
 -- message}, docs/json.md),
@@ -679,6 +681,7 @@ function M.build(snapshot, catalogue)
     entries = entries,
     driverVersion = context.driverVersion, cudaVersion = context.cudaVersion, nomadNode = context.nomadNode,
     nomadRead = visible ~= nil,
+    nomadTokenUnset = visible ~= nil and sources.nomad.token_unset or nil,
     processesRead = apps ~= nil and apps.error == nil,
     errors = #errors > 0 and json.array() or nil,
     sourceErrors = #errors > 0 and json.array(text.cut_strings(errors, text.ERROR_MAX)) or nil,

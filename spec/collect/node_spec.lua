@@ -41,6 +41,7 @@ local function fake_core(overrides)
   end
   function fake.stat() return nil, "no such file" end
   function fake.getenv() return nil end
+  function fake.env_is_set() return false end
   for k, v in pairs(overrides or {}) do
     fake[k] = v
   end

@@ -10,6 +10,7 @@ local function agent_core(step, bodies)
   local fake = { asked = {}, now = 0 }
   function fake.monotonic_ms() return fake.now end
   function fake.getenv() return nil end
+  function fake.env_is_set() return false end
   function fake.http_get(url, request)
     fake.now = fake.now + step
     fake.asked[#fake.asked + 1] = { path = url:match("^http://[^/]+(.*)$"), timeout_ms = request.timeout_ms }

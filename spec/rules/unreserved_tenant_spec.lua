@@ -35,6 +35,14 @@ describe("unreserved-tenant and source-unavailable (Nomad verdicts)", function()
     assert.same({}, H.with_code(found, "unreserved-tenant"))
   end)
 
+  it("a hidden allocation of a Nomad asked without a token says which variable is not set", function()
+    local f = one("source-unavailable",
+      { gpu { tenants = { worker { allocVisible = false } } } }, nil, nil, { nomadTokenUnset = "MY_TOKEN" })
+    contains('it was asked without a token (MY_TOKEN is not set); one needs read-job on namespace "video"', f.message)
+    f = one("source-unavailable", { gpu { tenants = { worker { allocVisible = false } } } })
+    contains('the token needs read-job on namespace "video"', f.message)
+  end)
+
   it("an empty namespace reads as 'its namespace'", function()
     local f = one("source-unavailable", { gpu { tenants = { worker { allocVisible = false, namespace = false } } } })
     contains("read-job on namespace its namespace", f.message)

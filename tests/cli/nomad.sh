@@ -265,6 +265,20 @@ expect_rc "the node answering false: ls exits 0" 0
 expect_lua "the node answering false: nomad_devices failed, naming the request and the type" "$out" \
     'return j.sources.nomad_devices == "failed" and j.sources.nomad == "read" and #j.errors == 1 and j.errors[1] == "nomad http://127.0.0.1:'"$nomad_port"': GET /v1/node/'"$NODE_ID"': unexpected answer: the answer is a boolean, want an object"'
 
+# Asked without a token (its variable unset), Nomad's anonymous policy hides
+# the escaped task's allocation: the finding says the variable is not set.
+variant anonymous-reads '{"anonymous": {"agent:read": true, "node:read": true, "read_job": ["ml"]}}'
+nomad_up "$WORK/anonymous-reads.json"
+gl check --json --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env UNSET_NOMAD_TOKEN
+expect_rc "a hidden allocation, no token: check exits 0" 0
+expect_lua "a hidden allocation, no token: the finding names the unset variable" "$out" \
+    'for _, f in ipairs(j.findings) do if f.code == "source-unavailable" and f.gpu then return f.message:find("it was asked without a token (UNSET_NOMAD_TOKEN is not set); one needs read-job on namespace \"default\"", 1, true) ~= nil end end return false'
+gl ls --json --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env UNSET_NOMAD_TOKEN
+expect_lua "a hidden allocation, no token: the ledger says which variable was not set" "$out" \
+    'return j.nomadRead == true and j.nomadTokenUnset == "UNSET_NOMAD_TOKEN" and j.entries[4].tenants[1].allocVisible == false'
+MY_TOKEN=$TOKEN gl ls --json --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN
+expect_lua "with a token: no nomadTokenUnset" "$out" 'return j.nomadRead == true and j.nomadTokenUnset == nil'
+
 variant acl-not-found '{"unknown_token_body": "ACL token not found"}'
 nomad_up "$WORK/acl-not-found.json"
 MY_TOKEN=$UNKNOWN_TOKEN both --nomad-addr "http://127.0.0.1:$nomad_port" --nomad-token-env MY_TOKEN

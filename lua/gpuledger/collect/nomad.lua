@@ -60,8 +60,10 @@ end
 -- (its id from /v1/agent/self unless node_id is given), by deadline_ms
 -- (core.monotonic_ms; collect/node.lua sets it M.DEADLINE_MS from the
 -- start, for this and collect_devices together). Returns the
--- snapshot source {ok=true, address, node_id, allocations} (each allocation
--- reduced) or {ok=false, address, error}.
+-- snapshot source {ok=true, address, node_id, allocations, token_unset?}
+-- (each allocation reduced; token_unset the name of the token variable
+-- when it is not set, so that Nomad was asked without a token) or
+-- {ok=false, address, error}.
 function M.collect(core, config, deadline_ms)
   local address = config.address
   local function failed(why)
@@ -101,7 +103,10 @@ function M.collect(core, config, deadline_ms)
     local alloc = allocations[i]
     reduced[i] = type(alloc) == "table" and parse.reduce(alloc) or shape.kept_item(alloc)
   end
-  return { ok = true, address = address, node_id = node_id, allocations = reduced }
+  return {
+    ok = true, address = address, node_id = node_id, allocations = reduced,
+    token_unset = http.missing_token(core, config),
+  }
 end
 
 -- Reads the GPU devices of node node_id as Nomad fingerprinted them (GET

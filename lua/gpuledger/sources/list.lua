@@ -67,7 +67,7 @@ M.SOURCES = {
   { name = "proc", asked = function(source) return shape.named("proc", source.root, "root") end, shape = { ok = OK, error = "string", root = "string", pids = { map = PROC_RECORD } } },
   { name = "docker", engine = true, asked = engine_asked "docker", shape = ENGINE },
   { name = "podman", engine = true, asked = engine_asked "podman", shape = ENGINE },
-  { name = "nomad", asked = nomad.asked, shape = { ok = OK, error = "string", address = "string", node_id = "string", allocations = { list = "any" } } },
+  { name = "nomad", asked = nomad.asked, shape = { ok = OK, error = "string", address = "string", node_id = "string", allocations = { list = "any" }, token_unset = "string" } },
   { name = "nomad_devices", asked = nomad.asked, shape = {
     ok = OK, error = "string", address = "string", node_id = "string", devices = { list = "any" },
     node = { ID = "string", Name = "string", NodeClass = "string", NodePool = "string", Datacenter = "string" },

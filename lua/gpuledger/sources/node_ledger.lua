@@ -85,7 +85,7 @@ local ENTRY = {
 M.SHAPE = {
   schema = COUNT, node = shape.required "string", at = shape.required "string",
   entries = { list = ENTRY, max = LIMITS.gpus },
-  nomadRead = "boolean", processesRead = "boolean", nvidiaInstalled = "boolean",
+  nomadRead = "boolean", nomadTokenUnset = "string", processesRead = "boolean", nvidiaInstalled = "boolean",
   driverVersion = "string", cudaVersion = "string",
   nomadNode = { id = "string", name = "string", class = "string", pool = "string", datacenter = "string" },
   errors = { list = "string", max = LIMITS.errors },
