@@ -40,7 +40,7 @@ local function inspect_all(core, engine, endpoint, ids, deadline_ms)
       containers[#containers + 1] = parse.reduce(inspect)
     elseif status ~= 404 then
       containers[#containers + 1] = { Id = ids[i], Error = err
-        or string.format("%s %s: GET %s: want a JSON object with an Id", engine, endpoint.address, paths[i]) }
+        or http.asked(engine, endpoint, paths[i]) .. ": want a JSON object with an Id" }
     end
   end
   return containers
@@ -63,7 +63,7 @@ function M.collect(core, engine, address, wanted)
   if list == nil then
     return { ok = false, endpoint = address, error = err }
   end
-  local listing = string.format("%s %s: GET /containers/json", engine, address) -- who answered the list
+  local listing = http.asked(engine, endpoint, "/containers/json")
   err = shape.not_a_list(listing, list)
   if err then
     return { ok = false, endpoint = address, error = err }

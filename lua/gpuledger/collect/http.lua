@@ -109,6 +109,12 @@ function M.without_token(core, err, settings, status)
   return missing and err .. M.token_note(missing) or err
 end
 
+-- Who answered a GET of path from endpoint, as the errors about its answer
+-- begin: "<source> <address>: GET <path>".
+function M.asked(source, endpoint, path)
+  return string.format("%s %s: GET %s", source, endpoint.address, path)
+end
+
 -- Reads the result of a GET of shown_path from endpoint (core.http_get_many's
 -- {status, body, content_type} or {error}). Returns the status, body and
 -- content type (a 401's or 403's body is its reason phrase, never what the
@@ -116,7 +122,7 @@ end
 -- <cause>".
 function M.answer(source, endpoint, shown_path, result)
   if result.error then
-    return nil, string.format("%s %s: GET %s: %s", source, endpoint.address, shown_path, with_flag_names(result.error, source))
+    return nil, M.asked(source, endpoint, shown_path) .. ": " .. with_flag_names(result.error, source)
   end
   return result.status, REFUSED[result.status] or result.body, result.content_type
 end
@@ -130,7 +136,7 @@ function M.json_answer(source, endpoint, path, result)
   if not status then
     return nil, body
   end
-  local prefix = string.format("%s %s: GET %s", source, endpoint.address, path)
+  local prefix = M.asked(source, endpoint, path)
   if status ~= 200 then
     local said = M.error_text(body)
     return nil, string.format("%s: HTTP %d%s", prefix, status, said ~= "" and (" (" .. said .. ")") or ""), status

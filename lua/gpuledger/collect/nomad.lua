@@ -80,7 +80,7 @@ function M.collect(core, config, deadline_ms)
   local node_id = config.node_id
   if node_id == "" then
     local self, err = get(core, endpoint, "/v1/agent/self", request, CAPABILITY.agent, config, deadline_ms)
-    err = err or shape.not_an_object(string.format("nomad %s: GET /v1/agent/self", address), self)
+    err = err or shape.not_an_object(http.asked("nomad", endpoint, "/v1/agent/self"), self)
     if err then
       return failed(err)
     end
@@ -92,7 +92,7 @@ function M.collect(core, config, deadline_ms)
   end
   local path = "/v1/node/" .. node_id .. "/allocations"
   local allocations, err = get(core, endpoint, path, request, CAPABILITY.allocations, config, deadline_ms)
-  err = err or shape.not_a_list(string.format("nomad %s: GET %s", address, path), allocations)
+  err = err or shape.not_a_list(http.asked("nomad", endpoint, path), allocations)
   if err then
     return failed(err)
   end
@@ -120,13 +120,14 @@ function M.collect_devices(core, config, node_id, deadline_ms)
   local endpoint = assert(http.endpoint(address))
   local path = "/v1/node/" .. node_id
   local node, err = get(core, endpoint, path, request, CAPABILITY.node, config, deadline_ms)
-  err = err or shape.not_an_object(string.format("nomad %s: GET %s", address, path), node)
+  local asked = http.asked("nomad", endpoint, path)
+  err = err or shape.not_an_object(asked, node)
   if err then
     return { ok = false, address = address, error = err }
   end
   local devices, why = nomad_node.reduce(node)
   if not devices then
-    return { ok = false, address = address, error = shape.unexpected(string.format("nomad %s: GET %s", address, path), why) }
+    return { ok = false, address = address, error = shape.unexpected(asked, why) }
   end
   return { ok = true, address = address, node_id = node_id, devices = devices, node = nomad_node.identity(node) }
 end
