@@ -114,9 +114,8 @@ expect_not_in "Consul down: no \"gpuledger at\"" "$out" "gpuledger at"
 
 # A Consul answering JSON of another type: said, not "no passing instance".
 printf '{"Node": "gpu-a"}' >"$WORK/object.json"
-if fake_start "$WORK/object.stderr" "$WORK/object.port" python3 "$FAKES/fake_node.py" --mode file \
-    --file "$WORK/object.json" --port-file "$WORK/object.port" --max-seconds 120; then
-    OBJECT=127.0.0.1:$(cat "$WORK/object.port")
+if fake_file_start object "$WORK/object.json"; then
+    OBJECT=127.0.0.1:$file_port
     run fleet ls --consul "$OBJECT"
     expect_in "a JSON object from Consul: the error names Consul, its address and the type" "$out" \
         "consul: unreachable: consul http://$OBJECT: unexpected answer: the answer is an object, want a list"
@@ -128,9 +127,8 @@ fi
 # A bare false from Consul or from Nomad's service list: the type said, not
 # a failure without a cause (the answer is JSON, and false).
 printf 'false' >"$WORK/false.json"
-if fake_start "$WORK/false.stderr" "$WORK/false.port" python3 "$FAKES/fake_node.py" --mode file \
-    --file "$WORK/false.json" --port-file "$WORK/false.port" --max-seconds 120; then
-    FALSE=127.0.0.1:$(cat "$WORK/false.port")
+if fake_file_start false "$WORK/false.json"; then
+    FALSE=127.0.0.1:$file_port
     run fleet ls --consul "$FALSE"
     expect_in "false from Consul: the error names Consul, its address and the type" "$out" \
         "consul: unreachable: consul http://$FALSE: unexpected answer: the answer is a boolean, want a list"

@@ -27,12 +27,11 @@ if ! fake_start "$WORK/silent.stderr" "$WORK/silent.ports" python3 "$FAKES/silen
 fi
 # node NAME FILE: a good node serving FILE; sets NODE (host:port).
 node() {
-    if ! fake_start "$WORK/$1.stderr" "$WORK/$1.port" python3 "$FAKES/fake_node.py" --mode file --file "$2" \
-        --port-file "$WORK/$1.port" --max-seconds 120; then
+    if ! fake_file_start "$1" "$2"; then
         fail "fake node $1 starts" "$(cat "$WORK/$1.stderr")"
         finish
     fi
-    NODE=127.0.0.1:$(cat "$WORK/$1.port")
+    NODE=127.0.0.1:$file_port
 }
 node go "$TESTDATA/fleet/go-ledger.json"; GO=$NODE
 node old "$TESTDATA/fleet/schema0-ledger.json"; OLD=$NODE

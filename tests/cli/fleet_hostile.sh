@@ -29,12 +29,11 @@ DEMO=${URL#http://}
 # $WORK/NAME.log; sets NODE (host:port).
 node() {
     local name=$1 host=$2 file=$3
-    if ! fake_start "$WORK/$name.stderr" "$WORK/$name.port" python3 "$FAKES/fake_node.py" --mode file \
-        --file "$file" --host "$host" --port-file "$WORK/$name.port" --log "$WORK/$name.log" --max-seconds 300; then
+    if ! fake_file_start "$name" "$file" --host "$host" --log "$WORK/$name.log"; then
         fail "fake node $name starts" "$(cat "$WORK/$name.stderr")"
         finish
     fi
-    NODE=$host:$(cat "$WORK/$name.port")
+    NODE=$host:$file_port
 }
 
 # hostile NAME FROM TO: the Go-shaped ledger with its first FROM written TO.
@@ -150,9 +149,7 @@ expect_eq "fleet serve exits 0 on SIGTERM" "$SERVE_RC" 0
 # fleet before (http://127.0.0.6/latest/meta-data/?:9877/ledger): port 80,
 # where a node listens that logs what it is asked, when port 80 can be had.
 STEERED=127.0.0.6
-if fake_start "$WORK/steered.stderr" "$WORK/steered.port" python3 "$FAKES/fake_node.py" --mode file \
-    --file "$TESTDATA/fleet/go-ledger.json" --host "$STEERED" --port 80 --port-file "$WORK/steered.port" \
-    --log "$WORK/steered.log" --max-seconds 300; then
+if fake_file_start steered "$TESTDATA/fleet/go-ledger.json" --host "$STEERED" --port 80 --log "$WORK/steered.log"; then
     steered_listens=yes
 else
     steered_listens=""

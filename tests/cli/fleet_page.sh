@@ -38,10 +38,8 @@ for n in $(seq 1 17); do
 local l = cjson.decode(io.read("a"))
 l.node = os.getenv("NAME")
 io.write(cjson.encode(l))' <"$WORK/kind-$((n % 3 + 1)).json" >"$WORK/$name.json"
-    fake_start "$WORK/$name.stderr" "$WORK/$name.port" python3 "$FAKES/fake_node.py" --mode file \
-        --file "$WORK/$name.json" --port-file "$WORK/$name.port" --max-seconds 300 ||
-        { fail "node $name starts" "$(cat "$WORK/$name.stderr")"; finish; }
-    targets=$targets,127.0.0.1:$(cat "$WORK/$name.port")
+    fake_file_start "$name" "$WORK/$name.json" || { fail "node $name starts" "$(cat "$WORK/$name.stderr")"; finish; }
+    targets=$targets,127.0.0.1:$file_port
 done
 for _ in 1 2 3; do
     refusing_port 127.0.0.1

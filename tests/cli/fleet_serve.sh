@@ -29,10 +29,8 @@ HOSTILE=$HOSTILE lua5.4 -e 'local cjson = require "cjson"
 local l = cjson.decode(io.read("a"))
 l.node = os.getenv("HOSTILE")
 io.write(cjson.encode(l))' <"$TESTDATA/fleet/go-ledger.json" >"$WORK/hostile.json"
-fake_start "$WORK/hostile.stderr" "$WORK/hostile.port" python3 "$FAKES/fake_node.py" --mode file \
-    --file "$WORK/hostile.json" --port-file "$WORK/hostile.port" --max-seconds 300 ||
-    { fail "the hostile node starts" "$(cat "$WORK/hostile.stderr")"; finish; }
-NODE_H=127.0.0.1:$(cat "$WORK/hostile.port")
+fake_file_start hostile "$WORK/hostile.json" || { fail "the hostile node starts" "$(cat "$WORK/hostile.stderr")"; finish; }
+NODE_H=127.0.0.1:$file_port
 refusing_port 127.0.0.1
 DEAD=127.0.0.1:$REFUSING_PORT
 

@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034 # the variables set here are the callers'
 # Shared by the whole-binary tests that run the fakes of tests/fakes/ (source
-# it after testlib.sh): start fake_nomad.py or fake_engine.py in the
+# it after testlib.sh): start fake_nomad.py, fake_engine.py or fake_node.py in the
 # background, wait until it listens, and have it stopped when the script
 # ends, however it ends. What to do when one does not start (fail which
 # check, with what, and whether to go on) is the caller's.
@@ -16,6 +16,18 @@ fake_start() {
     fake_pid=$!
     at_exit "stop_pid $fake_pid"
     wait_file "$ready" "$fake_pid"
+}
+
+# fake_file_start NAME FILE ARGS...: starts fake_node.py answering FILE's
+# bytes at every path (ARGS: --host, --port, --log), its port written to
+# $WORK/NAME.port, its stderr added to $WORK/NAME.stderr. Once it listens,
+# sets file_port. Returns 1 when it did not start.
+fake_file_start() {
+    local name=$1 file=$2
+    shift 2
+    fake_start "$WORK/$name.stderr" "$WORK/$name.port" python3 "$FAKES/fake_node.py" --mode file --file "$file" \
+        --port-file "$WORK/$name.port" --max-seconds 300 "$@" || return 1
+    file_port=$(cat "$WORK/$name.port")
 }
 
 # fake_nomad_start CONFIG ARGS...: starts fake_nomad.py on CONFIG with ARGS
